@@ -1,0 +1,29 @@
+// The one narrow interface every engine implements. The front door (sandbox.ts) validates and
+// resolves a request, picks an engine, and hands it a `ResolvedRequest`; the engine returns a
+// `RunResult`. Engines never throw for guest failures: those are results.
+
+import type { ResolvedOptions, ResolvedRequest } from "../options.ts";
+import type { EngineName, RunResult } from "../types.ts";
+
+export interface Engine {
+  readonly name: EngineName;
+  /** Runs code in fresh state: nothing from an earlier run is visible. */
+  run(request: ResolvedRequest): Promise<RunResult>;
+  /**
+   * Opens a stateful session: one interpreter kept alive across runs, on purpose (multi-turn agents).
+   * Engines that cannot keep state leave this out.
+   */
+  openSession?(): Promise<EngineSession>;
+  /** Waits for in-flight runs, then frees everything. */
+  close(): Promise<void>;
+  /** Frees everything now; in-flight runs end as `crashed`/`aborted`. */
+  destroy(): Promise<void>;
+}
+
+export interface EngineSession {
+  run(request: ResolvedRequest): Promise<RunResult>;
+  close(): Promise<void>;
+}
+
+/** How an engine module is loaded: lazily, so the package root pulls in nothing an edge runtime lacks. */
+export type EngineFactory = (options: ResolvedOptions) => Promise<Engine>;

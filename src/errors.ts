@@ -1,0 +1,77 @@
+// Every error wasmcell *throws* lives here. These are for host misuse and host-side failures
+// (bad options, use after close, a seal layer that cannot be set up, a full queue). Failures the
+// guest causes are never thrown: they come back as `RunFailure` with a `GuestError` (see types.ts).
+// Callers branch on `code`, never on message text.
+
+export type WasmcellErrorCode =
+  /** An option or request field is invalid; `field` names it. */
+  | "INVALID_OPTION"
+  /** The sandbox (or a pool, or a session) was used after `close()`/`destroy()`. */
+  | "CLOSED"
+  /** A layer of the seal the caller asked for cannot be set up on this machine. */
+  | "SEAL_UNAVAILABLE"
+  /** An engine cannot run here (missing binary, unsupported platform). */
+  | "ENGINE_UNAVAILABLE"
+  /** The engine failed to start (a sidecar that never became ready). */
+  | "ENGINE_START_FAILED"
+  /** More runs are waiting than the queue allows. */
+  | "QUEUE_FULL";
+
+export class WasmcellError extends Error {
+  override name = "WasmcellError";
+  readonly code: WasmcellErrorCode;
+  constructor(code: WasmcellErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** Bad options or a bad request field. `field` is the dotted path (`limits.timeoutMs`). */
+export class InvalidOptionError extends WasmcellError {
+  override name = "InvalidOptionError";
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super("INVALID_OPTION", `${field}: ${message}`);
+    this.field = field;
+  }
+}
+
+export class ClosedError extends WasmcellError {
+  override name = "ClosedError";
+  constructor(what = "sandbox") {
+    super("CLOSED", `the ${what} is closed`);
+  }
+}
+
+/** A seal layer that was asked for and cannot be set up. `layer` names it (`bubblewrap`, `seccomp`, …). */
+export class SealUnavailableError extends WasmcellError {
+  override name = "SealUnavailableError";
+  readonly layer: string;
+  constructor(layer: string, message: string, options?: { cause?: unknown }) {
+    super("SEAL_UNAVAILABLE", `seal layer "${layer}" cannot be set up: ${message}`, options);
+    this.layer = layer;
+  }
+}
+
+export class EngineUnavailableError extends WasmcellError {
+  override name = "EngineUnavailableError";
+  readonly engine: string;
+  constructor(engine: string, message: string, options?: { cause?: unknown }) {
+    super("ENGINE_UNAVAILABLE", `engine "${engine}" is not available: ${message}`, options);
+    this.engine = engine;
+  }
+}
+
+export class EngineStartError extends WasmcellError {
+  override name = "EngineStartError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("ENGINE_START_FAILED", message, options);
+  }
+}
+
+export class QueueFullError extends WasmcellError {
+  override name = "QueueFullError";
+  constructor(what: string, limit: number) {
+    super("QUEUE_FULL", `${what}: ${limit} runs are already waiting; try again later or raise the queue bound`);
+  }
+}

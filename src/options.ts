@@ -1,0 +1,280 @@
+// The one options object, its documented defaults, and the validation that turns bad input into an
+// error naming the field. Every default wasmcell has is in this file.
+
+import { z } from "zod";
+import { InvalidOptionError } from "./errors.ts";
+import { ENGINES, LANGUAGES, type EngineName, type HostFunction, type Language, type Limits, type RunRequest } from "./types.ts";
+
+/** Which layers of the seal to set up around sidecars and the native tier. Each defaults to on. */
+export interface SealOptions {
+  /** bubblewrap namespaces (user, pid, net, ipc, uts, mount), read-only binds, empty environment. */
+  bubblewrap?: boolean;
+  /** seccomp-bpf syscall allowlist. `"kill"` kills the process on an unlisted syscall (a test mode). */
+  seccomp?: boolean | "kill";
+  /** Node's permission model inside the Pyodide sidecar. */
+  nodePermissions?: boolean;
+  /** When the host runs as root, drop the sidecar to an unprivileged uid/gid (default 65534). */
+  dropPrivileges?: boolean | { uid: number; gid: number };
+}
+
+export interface PythonOptions {
+  /** The engine for Python runs that name none. */
+  engine?: "pyodide" | "native";
+  /** Warm Pyodide sidecars kept ready. */
+  pool?: number;
+  /** Runs that may wait for a sidecar before `run()` throws `QUEUE_FULL`. */
+  maxQueue?: number;
+  /** Start the pool when the sandbox is created rather than on the first Python run. */
+  prewarm?: boolean;
+  /** Start sidecars from a Pyodide memory snapshot (built once per sandbox) rather than a cold load. */
+  snapshot?: boolean;
+}
+
+export interface JavaScriptOptions {
+  /** Functions guest JavaScript may call as `await name(...args)`. None by default. */
+  hostFunctions?: Record<string, HostFunction>;
+}
+
+export interface SandboxOptions {
+  /** Default limits for every run; a request's `limits` override them field by field. */
+  limits?: Partial<Limits>;
+  javascript?: JavaScriptOptions;
+  python?: PythonOptions;
+  seal?: SealOptions;
+}
+
+/** The defaults, in one place. README's "Options" table is generated from the same values. */
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  timeoutMs: 5_000,
+  memoryMb: 128,
+  maxOutputBytes: 64 * 1024,
+  maxResultBytes: 1024 * 1024,
+  maxStackKb: 256,
+  maxTimers: 1_000,
+  maxHostCalls: 256,
+  maxFiles: 32,
+  maxFileBytes: 16 * 1024 * 1024,
+  maxCodeBytes: 1024 * 1024,
+});
+
+export const DEFAULT_PYTHON: Readonly<Required<PythonOptions>> = Object.freeze({
+  engine: "pyodide",
+  pool: 2,
+  maxQueue: 64,
+  prewarm: true,
+  snapshot: true,
+});
+
+export const DEFAULT_SEAL: Readonly<ResolvedSeal> = Object.freeze({
+  bubblewrap: true,
+  seccomp: "enforce",
+  nodePermissions: true,
+  dropPrivileges: { uid: 65534, gid: 65534 },
+});
+
+export interface ResolvedSeal {
+  bubblewrap: boolean;
+  seccomp: "enforce" | "kill" | false;
+  nodePermissions: boolean;
+  dropPrivileges: { uid: number; gid: number } | false;
+}
+
+export interface ResolvedOptions {
+  limits: Limits;
+  hostFunctions: Record<string, HostFunction>;
+  /** `prewarm` is true only when the caller gave a `python` object (or set it explicitly). */
+  python: Required<PythonOptions>;
+  seal: ResolvedSeal;
+}
+
+const positiveInt = (max: number) => z.number().int().positive().max(max);
+const limitsSchema = z
+  .object({
+    timeoutMs: positiveInt(24 * 3600 * 1000),
+    memoryMb: positiveInt(4096),
+    maxOutputBytes: z.number().int().nonnegative().max(1 << 30),
+    maxResultBytes: positiveInt(1 << 30),
+    maxStackKb: z.number().int().min(16).max(64 * 1024),
+    maxTimers: z.number().int().nonnegative().max(1_000_000),
+    maxHostCalls: z.number().int().nonnegative().max(1_000_000),
+    maxFiles: z.number().int().nonnegative().max(10_000),
+    maxFileBytes: z.number().int().nonnegative().max(1 << 30),
+    maxCodeBytes: positiveInt(64 << 20),
+  })
+  .partial()
+  .strict();
+
+// A host function name must be a plain identifier the guest can call, and must not shadow a global.
+const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+const hostFunctionsSchema = z.record(
+  z.string().regex(identifier, "must be a JavaScript identifier"),
+  z.custom<HostFunction>((v) => typeof v === "function", "must be a function"),
+);
+
+const sealSchema = z
+  .object({
+    bubblewrap: z.boolean(),
+    seccomp: z.union([z.boolean(), z.literal("kill")]),
+    nodePermissions: z.boolean(),
+    dropPrivileges: z.union([
+      z.boolean(),
+      z.object({ uid: z.number().int().min(1).max(2 ** 31), gid: z.number().int().min(1).max(2 ** 31) }).strict(),
+    ]),
+  })
+  .partial()
+  .strict();
+
+const optionsSchema = z
+  .object({
+    limits: limitsSchema,
+    javascript: z.object({ hostFunctions: hostFunctionsSchema }).partial().strict(),
+    python: z
+      .object({
+        engine: z.enum(["pyodide", "native"]),
+        pool: z.number().int().min(1).max(64),
+        maxQueue: z.number().int().nonnegative().max(1_000_000),
+        prewarm: z.boolean(),
+        snapshot: z.boolean(),
+      })
+      .partial()
+      .strict(),
+    seal: sealSchema,
+  })
+  .partial()
+  .strict();
+
+const requestSchema = z
+  .object({
+    language: z.enum(LANGUAGES),
+    code: z.string(),
+    engine: z.enum(ENGINES).optional(),
+    files: z.record(z.string(), z.union([z.string(), z.instanceof(Uint8Array)])).optional(),
+    limits: limitsSchema.optional(),
+    hostFunctions: hostFunctionsSchema.optional(),
+    onOutput: z.custom<NonNullable<RunRequest["onOutput"]>>((v) => typeof v === "function", "must be a function").optional(),
+    signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, "must be an AbortSignal").optional(),
+  })
+  .strict();
+
+/** Turns the first zod issue into an InvalidOptionError naming the field path. */
+function fail(prefix: string, error: z.ZodError): never {
+  const issue = error.issues[0];
+  if (!issue) throw new InvalidOptionError(prefix || "options", "invalid");
+  let path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
+  let message = issue.message;
+  if (issue.code === "unrecognized_keys") {
+    path = [path, issue.keys[0]].filter(Boolean).join(".");
+    message = "unknown option";
+  }
+  throw new InvalidOptionError(path || "options", message);
+}
+
+export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptions {
+  if (input !== undefined && (typeof input !== "object" || input === null)) {
+    throw new InvalidOptionError("options", "must be an object");
+  }
+  const parsed = optionsSchema.safeParse(input ?? {});
+  if (!parsed.success) fail("", parsed.error);
+  const o = input ?? {};
+  const seal = o.seal ?? {};
+  const drop = seal.dropPrivileges;
+  return {
+    limits: { ...DEFAULT_LIMITS, ...stripUndefined(o.limits ?? {}) },
+    hostFunctions: { ...(o.javascript?.hostFunctions ?? {}) },
+    python: {
+      ...DEFAULT_PYTHON,
+      prewarm: o.python !== undefined,
+      ...stripUndefined(o.python ?? {}),
+    },
+    seal: {
+      bubblewrap: seal.bubblewrap ?? DEFAULT_SEAL.bubblewrap,
+      seccomp: seal.seccomp === undefined || seal.seccomp === true ? "enforce" : seal.seccomp,
+      nodePermissions: seal.nodePermissions ?? DEFAULT_SEAL.nodePermissions,
+      dropPrivileges: drop === undefined || drop === true ? DEFAULT_SEAL.dropPrivileges : drop,
+    },
+  };
+}
+
+/** A request after validation: defaults merged, files as bytes, the engine chosen. */
+export interface ResolvedRequest {
+  language: Language;
+  code: string;
+  engine: EngineName;
+  files: Map<string, Uint8Array>;
+  limits: Limits;
+  hostFunctions: Record<string, HostFunction>;
+  onOutput?: NonNullable<RunRequest["onOutput"]>;
+  signal?: AbortSignal;
+}
+
+const encoder = new TextEncoder();
+
+export function resolveRequest(request: RunRequest, options: ResolvedOptions): ResolvedRequest {
+  if (typeof request !== "object" || request === null) throw new InvalidOptionError("request", "must be an object");
+  const parsed = requestSchema.safeParse(request);
+  if (!parsed.success) fail("request", parsed.error);
+  const limits: Limits = { ...options.limits, ...stripUndefined(request.limits ?? {}) };
+  const codeBytes = encoder.encode(request.code).byteLength;
+  if (codeBytes > limits.maxCodeBytes) {
+    throw new InvalidOptionError("request.code", `is ${codeBytes} bytes, over the ${limits.maxCodeBytes}-byte limit (limits.maxCodeBytes)`);
+  }
+  const engine = request.engine ?? defaultEngine(request.language, options);
+  const allowed: readonly EngineName[] = request.language === "python" ? ["pyodide", "native"] : ["quickjs"];
+  if (!allowed.includes(engine)) {
+    throw new InvalidOptionError("request.engine", `"${engine}" does not run ${request.language}; use ${allowed.map((e) => `"${e}"`).join(" or ")}`);
+  }
+  const files = new Map<string, Uint8Array>();
+  let total = 0;
+  for (const [path, content] of Object.entries(request.files ?? {})) {
+    const problem = checkRelativePath(path);
+    if (problem) throw new InvalidOptionError(`request.files[${JSON.stringify(path)}]`, problem);
+    const bytes = typeof content === "string" ? encoder.encode(content) : content;
+    total += bytes.byteLength;
+    files.set(normalizePath(path), bytes);
+  }
+  if (total > limits.maxFileBytes) {
+    throw new InvalidOptionError("request.files", `hold ${total} bytes, over the ${limits.maxFileBytes}-byte limit (limits.maxFileBytes)`);
+  }
+  const resolved: ResolvedRequest = {
+    language: request.language,
+    code: request.code,
+    engine,
+    files,
+    limits,
+    hostFunctions: { ...options.hostFunctions, ...(request.hostFunctions ?? {}) },
+  };
+  if (request.onOutput) resolved.onOutput = request.onOutput;
+  if (request.signal) resolved.signal = request.signal;
+  return resolved;
+}
+
+function defaultEngine(language: Language, options: ResolvedOptions): EngineName {
+  return language === "python" ? options.python.engine : "quickjs";
+}
+
+/**
+ * A file path the guest sees: relative, inside the working directory, no `..`, no NUL, sane length.
+ * Returns what is wrong, or undefined when the path is fine.
+ */
+export function checkRelativePath(path: string): string | undefined {
+  if (path.length === 0) return "the path is empty";
+  if (path.length > 1024) return "the path is longer than 1024 characters";
+  if (path.includes("\0")) return "the path contains a NUL byte";
+  if (path.startsWith("/") || path.startsWith("\\") || /^[A-Za-z]:/.test(path)) return "the path must be relative to the working directory";
+  const parts = path.split(/[\\/]+/).filter((p) => p !== "" && p !== ".");
+  if (parts.length === 0) return "the path names the working directory itself";
+  if (parts.some((p) => p === "..")) return "the path must not contain '..'";
+  if (parts.some((p) => p.length > 255)) return "a path component is longer than 255 characters";
+  return undefined;
+}
+
+export function normalizePath(path: string): string {
+  return path
+    .split(/[\\/]+/)
+    .filter((p) => p !== "" && p !== ".")
+    .join("/");
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,181 @@
+// The front door: createSandbox(options) → sandbox.run(request) → RunResult.
+// It validates, picks the engine, and keeps engines alive; it knows nothing about how any engine works.
+// Engines load lazily through dynamic import, so importing the package root pulls in nothing an edge
+// runtime lacks (the Python engines need child processes; the JavaScript engine does not).
+
+import { ClosedError, InvalidOptionError } from "./errors.ts";
+import type { Engine, EngineFactory, EngineSession } from "./engines/engine.ts";
+import { resolveOptions, resolveRequest, type ResolvedOptions, type SandboxOptions } from "./options.ts";
+import { LANGUAGES, type EngineName, type Language, type RunRequest, type RunResult } from "./types.ts";
+
+const ENGINE_MODULES: Record<EngineName, () => Promise<{ createEngine: EngineFactory }>> = {
+  quickjs: () => import("./engines/quickjs/index.ts"),
+  pyodide: () => import("./engines/pyodide/index.ts"),
+  native: () => import("./engines/native/index.ts"),
+};
+
+export class Sandbox implements AsyncDisposable {
+  readonly options: ResolvedOptions;
+  readonly #engines = new Map<EngineName, Promise<Engine>>();
+  readonly #sessions = new Set<Session>();
+  #inFlight = new Set<Promise<unknown>>();
+  #state: "open" | "closing" | "closed" = "open";
+
+  /** Use `createSandbox()`; the constructor does not start any engine. */
+  constructor(options: ResolvedOptions) {
+    this.options = options;
+  }
+
+  /** Starts engines that should be warm before the first run (the Python pool, when asked for). */
+  async warm(): Promise<void> {
+    if (this.options.python.prewarm) await this.#engine(this.options.python.engine);
+  }
+
+  /**
+   * Runs code in fresh state. Guest failures (syntax, exceptions, timeouts, memory, crashes) come back
+   * as `{ ok: false, error }`; bad requests and use after close throw a `WasmcellError`.
+   */
+  async run(request: RunRequest): Promise<RunResult> {
+    this.#assertOpen();
+    const resolved = resolveRequest(request, this.options);
+    const work = this.#engine(resolved.engine).then((engine) => engine.run(resolved));
+    return this.#track(work);
+  }
+
+  /**
+   * Opens a stateful session: globals, imports and definitions survive from one run to the next, on
+   * purpose. Close it (or `await using` it) when the conversation ends.
+   */
+  async session(options: { language: Language; engine?: EngineName }): Promise<Session> {
+    this.#assertOpen();
+    if (typeof options !== "object" || options === null || !LANGUAGES.includes(options.language)) {
+      throw new InvalidOptionError("session.language", `must be one of ${LANGUAGES.join(", ")}`);
+    }
+    // Resolve through the request validator so engine/language rules stay in one place.
+    const probe = resolveRequest({ language: options.language, code: "", ...(options.engine ? { engine: options.engine } : {}) }, this.options);
+    const engine = await this.#engine(probe.engine);
+    if (!engine.openSession) {
+      throw new InvalidOptionError("session.engine", `the ${engine.name} engine does not keep state across runs`);
+    }
+    const inner = await engine.openSession();
+    const session = new Session(this, options.language, probe.engine, inner, () => this.#sessions.delete(session));
+    this.#sessions.add(session);
+    return session;
+  }
+
+  /** Waits for in-flight runs, closes sessions and engines. Runs after this throw `CLOSED`. */
+  async close(): Promise<void> {
+    if (this.#state !== "open") return;
+    this.#state = "closing";
+    await Promise.allSettled([...this.#inFlight]);
+    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
+    const engines = await Promise.allSettled([...this.#engines.values()]);
+    await Promise.allSettled(engines.map((e) => (e.status === "fulfilled" ? e.value.close() : undefined)));
+    this.#state = "closed";
+  }
+
+  /** Stops everything now: in-flight runs end, sidecars are killed. */
+  async destroy(): Promise<void> {
+    this.#state = "closed";
+    const engines = await Promise.allSettled([...this.#engines.values()]);
+    await Promise.allSettled(engines.map((e) => (e.status === "fulfilled" ? e.value.destroy() : undefined)));
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** @internal used by Session */
+  assertOpen(): void {
+    this.#assertOpen();
+  }
+
+  /** @internal used by Session */
+  track<T>(work: Promise<T>): Promise<T> {
+    return this.#track(work);
+  }
+
+  #assertOpen(): void {
+    if (this.#state !== "open") throw new ClosedError("sandbox");
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#inFlight.add(work);
+    const done = () => this.#inFlight.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  #engine(name: EngineName): Promise<Engine> {
+    let engine = this.#engines.get(name);
+    if (!engine) {
+      engine = ENGINE_MODULES[name]().then((m) => m.createEngine(this.options));
+      // A failed start is not cached: the next run tries again (and throws the same clear error).
+      engine.catch(() => this.#engines.delete(name));
+      this.#engines.set(name, engine);
+    }
+    return engine;
+  }
+}
+
+/** A stateful conversation with one interpreter. */
+export class Session implements AsyncDisposable {
+  readonly language: Language;
+  readonly engine: EngineName;
+  readonly #sandbox: Sandbox;
+  readonly #inner: EngineSession;
+  readonly #onClose: () => void;
+  #closed = false;
+
+  constructor(sandbox: Sandbox, language: Language, engine: EngineName, inner: EngineSession, onClose: () => void) {
+    this.#sandbox = sandbox;
+    this.language = language;
+    this.engine = engine;
+    this.#inner = inner;
+    this.#onClose = onClose;
+  }
+
+  /** Runs code in this session; `language` and `engine` default to the session's. */
+  async run(request: Omit<RunRequest, "language" | "engine"> & { language?: Language }): Promise<RunResult> {
+    if (this.#closed) throw new ClosedError("session");
+    this.#sandbox.assertOpen();
+    if (request.language !== undefined && request.language !== this.language) {
+      throw new InvalidOptionError("request.language", `this session runs ${this.language}`);
+    }
+    const resolved = resolveRequest({ ...request, language: this.language, engine: this.engine }, this.#sandbox.options);
+    return this.#sandbox.track(this.#inner.run(resolved));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#onClose();
+    await this.#inner.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+/** Creates a sandbox. With a `python` option, the Python pool starts warming before this resolves. */
+export async function createSandbox(options?: SandboxOptions): Promise<Sandbox> {
+  const sandbox = new Sandbox(resolveOptions(options));
+  try {
+    await sandbox.warm();
+  } catch (error) {
+    await sandbox.destroy();
+    throw error;
+  }
+  return sandbox;
+}
+
+/** One-shot: create a sandbox, run one request, close it. */
+export async function run(request: RunRequest, options?: SandboxOptions): Promise<RunResult> {
+  const sandbox = new Sandbox(resolveOptions(options));
+  try {
+    return await sandbox.run(request);
+  } finally {
+    await sandbox.close();
+  }
+}

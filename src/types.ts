@@ -1,0 +1,163 @@
+// The shapes every engine speaks: one request, one result, one error taxonomy.
+// Nothing here imports Node: the package root must load on edge runtimes too.
+
+/** The languages a request may name. TypeScript is type-stripped and run by the JavaScript engine. */
+export const LANGUAGES = ["javascript", "typescript", "python"] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+/**
+ * The engines that can answer a request.
+ * - `quickjs`: QuickJS compiled to WebAssembly, in the host process (JavaScript, TypeScript).
+ * - `pyodide`: CPython compiled to WebAssembly, in a pool of sealed sidecar processes (Python).
+ * - `native`: the host's `python3` (numpy, pandas, matplotlib) inside the same jail (Python, Linux only).
+ */
+export const ENGINES = ["quickjs", "pyodide", "native"] as const;
+export type EngineName = (typeof ENGINES)[number];
+
+/** Per-run limits. Sandbox-wide defaults come from `SandboxOptions.limits`; a request may override them. */
+export interface Limits {
+  /** Wall-clock deadline for the whole run: code, promise jobs, timers, host calls. */
+  timeoutMs: number;
+  /** Cap on the guest's heap (QuickJS runtime, or the sidecar's WASM memory / process). */
+  memoryMb: number;
+  /** Cap on stdout + stderr together, in UTF-8 bytes. Past it, output is cut and marked. */
+  maxOutputBytes: number;
+  /** Cap on the serialised result value, in UTF-8 bytes. */
+  maxResultBytes: number;
+  /** Cap on the guest's call stack, in KiB (JavaScript engine). */
+  maxStackKb: number;
+  /** Timers (`setTimeout`/`setInterval`) a run may create. */
+  maxTimers: number;
+  /** Host-function calls a run may make. */
+  maxHostCalls: number;
+  /** Files a run may write and get back. */
+  maxFiles: number;
+  /** Size of the files a run may write and get back, all together, in bytes (also caps input files). */
+  maxFileBytes: number;
+  /** Size of the code itself, in UTF-8 bytes. */
+  maxCodeBytes: number;
+}
+
+/**
+ * A function the host exposes to guest JavaScript under its name. Off by default: the guest sees only
+ * the functions the caller names. Arguments arrive as plain data (decoded by the host from JSON the
+ * guest produced, never guest objects); the return value must be JSON-serialisable and goes back to the
+ * guest as data; a throw becomes an exception in the guest. Each call counts against
+ * `limits.maxHostCalls` and runs inside the run's deadline; `context.signal` aborts when the run ends.
+ */
+export type HostFunction = (args: unknown[], context: HostCallContext) => unknown;
+export interface HostCallContext {
+  /** Aborts when the run ends (deadline, abort, or completion) so the host can stop its work. */
+  signal: AbortSignal;
+}
+
+/** Input file contents: bytes, or a string stored as UTF-8. Paths are relative to the working directory. */
+export type FileInput = Uint8Array | string;
+
+export interface RunRequest {
+  language: Language;
+  code: string;
+  /** Which engine runs the code; defaults from the options (`python.engine` for Python). */
+  engine?: EngineName;
+  /** Files placed in the working directory before the run (keys are relative paths). */
+  files?: Record<string, FileInput>;
+  /** Per-run overrides of the sandbox's default limits. */
+  limits?: Partial<Limits>;
+  /** Host functions for this run only (JavaScript), added to the sandbox's `javascript.hostFunctions`. */
+  hostFunctions?: Record<string, HostFunction>;
+  /** Receives stdout/stderr chunks while the run is going (after the caps are applied). */
+  onOutput?: (chunk: OutputChunk) => void;
+  /** Aborting it ends the run at once with error kind `aborted`. */
+  signal?: AbortSignal;
+}
+
+export interface OutputChunk {
+  stream: "stdout" | "stderr";
+  text: string;
+}
+
+/**
+ * What went wrong in the guest. Guest failures are *returned*, never thrown.
+ * - `syntax`: the code does not parse.
+ * - `runtime`: an uncaught exception.
+ * - `timeout`: the deadline passed.
+ * - `memory`: the memory cap was hit.
+ * - `stack`: the call stack overflowed.
+ * - `output_limit`: the result value or the files were over their caps.
+ * - `denied`: the code tried something the sandbox does not grant.
+ * - `crashed`: the engine died under the code (a WASM abort, a killed sidecar).
+ * - `aborted`: the caller's `signal` aborted the run.
+ */
+export const ERROR_KINDS = [
+  "syntax",
+  "runtime",
+  "timeout",
+  "memory",
+  "stack",
+  "output_limit",
+  "denied",
+  "crashed",
+  "aborted",
+] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
+
+export interface GuestError {
+  kind: ErrorKind;
+  /** The exception's name (`TypeError`, `ZeroDivisionError`, `InternalError`, …). */
+  name: string;
+  /** A message a model can act on. */
+  message: string;
+  /** Stack or traceback, with frames in the user's code only. */
+  stack?: string;
+  /** 1-based line in the user's code, where known. */
+  line?: number;
+  /** 1-based column in the user's code, where known. */
+  column?: number;
+}
+
+export interface RunStats {
+  engine: EngineName;
+  /** Wall time from the engine taking the run to its result, including queueing for a pooled engine. */
+  wallMs: number;
+  /** Bytes of stdout + stderr the guest tried to write (before the cap). */
+  outputBytes: number;
+  /** Peak memory the guest used, where the engine can tell. */
+  peakMemoryBytes?: number;
+}
+
+export interface OutputFile {
+  /** Path relative to the working directory. */
+  path: string;
+  bytes: Uint8Array;
+  /** A best guess from the file name (`image/png`, `text/csv`, …). */
+  mimeType: string;
+}
+
+interface RunResultBase {
+  language: Language;
+  stdout: string;
+  stderr: string;
+  /** True when stdout/stderr were cut at `maxOutputBytes` (the text also ends with a marker). */
+  outputTruncated: boolean;
+  /** Files the run wrote in its working directory (new or changed), within the caps. */
+  files: OutputFile[];
+  stats: RunStats;
+}
+
+export interface RunSuccess extends RunResultBase {
+  ok: true;
+  /**
+   * The value of the last expression (script), the default export (module), or Python's last
+   * expression. Always plain data rebuilt by the host: JSON types, `undefined`, `NaN`, `±Infinity`,
+   * `-0`, `bigint`, `Date`, `Map`, `Set`, typed arrays, `Error`; a cycle is the string `"[Circular]"`.
+   * Python values that are not JSON-able come back as their `repr()` string.
+   */
+  value: unknown;
+}
+
+export interface RunFailure extends RunResultBase {
+  ok: false;
+  error: GuestError;
+}
+
+export type RunResult = RunSuccess | RunFailure;
