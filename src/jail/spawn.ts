@@ -15,7 +15,7 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { mkdtempSync, rmSync, chownSync } from "node:fs";
 import { tmpdir } from "node:os";
-import type { Readable, Writable } from "node:stream";
+import type { Duplex, Readable, Writable } from "node:stream";
 import { SealUnavailableError } from "../errors.ts";
 import type { ResolvedSeal } from "../options.ts";
 import { bwrapArgs, type Bind } from "./bwrap.ts";
@@ -77,6 +77,12 @@ export interface JailSpec {
   pidsMax?: number;
   /** Wall-clock deadline: the whole jail is SIGKILLed when it passes, and `exited` says `timedOut`. */
   wallClockMs?: number;
+  /**
+   * Extra pipes to the program, at fds 4, 5, … (fd 3 carries the seccomp program to bubblewrap).
+   * They reach the jailed program as open descriptors: a private channel beside stdio (the native
+   * tier reads its result envelope from fd 4, so guest prints cannot be mistaken for it).
+   */
+  extraPipes?: number;
   /** @internal host tool paths (tests point `bwrap` at a missing file to check the error path). */
   tools?: Partial<HostTools>;
 }
@@ -99,6 +105,8 @@ export interface JailExit {
 export interface JailedProcess extends AsyncDisposable {
   /** The outermost process; stdin/stdout/stderr are pipes to the jailed program. */
   readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  /** `spec.extraPipes` streams, for fds 4, 5, … */
+  readonly pipes: readonly Duplex[];
   readonly pid: number;
   readonly memoryMechanism: MemoryMechanism;
   /** Which layers are in force. */
@@ -248,7 +256,7 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
 
   const filter = plan.seccomp !== false ? seccompFilter(spec.seccompProfile, plan.seccomp) : undefined;
   const child = spawn(argv[0]!, argv.slice(1), {
-    stdio: ["pipe", "pipe", "pipe", filter ? "pipe" : "ignore"],
+    stdio: ["pipe", "pipe", "pipe", filter ? "pipe" : "ignore", ...Array.from({ length: spec.extraPipes ?? 0 }, () => "pipe" as const)],
     env: {},
     // Its own process group, so kill() reaches every link of the chain; bwrap's --new-session then
     // puts the program in a session of its own.
@@ -306,8 +314,14 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
     child.once("error", () => void finish(null, killed ? "SIGKILL" : null));
   });
 
+  const pipes = Array.from({ length: spec.extraPipes ?? 0 }, (_, i) => {
+    const pipe = child.stdio[4 + i] as Duplex;
+    pipe.on("error", () => undefined);
+    return pipe;
+  });
   return {
     child,
+    pipes,
     pid: child.pid ?? -1,
     memoryMechanism: mechanism,
     plan,
