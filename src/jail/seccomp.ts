@@ -261,12 +261,17 @@ function describeReturn(k: number): string {
 /** A readable listing, one instruction a line (`0004: jeq #56 (clone) jt 0005 jf 0011`). */
 export function disassemble(program: readonly BpfInstruction[]): string {
   const pad = (n: number) => n.toString().padStart(4, "0");
+  // Name syscall numbers only where the accumulator holds `nr`: after `ld [0]`, and after a `ret`
+  // (in what compileProfile emits, the instruction after a `ret` is only reached by a jump taken
+  // while comparing `nr`: the next rule or allow entry).
+  let holdsNr = false;
   return program
     .map((ins, pc) => {
       const target = (off: number) => pad(pc + 1 + off);
       let text: string;
       switch (ins.code) {
         case LD_W_ABS:
+          holdsNr = ins.k === OFF_NR;
           text = `ld [${ins.k}]${ins.k === OFF_NR ? " (nr)" : ins.k === OFF_ARCH ? " (arch)" : ins.k >= 16 ? ` (arg${(ins.k - 16) >> 3}${ins.k % 8 === 0 ? " low" : " high"})` : ""}`;
           break;
         case ALU_AND_K:
@@ -277,11 +282,12 @@ export function disassemble(program: readonly BpfInstruction[]): string {
           break;
         case JMP_JEQ_K:
         case JMP_JGE_K: {
-          const name = NAMES_BY_NUMBER.get(ins.k);
+          const name = holdsNr ? NAMES_BY_NUMBER.get(ins.k) : undefined;
           text = `${ins.code === JMP_JEQ_K ? "jeq" : "jge"} #0x${ins.k.toString(16)}${name ? ` (${name})` : ""} jt ${target(ins.jt)} jf ${target(ins.jf)}`;
           break;
         }
         case RET_K:
+          holdsNr = true;
           text = `ret ${describeReturn(ins.k)}`;
           break;
         default:

@@ -134,16 +134,15 @@ export function seccompFilter(profile: SeccompProfileName | SeccompProfile, mode
   return buf;
 }
 
-const readableCache = new Map<string, string | undefined>();
+// Paths already found readable (only successes are cached: a fixed permission must be seen at once).
+const readableCache = new Set<string>();
 
 function assertReadable(path: string, uid: number, gid: number): void {
   const key = `${uid}:${gid}:${path}`;
-  let problem = readableCache.get(key);
-  if (!readableCache.has(key)) {
-    const r = readableBy(path, uid, gid);
-    problem = r.ok ? undefined : r.reason;
-    readableCache.set(key, problem);
-  }
+  if (readableCache.has(key)) return;
+  const r = readableBy(path, uid, gid);
+  const problem = r.ok ? undefined : r.reason;
+  if (!problem) readableCache.add(key);
   if (problem) {
     throw new SealUnavailableError(
       "dropPrivileges",
