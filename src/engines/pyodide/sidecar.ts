@@ -154,24 +154,42 @@ Object.defineProperty(interruptSource, 0, {
 });
 
 // ---- stdin: init line, snapshot bytes, then JSON lines ----
-let inbox = Buffer.alloc(0);
+// Chunks are kept in a list and joined once per need: the 30 MB snapshot arrives in ~64 KiB chunks,
+// and concatenating on every chunk would copy gigabytes.
+let chunks: Buffer[] = [];
+let buffered = 0;
 let init: InitMessage | undefined;
 let snapshot: Uint8Array | undefined;
+let snapshotReceived = false;
+let initDelivered = false;
 const queue: HostMessage[] = [];
 let wake: (() => void) | undefined;
 
+function joined(): Buffer {
+  if (chunks.length > 1) chunks = [Buffer.concat(chunks)];
+  return chunks[0] ?? Buffer.alloc(0);
+}
+function consume(n: number): void {
+  const all = joined();
+  chunks = n < all.length ? [all.subarray(n)] : [];
+  buffered -= n;
+}
+
 function pump(): void {
   for (;;) {
-    if (init && snapshot === undefined) {
-      if (inbox.length < init.snapshotBytes) return;
-      snapshot = new Uint8Array(inbox.subarray(0, init.snapshotBytes));
-      inbox = inbox.subarray(init.snapshotBytes);
+    if (init && !snapshotReceived) {
+      if (buffered < init.snapshotBytes) return;
+      snapshot = new Uint8Array(joined().subarray(0, init.snapshotBytes));
+      consume(init.snapshotBytes);
+      snapshotReceived = true;
       continue;
     }
-    const newline = inbox.indexOf(10);
+    if (buffered === 0) return;
+    const all = joined();
+    const newline = all.indexOf(10);
     if (newline < 0) return;
-    const line = inbox.subarray(0, newline).toString("utf8");
-    inbox = inbox.subarray(newline + 1);
+    const line = all.subarray(0, newline).toString("utf8");
+    consume(newline + 1);
     if (!init) {
       init = JSON.parse(line) as InitMessage;
       continue;
@@ -180,7 +198,10 @@ function pump(): void {
   }
 }
 process.stdin.on("data", (chunk: Buffer) => {
-  inbox = inbox.length === 0 ? chunk : Buffer.concat([inbox, chunk]);
+  chunks.push(chunk);
+  buffered += chunk.length;
+  // While the snapshot streams in, only look once it is all here.
+  if (init && !snapshotReceived && buffered < init.snapshotBytes) return;
   pump();
   wake?.();
 });
@@ -189,7 +210,10 @@ process.stdin.on("end", () => process.exit(0));
 function nextMessage(): Promise<HostMessage | "init"> {
   return new Promise((resolve) => {
     const check = () => {
-      if (init && snapshot !== undefined && !started_) return resolve("init");
+      if (init && snapshotReceived && !initDelivered) {
+        initDelivered = true;
+        return resolve("init");
+      }
       const message = queue.shift();
       if (message) return resolve(message);
       wake = () => {
@@ -200,7 +224,6 @@ function nextMessage(): Promise<HostMessage | "init"> {
     check();
   });
 }
-let started_ = false;
 
 // ---- Pyodide ----
 interface EmscriptenFSNode {
@@ -532,7 +555,6 @@ function makeFailure(kind: string, name: string, message: string): string {
 async function main(): Promise<void> {
   const first = await nextMessage();
   if (first !== "init" || !init) die("expected init");
-  started_ = true;
   const mode = init.mode;
   const loadStart = performance.now();
   const py = await loadPyodideRuntime(snapshot, mode === "snapshot");
