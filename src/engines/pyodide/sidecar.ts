@@ -63,7 +63,7 @@ const toStderr = (...args: unknown[]): void => {
   process.stderr.write(format(...args) + "\n");
 };
 console.log = console.info = console.debug = console.warn = console.error = toStderr;
-process.stdout.write = ((chunk: string | Uint8Array) => process.stderr.write(chunk)) as typeof process.stdout.write;
+process.stdout.write = ((chunk: string | Uint8Array) => process.stderr.write(chunk));
 
 function die(message: string, code = 70): never {
   try {
@@ -72,7 +72,7 @@ function die(message: string, code = 70): never {
     process.exit(code);
   }
 }
-process.on("uncaughtException", (error) => die(`uncaught: ${String((error as Error)?.stack ?? error)}`));
+process.on("uncaughtException", (error) => die(`uncaught: ${String((error)?.stack ?? error)}`));
 process.on("unhandledRejection", (error) => die(`unhandled rejection: ${String((error as Error)?.stack ?? error)}`));
 
 const bindingConstants = Object.freeze({ fs: fsConstants, os: osConstants });
@@ -124,8 +124,18 @@ const WASM_PAGE = 65536;
 let memoryCapBytes = Number.POSITIVE_INFINITY;
 let memoryCapHit = false;
 let peakMemoryBytes = 0;
-const realGrow = WebAssembly.Memory.prototype.grow;
-WebAssembly.Memory.prototype.grow = function grow(this: WebAssembly.Memory, delta: number): number {
+// The TS libs this project uses carry no WebAssembly declarations; this is the little we touch.
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(this: WasmMemory, delta: number): number;
+}
+interface WasmTable {
+  readonly length: number;
+}
+const WasmMemoryProto = (globalThis as unknown as { WebAssembly: { Memory: { prototype: WasmMemory } } }).WebAssembly.Memory.prototype;
+// eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be called with .call(memory)
+const realGrow = WasmMemoryProto.grow;
+WasmMemoryProto.grow = function grow(this: WasmMemory, delta: number): number {
   const next = this.buffer.byteLength + delta * WASM_PAGE;
   if (next > memoryCapBytes) {
     memoryCapHit = true;
@@ -259,7 +269,7 @@ interface PyodideModule {
   stackRestore(sp: number): void;
   __hiwire_get(index: number): unknown;
   __hiwire_set(index: number, value: unknown): number;
-  wasmTable: WebAssembly.Table;
+  wasmTable: WasmTable;
   LDSO: { loadedLibsByName: Record<string, unknown> };
 }
 interface PyProxyFn {
@@ -631,7 +641,7 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     deadline.lastSent = Number.NEGATIVE_INFINITY;
     deadline.at = performance.now() + limits.timeoutMs;
     let value = start(message.code, limits.maxResultBytes, !stateful);
-    if (typeof value !== "string") value = await (value as Promise<unknown>);
+    if (typeof value !== "string") value = await (value);
     envelope = typeof value === "string" ? value : makeFailure("crashed", "InternalError", "the harness returned no envelope");
   } catch (error) {
     // A PythonError escaping the harness (KeyboardInterrupt while building the envelope), or a
@@ -649,7 +659,7 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     const rest = output.decoders[stream].decode();
     if (rest && !output.truncated) send({ t: "out", id: message.id, stream, text: rest });
   }
-  let collected: { files: { path: string; data: string }[]; over?: string } = { files: [] };
+  let collected: { files: { path: string; data: string }[]; over?: string };
   try {
     collected = collectOutputFiles(M.FS, message.files, limits);
   } catch (error) {
