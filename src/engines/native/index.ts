@@ -112,6 +112,7 @@ class NativeEngine implements Engine {
       wallClockMs: limits.timeoutMs,
       extraPipes: 1,
     };
+    const spawnedAt = Date.now();
     const jail = await spawnJailed(spec);
     this.#live.add(jail);
     let aborted = false;
@@ -151,8 +152,9 @@ class NativeEngine implements Engine {
         maxFiles: limits.maxFiles,
         maxFileBytes: limits.maxFileBytes,
         // The driver's own alarm, a little before our SIGKILL, turns a Python loop into a clean
-        // `timeout` with a traceback; code stuck in C meets the SIGKILL.
-        softTimeoutMs: Math.max(Math.floor(limits.timeoutMs * 0.8), limits.timeoutMs - 150),
+        // `timeout` with a traceback; code stuck in C meets the SIGKILL. Absolute, so the
+        // interpreter's start-up counts against the deadline as it does for the SIGKILL.
+        softDeadline: (spawnedAt + limits.timeoutMs - Math.min(150, limits.timeoutMs * 0.2)) / 1000,
       }),
     );
 
