@@ -1,4 +1,4 @@
-/* global console */
+/* global console, URL */
 // `npm run build` step: tsc emits only JavaScript, but the Python engines ship Python files that run
 // inside the jail (src/engines/python/harness.py, src/engines/native/driver.py). Copy every .py
 // under src/ to the same place under dist/.
