@@ -3,7 +3,7 @@
 // bench native` runs it with the others. Interleaved runs, p50/p90 — the machine is shared, so
 // compare within one run, never across runs.
 import { spawn } from "node:child_process";
-import { pythonLayout } from "../src/engines/native/binds.ts";
+import { pythonJailSpec, pythonLayout } from "../src/engines/native/binds.ts";
 import { cgroupSupport } from "../src/jail/host.ts";
 import { spawnJailed, type JailSpec } from "../src/jail/index.ts";
 import { DEFAULT_SEAL, type ResolvedSeal } from "../src/options.ts";
@@ -28,18 +28,7 @@ async function bare(code: string): Promise<number> {
 
 const layout = pythonLayout(PYTHON);
 function jailSpec(code: string, seal: ResolvedSeal, memory: boolean): JailSpec {
-  return {
-    executable: layout.executable,
-    jailExecutable: "/usr/bin/python3",
-    args: ["-I", "-c", code],
-    roBinds: layout.binds,
-    symlinks: layout.symlinks,
-    bindSharedLibraries: false,
-    seccompProfile: "python-native",
-    seal,
-    ...(memory ? { memoryBytes: 256 << 20 } : {}),
-    wallClockMs: 30_000,
-  };
+  return { ...pythonJailSpec(layout, ["-I", "-c", code], seal), ...(memory ? { memoryBytes: 256 << 20 } : {}), wallClockMs: 30_000 };
 }
 
 async function jailed(code: string, seal: ResolvedSeal, memory: boolean): Promise<number> {

@@ -19,7 +19,7 @@ import { isExecutable } from "../../jail/host.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
 import { ERROR_KINDS, type ErrorKind, type GuestError, type Limits, type OutputFile, type RunResult } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
-import { pythonLayout, type PythonLayout } from "./binds.ts";
+import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { CappedOutput } from "./output.ts";
 
 const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
@@ -107,16 +107,10 @@ class NativeEngine implements Engine {
   async #spawn(limits: Limits): Promise<JailedProcess> {
     const memoryBytes = limits.memoryMb * 1024 * 1024;
     const spec: JailSpec = {
-      executable: this.#layout.executable,
-      jailExecutable: "/usr/bin/python3",
       // -I: no user site, no PYTHON* variables, no script dir on sys.path; -u: unbuffered stdio, so
       // output written before a kill still reaches us.
-      args: ["-I", "-u", `${JAIL_DIR}/driver.py`],
+      ...pythonJailSpec(this.#layout, ["-I", "-u", `${JAIL_DIR}/driver.py`], this.#options.seal),
       roBinds: [...this.#layout.binds, { host: DRIVER, jail: `${JAIL_DIR}/driver.py` }, { host: HARNESS, jail: `${JAIL_DIR}/harness.py` }],
-      symlinks: this.#layout.symlinks,
-      bindSharedLibraries: false,
-      seccompProfile: "python-native",
-      seal: this.#options.seal,
       // Room for the input and output files (charged to the memory cgroup when there is one).
       scratchMb: Math.ceil((2 * limits.maxFileBytes) / (1024 * 1024)) + 32,
       scratchDir: "/tmp",
