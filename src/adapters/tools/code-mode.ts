@@ -50,7 +50,9 @@ export function defineCodeModeTool(options: CodeModeOptions, tools: Record<strin
   const maxToolOutputBytes = options.maxToolOutputBytes ?? CODE_MODE_DEFAULTS.maxToolOutputBytes;
   if (!Number.isInteger(maxToolCalls) || maxToolCalls < 1) throw new InvalidOptionError("maxToolCalls", "must be a positive integer");
   if (!Number.isInteger(maxToolOutputBytes) || maxToolOutputBytes < 1) throw new InvalidOptionError("maxToolOutputBytes", "must be a positive integer");
-  const limits = { ...effectiveLimits(options), maxHostCalls: maxToolCalls };
+  // The engine's own host-call bound is one above ours, so the guest sees our clearer message first and
+  // the engine's count stays the backstop.
+  const limits = { ...effectiveLimits(options), maxHostCalls: maxToolCalls + 1 };
   const inputSchema = z.object({ code: codeField(limits) }).strict();
   const format = formatOptions({ ...options, limits });
   const names = Object.keys(tools);
