@@ -9,7 +9,7 @@
 // Settings (sandbox, engine, limits, output caps) are arguments of these factories: the model only ever
 // chooses the language, the code and input files.
 
-import { asSchema, experimental_toolCaller, tool, type Tool, type ToolExecutionOptions, type ToolSet } from "ai";
+import { asSchema, experimental_toolCaller, tool, type Experimental_ToolCallerTool, type Tool, type ToolExecutionOptions, type ToolSet } from "ai";
 import { defineCodeModeTool, type BridgedTool, type CodeModeOptions } from "../tools/code-mode.ts";
 import type { ToolOutput } from "../tools/format.ts";
 import { defineRunCodeTool, type CodeTool, type RunCodeInput, type RunCodeToolOptions } from "../tools/run-code.ts";
@@ -29,7 +29,7 @@ export function runCodeTool(options: RunCodeToolOptions): Tool<RunCodeInput, Too
  * Tools that need approval or have no `execute` are not callable from code (the SDK cannot pause
  * a nested call for approval).
  */
-export function codeModeTool(options: CodeModeOptions & { tools?: ToolSet }): Tool<{ code: string }, ToolOutput> {
+export function codeModeTool(options: CodeModeOptions & { tools?: ToolSet }): Experimental_ToolCallerTool<Tool<{ code: string }, ToolOutput>> {
   const { tools: given = {}, ...settings } = options;
   const make = (tools: ToolSet) => asAiTool(defineCodeModeTool(settings, bridgeTools(tools)));
   return experimental_toolCaller(make(given), { type: "local", bind: (routed) => make({ ...given, ...routed }) });

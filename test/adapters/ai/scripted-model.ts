@@ -25,27 +25,27 @@ export function scriptedModel(steps: Step[]): MockLanguageModelV4 & { seen: Tool
   let index = 0;
   const seen: ToolResultSeen[][] = [];
   const model = new MockLanguageModelV4({
-    doGenerate: async (options) => {
-      const results = toolResultsIn(options.prompt as unknown[]);
+    doGenerate: (options) => {
+      const results = toolResultsIn(options.prompt);
       seen.push(results);
       const step = steps[index++];
       if (!step) throw new Error(`scripted model: no step ${index}`);
       if ("call" in step) {
-        return {
-          content: [{ type: "tool-call", toolCallId: `call-${index}`, toolName: step.call, input: JSON.stringify(step.input) }],
-          finishReason: { unified: "tool-calls", raw: undefined },
+        return Promise.resolve({
+          content: [{ type: "tool-call" as const, toolCallId: `call-${index}`, toolName: step.call, input: JSON.stringify(step.input) }],
+          finishReason: { unified: "tool-calls" as const, raw: undefined },
           usage,
           warnings: [],
-        };
+        });
       }
-      return { content: [{ type: "text", text: step.say(results) }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] };
+      return Promise.resolve({ content: [{ type: "text" as const, text: step.say(results) }], finishReason: { unified: "stop" as const, raw: undefined }, usage, warnings: [] });
     },
   });
   return Object.assign(model, { seen });
 }
 
 /** The tool results in the latest tool message of a prompt. */
-function toolResultsIn(prompt: unknown[]): ToolResultSeen[] {
+function toolResultsIn(prompt: readonly unknown[]): ToolResultSeen[] {
   const last = [...prompt].reverse().find((m) => (m as { role: string }).role === "tool") as { content: unknown[] } | undefined;
   if (!last) return [];
   return last.content

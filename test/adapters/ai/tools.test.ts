@@ -7,19 +7,9 @@ import { generateText, isStepCount, tool } from "ai";
 import { z } from "zod";
 import { codeModeTool, runCodeTool } from "../../../src/adapters/ai/index.ts";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
+import { PNG_PYTHON } from "../fixtures.ts";
 import { scriptedModel, type ToolResultSeen } from "./scripted-model.ts";
 
-/** Python that writes a 4×4 red PNG with only the standard library (zlib, struct). */
-export const PNG_PYTHON = `
-import struct, zlib
-def chunk(kind, data):
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
-raw = b"".join(b"\\x00" + bytes([255, 0, 0] * 4) for _ in range(4))
-png = b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 4, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
-with open("red.png", "wb") as f:
-    f.write(png)
-len(png)
-`;
 
 const echo = (results: ToolResultSeen[]) => `I read: ${results.map((r) => `[${r.type}] ${r.text}`).join(" | ")}`;
 
@@ -125,8 +115,8 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
     });
     const failing = tool({
       description: "Always fails.",
-      inputSchema: z.object({}),
-      execute: () => {
+      inputSchema: z.object({ reason: z.string().optional() }),
+      execute: (): { ok: boolean } => {
         throw new Error("warehouse offline");
       },
     });
