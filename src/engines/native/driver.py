@@ -1,0 +1,105 @@
+"""wasmcell's native-tier driver: runs inside the jail as ``python3 -I -u driver.py``.
+
+It is the only file besides the shared harness (``harness.py``, bound next to it) that the jail runs.
+Protocol, host → driver on stdin (one JSON object, then EOF):
+    {"code": str, "maxResultBytes": int, "files": {relpath: base64}, "maxFiles": int,
+     "maxFileBytes": int, "softTimeoutMs": int}
+driver → host on fd 4 (one JSON line): {"envelope": <harness envelope>, "files": [{"path", "data"}]}
+Guest stdout/stderr stay on fds 1/2 (unbuffered, ``-u``), so what a run printed before a hard kill is
+not lost. Everything here runs in the guest's own process: a guest can tamper with this driver, and
+then only lies about its own result. The host treats fd 4 as untrusted data and caps it.
+
+Why the soft timer: SIGALRM raises KeyboardInterrupt between bytecodes, so a pure-Python loop ends with
+a ``timeout`` envelope, its traceback and its output. Code stuck in C (a sleep, a regex, numpy) does
+not see it; the host's SIGKILL at the deadline is the real limit.
+"""
+
+import base64
+import json
+import os
+import signal
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402  (the shared Python harness, bound beside this file)
+
+RESULT_FD = 4
+
+
+def _on_alarm(signum, frame):
+    raise KeyboardInterrupt()
+
+
+def _write_inputs(files):
+    """Writes input files into the working directory; returns {path: bytes} to tell changes later."""
+    written = {}
+    for rel, b64 in files.items():
+        data = base64.b64decode(b64)
+        parent = os.path.dirname(rel)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        with open(rel, "wb") as f:
+            f.write(data)
+        written[rel] = data
+    return written
+
+
+def _collect_outputs(inputs, max_files, max_bytes):
+    """Files in the working directory that are new or changed, as (list, problem-or-None). Symlinks and
+    special files are skipped: only regular files' bytes come back."""
+    out, total = [], 0
+    for root, dirs, names in os.walk(".", followlinks=False):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(root, name)[2:]
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if not _is_regular(st.st_mode):
+                continue
+            if path in inputs and st.st_size == len(inputs[path]):
+                with open(path, "rb") as f:
+                    if f.read() == inputs[path]:
+                        continue
+            if len(out) + 1 > max_files:
+                return out, "the run wrote more than %d files (limits.maxFiles)" % max_files
+            total += st.st_size
+            if total > max_bytes:
+                return out, "the files the run wrote hold more than %d bytes (limits.maxFileBytes)" % max_bytes
+            with open(path, "rb") as f:
+                out.append({"path": path, "data": base64.b64encode(f.read()).decode("ascii")})
+    return out, None
+
+
+def _is_regular(mode):
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+def main():
+    request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    inputs = _write_inputs(request.get("files") or {})
+    soft_ms = int(request.get("softTimeoutMs") or 0)
+    if soft_ms > 0:
+        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, soft_ms / 1000.0)
+    try:
+        envelope = harness.run_envelope(request["code"], None, int(request["maxResultBytes"]))
+    except KeyboardInterrupt:  # the alarm fired between the harness's own steps
+        envelope = harness._failure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    files, problem = _collect_outputs(inputs, int(request["maxFiles"]), int(request["maxFileBytes"]))
+    if problem and envelope.get("ok"):
+        envelope = harness._failure("output_limit", "OutputLimitError", problem)
+    harness._flush_streams()
+    data = (json.dumps({"envelope": envelope, "files": files}, ensure_ascii=False) + "\n").encode("utf-8")
+    view = memoryview(data)
+    while view:
+        view = view[os.write(RESULT_FD, view):]
+
+
+if __name__ == "__main__":
+    main()
