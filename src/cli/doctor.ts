@@ -3,28 +3,12 @@
 // a setup script can gate on it.
 
 import { parseArgs } from "node:util";
+import { doctor, type DoctorReport } from "../jail/doctor.ts";
 import { UsageError, type Io } from "./usage.ts";
-
-interface Status {
-  available: boolean;
-  detail: string;
-}
-interface DoctorReport {
-  platform: string;
-  arch: string;
-  node: string;
-  root: boolean;
-  layers: (Status & { layer: string })[];
-  engines: (Status & { engine: string })[];
-}
-
-// TODO(after merging the jail branch): import { doctor } from "../jail/doctor.ts" statically.
-const DOCTOR_MODULE = "../jail/doctor.ts";
 
 export async function doctorCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: "boolean" } } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const { doctor } = (await import(DOCTOR_MODULE)) as { doctor: () => Promise<DoctorReport> };
   const report = await doctor();
   if (values.json) io.stdout.write(`${JSON.stringify(report)}\n`);
   else io.stdout.write(formatDoctor(report));
@@ -32,7 +16,7 @@ export async function doctorCommand(argv: string[], io: Io): Promise<number> {
 }
 
 export function formatDoctor(report: DoctorReport): string {
-  const mark = (s: Status) => (s.available ? "ok  " : "no  ");
+  const mark = (s: { available: boolean }) => (s.available ? "ok  " : "no  ");
   const width = Math.max(...report.layers.map((l) => l.layer.length), ...report.engines.map((e) => e.engine.length));
   return [
     `wasmcell doctor — ${report.platform}/${report.arch}, Node ${report.node}${report.root ? ", running as root" : ""}`,

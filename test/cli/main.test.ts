@@ -76,6 +76,18 @@ describe("wasmcell CLI", () => {
     });
   });
 
+  test("doctor: a readable report, or one JSON object; exit 0 only when every engine is available", async () => {
+    const json = await cli(["doctor", "--json"]);
+    const report = JSON.parse(json.stdout) as { engines: { engine: string; available: boolean }[]; layers: { layer: string }[] };
+    assert.deepEqual(report.engines.map((e) => e.engine).sort(), ["native", "pyodide", "quickjs"]);
+    assert.ok(report.layers.some((l) => l.layer === "seccomp"));
+    assert.equal(json.code, report.engines.every((e) => e.available) ? 0 : 1);
+    const text = await cli(["doctor"]);
+    assert.match(text.stdout, /^engines:
+ {2}(ok|no) {2}quickjs/m);
+    assert.match(text.stdout, /^seal layers:$/m);
+  });
+
   test("success: exit 0, the value printed after the code's own output", async () => {
     const r = await cli(["run", "-e", "console.log('hi'); 6 * 7"]);
     assert.equal(r.code, 0, r.stderr);
