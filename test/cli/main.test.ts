@@ -83,8 +83,7 @@ describe("wasmcell CLI", () => {
     assert.ok(report.layers.some((l) => l.layer === "seccomp"));
     assert.equal(json.code, report.engines.every((e) => e.available) ? 0 : 1);
     const text = await cli(["doctor"]);
-    assert.match(text.stdout, /^engines:
- {2}(ok|no) {2}quickjs/m);
+    assert.match(text.stdout, /^engines:\n {2}(ok|no) {2}quickjs/m);
     assert.match(text.stdout, /^seal layers:$/m);
   });
 
