@@ -81,7 +81,12 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   const json = values.json === true;
   const request: RunRequest = { language, code, limits, files };
   if (engine) request.engine = engine;
-  if (!json) request.onOutput = (chunk) => void (chunk.stream === "stdout" ? io.stdout : io.stderr).write(chunk.text);
+  if (!json) {
+    request.onOutput = (chunk) => {
+      const stream = chunk.stream === "stdout" ? io.stdout : io.stderr;
+      stream.write(forTerminal(stream, chunk.text));
+    };
+  }
 
   // One run: no pool to keep warm beyond a single sidecar.
   await using sandbox = await createSandbox(language === "python" ? { python: { pool: 1, prewarm: false } } : {});
@@ -166,12 +171,12 @@ function printReadable(result: RunResult, written: Written[], hasOutDir: boolean
   if (result.stdout && !result.stdout.endsWith("\n")) io.stdout.write("\n");
   if (result.stderr && !result.stderr.endsWith("\n")) io.stderr.write("\n");
   if (result.ok) {
-    if (result.value !== undefined) io.stdout.write(`${inspect(result.value, { depth: 8, colors: isTTY(io.stdout), maxArrayLength: 200 })}\n`);
+    if (result.value !== undefined) io.stdout.write(`${forTerminal(io.stdout, inspect(result.value, { depth: 8, maxArrayLength: 200 }))}\n`);
   } else {
     const e = result.error;
     const where = e.line !== undefined ? ` (line ${e.line}${e.column !== undefined ? `, column ${e.column}` : ""})` : "";
-    io.stderr.write(`wasmcell: ${e.kind} error: ${e.name}: ${e.message}${where}\n`);
-    if (e.stack) io.stderr.write(`${e.stack.replace(/^/gm, "    ")}\n`);
+    io.stderr.write(forTerminal(io.stderr, `wasmcell: ${e.kind} error: ${e.name}: ${e.message}${where}\n`));
+    if (e.stack) io.stderr.write(forTerminal(io.stderr, `${e.stack.replace(/^/gm, "    ")}\n`));
   }
   const byPath = new Map(written.map((w) => [w.path, w]));
   for (const f of result.files) {
@@ -183,8 +188,15 @@ function printReadable(result: RunResult, written: Written[], hasOutDir: boolean
   }
 }
 
-function isTTY(stream: NodeJS.WritableStream): boolean {
-  return (stream as NodeJS.WriteStream).isTTY === true;
+/**
+ * Guest text bound for a terminal, with control characters shown as `\xNN` instead of sent: escape
+ * sequences could otherwise retitle the window, write the clipboard (OSC 52) or repaint the screen.
+ * Pipes and files get the bytes unchanged.
+ */
+export function forTerminal(stream: NodeJS.WritableStream, text: string): string {
+  if ((stream as NodeJS.WriteStream).isTTY !== true) return text;
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
 async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
