@@ -93,13 +93,15 @@ export function defineCodeModeTool(options: CodeModeOptions, tools: Record<strin
         return runForModel(options.sandbox, request, format);
       };
       // The prelude shares line 1 with the program, so line numbers in errors are the model's own.
-      let output = await run(prelude + parsed.data.code);
+      let prefix = prelude;
+      let output = await run(prefix + parsed.data.code);
       if (output.isError && calls.length === 0 && /^error: syntax: .*return/im.test(output.text) && /\breturn\b/.test(parsed.data.code)) {
         // A top-level `return` (the habit of other code-mode tools): the parse failed before anything
         // ran, so running the program again inside an async function is safe and does what was meant.
-        output = await run(`${prelude}(async () => {${parsed.data.code}\n})()`);
+        prefix = `${prelude}const __wasmcell_result = await (async () => {`;
+        output = await run(`${prefix}${parsed.data.code}\n})();\n__wasmcell_result`);
       }
-      return withCalls(output, calls, prelude.length);
+      return withCalls(output, calls, prefix.length);
     },
   };
 }
