@@ -9,7 +9,7 @@
 // Settings (sandbox, engine, limits, output caps) are arguments of these factories: the model only ever
 // chooses the language, the code and input files.
 
-import { asSchema, experimental_toolCaller, tool, type Experimental_ToolCallerTool, type Tool, type ToolExecutionOptions, type ToolSet } from "ai";
+import { asSchema, experimental_toolCaller, jsonSchema, tool, type Experimental_ToolCallerTool, type JSONSchema7, type Tool, type ToolExecutionOptions, type ToolSet } from "ai";
 import { defineCodeModeTool, type BridgedTool, type CodeModeOptions } from "../tools/code-mode.ts";
 import type { ToolOutput } from "../tools/format.ts";
 import { defineRunCodeTool, type CodeTool, type RunCodeInput, type RunCodeToolOptions } from "../tools/run-code.ts";
@@ -40,10 +40,16 @@ export type ModelOutput = Awaited<ReturnType<NonNullable<Tool["toModelOutput"]>>
 
 type ForwardedContext = Pick<ToolExecutionOptions<unknown>, "messages" | "context">;
 
+/**
+ * The model is sent the exact JSON Schema, but the SDK-level check lets every input through to
+ * `execute`, which validates with the same zod schema as MCP and raw calls. So bad arguments read the
+ * same everywhere ("invalid input: language must be one of …; Nothing was run"), and the SDK's own
+ * message — which echoes the whole input back, a megabyte of code included — never reaches the model.
+ */
 function asAiTool<INPUT>(defined: CodeTool<INPUT>): Tool<INPUT, ToolOutput> {
   return tool({
     description: defined.description,
-    inputSchema: defined.inputSchema,
+    inputSchema: jsonSchema<INPUT>(defined.jsonSchema as JSONSchema7, { validate: (value) => ({ success: true, value: value as INPUT }) }),
     execute: (input: INPUT, options: ToolExecutionOptions<unknown>) => {
       const context: ForwardedContext = { messages: options.messages, context: options.context };
       return defined.call(input, options.abortSignal ? { signal: options.abortSignal, context } : { context });

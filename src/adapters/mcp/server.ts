@@ -1,4 +1,4 @@
-// The MCP server, on the official TypeScript SDK: the same `run_code` tool as the AI SDK adapter (one
+// The MCP server, on the official TypeScript SDK (its low-level Server): the same `run_code` tool as the AI SDK adapter (one
 // schema definition, ../tools/run-code.ts), output files as MCP image/resource content, and the
 // run's stdout/stderr streamed while it goes — as `notifications/message` log lines always, and as
 // `notifications/progress` when the client asked for progress with a token.
@@ -7,8 +7,8 @@
 // rejected by the schema before anything runs (the SDK turns that into an isError result), and the
 // sandbox replaces engines that die under hostile code.
 
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult, ServerNotification } from "@modelcontextprotocol/sdk/types.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type ServerNotification, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { readFileSync } from "node:fs";
 import type { ToolOutput } from "../tools/format.ts";
 import { defineRunCodeTool, type RunCodeToolOptions } from "../tools/run-code.ts";
@@ -19,29 +19,36 @@ export type McpServerOptions = RunCodeToolOptions;
 /** How often buffered output is flushed as notifications, so a chatty loop cannot flood the client. */
 const FLUSH_MS = 100;
 
-export function createMcpServer(options: McpServerOptions): McpServer {
-  const server = new McpServer({ name: "wasmcell", version: packageVersion() }, { capabilities: { logging: {} } });
+/**
+ * The SDK's low-level `Server`, not `McpServer.registerTool`: the tool list carries the exact JSON
+ * Schema the AI SDK and raw adapters publish, and arguments are validated by the shared tool itself, so
+ * a bad call reads the same on every surface ("invalid input: …; Nothing was run") instead of the
+ * SDK's own validation wording.
+ */
+export function createMcpServer(options: McpServerOptions): Server {
+  const server = new Server({ name: "wasmcell", version: packageVersion() }, { capabilities: { tools: {}, logging: {} } });
   const runCode = defineRunCodeTool(options);
-  server.registerTool(
-    runCode.name,
-    {
-      title: "Run code in a wasmcell sandbox",
-      description: runCode.description,
-      inputSchema: runCode.inputSchema,
-      annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false },
-    },
-    async (input, extra) => {
-      const progressToken = extra._meta?.progressToken;
-      const stream = new OutputStream((n) => extra.sendNotification(n), progressToken);
-      try {
-        const output = await runCode.call(input, { signal: extra.signal, onOutput: (c) => stream.push(c) });
-        await stream.close();
-        return toCallToolResult(output);
-      } finally {
-        stream.stop();
-      }
-    },
-  );
+  const listed: Tool = {
+    name: runCode.name,
+    title: "Run code in a wasmcell sandbox",
+    description: runCode.description,
+    inputSchema: runCode.jsonSchema as Tool["inputSchema"],
+    annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false },
+  };
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [listed] }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    if (request.params.name !== runCode.name) {
+      return { content: [{ type: "text", text: `unknown tool "${request.params.name}"; available: ${runCode.name}` }], isError: true };
+    }
+    const stream = new OutputStream((n) => extra.sendNotification(n), request.params._meta?.progressToken);
+    try {
+      const output = await runCode.call(request.params.arguments ?? {}, { signal: extra.signal, onOutput: (c) => stream.push(c) });
+      await stream.close();
+      return toCallToolResult(output);
+    } finally {
+      stream.stop();
+    }
+  });
   return server;
 }
 

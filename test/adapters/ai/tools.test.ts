@@ -81,7 +81,7 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
     await generateText({ model, tools: { run_code: runCodeTool({ sandbox }) }, stopWhen: isStepCount(3), prompt: "ruby" });
     const seen = model.seen[1]![0]!;
     assert.equal(seen.type, "error-text");
-    assert.match(seen.text, /language must be one of "javascript", "typescript", "python"/);
+    assert.equal(seen.text, 'invalid input: language must be one of "javascript", "typescript", "python"\nNothing was run. Fix the arguments and call again.');
   });
 
   test("a Python-written PNG comes back as image content", async () => {
