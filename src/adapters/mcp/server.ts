@@ -1,11 +1,11 @@
-// The MCP server, on the official TypeScript SDK (its low-level Server): the same `run_code` tool as the AI SDK adapter (one
-// schema definition, ../tools/run-code.ts), output files as MCP image/resource content, and the
-// run's stdout/stderr streamed while it goes — as `notifications/message` log lines always, and as
+// The MCP server, on the official TypeScript SDK: the same `run_code` tool as the AI SDK adapter (one
+// definition, ../tools/run-code.ts), output files as MCP image/resource content, and the run's
+// stdout/stderr streamed while it goes — as `notifications/message` log lines always, and as
 // `notifications/progress` when the client asked for progress with a token.
 //
 // The server outlives anything a guest does: guest failures are results (isError), bad arguments are
-// rejected by the schema before anything runs (the SDK turns that into an isError result), and the
-// sandbox replaces engines that die under hostile code.
+// refused by the shared validator before anything runs (also isError), and the sandbox replaces
+// engines that die under hostile code.
 
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type ServerNotification, type Tool } from "@modelcontextprotocol/sdk/types.js";
