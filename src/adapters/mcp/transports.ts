@@ -28,8 +28,10 @@ export interface HttpServeOptions extends McpServerOptions {
   port?: number;
   /** A loopback address. Default "127.0.0.1". */
   host?: string;
-  /** Largest request body accepted, in bytes. Default: the code cap plus 1 MiB for files and framing. */
+  /** Largest request body accepted, in bytes. Default: twice the code cap plus 1 MiB for files and framing. */
   maxBodyBytes?: number;
+  /** Client sessions kept at once; past it the least recently used one is closed. Default 32. */
+  maxSessions?: number;
 }
 
 export interface HttpMcpServer extends AsyncDisposable {
@@ -49,6 +51,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidOptionError("port", "must be an integer from 0 to 65535");
   const maxBody = options.maxBodyBytes ?? options.sandbox.options.limits.maxCodeBytes * 2 + (1 << 20);
+  const maxSessions = options.maxSessions ?? 32;
+  // Insertion order is recency order (a used session is moved to the end), so the first is the LRU.
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   let allowedHosts: string[] = [];
 
@@ -67,6 +71,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
     if (sessionId !== undefined) {
       const transport = sessions.get(sessionId);
       if (!transport) return reply(res, 404, "unknown or expired MCP session");
+      sessions.delete(sessionId);
+      sessions.set(sessionId, transport);
       const body = req.method === "POST" ? await readJson(req, maxBody) : undefined;
       if (body instanceof Error) return reply(res, 400, body.message);
       return transport.handleRequest(req, res, body);
@@ -75,6 +81,12 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
     const body = await readJson(req, maxBody);
     if (body instanceof Error) return reply(res, 400, body.message);
     if (!isInitializeRequest(body)) return reply(res, 400, "no MCP session: send an initialize request first");
+    // Sessions are cheap but not free, and clients often vanish without a DELETE: keep a bounded set.
+    while (sessions.size >= maxSessions) {
+      const [oldest, stale] = sessions.entries().next().value!;
+      sessions.delete(oldest);
+      await stale.close();
+    }
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableDnsRebindingProtection: true,
