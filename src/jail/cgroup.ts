@@ -114,7 +114,7 @@ export class JailCgroup {
     }
     for (const dir of [this.memoryDir, this.pidsDir]) {
       if (!dir) continue;
-      for (let i = 0; i < 20 && !tryRmdir(dir); i++) await sleep(10);
+      for (let i = 0; i < 100 && !tryRmdir(dir); i++) await sleep(10);
     }
   }
 }

@@ -3,7 +3,7 @@
 // (a file that exists, a directory we can create), never an assumption from the platform name.
 
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, mkdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 
 /** Host programs the jail runs. Absolute paths: the launcher's environment is empty. */
@@ -143,6 +143,31 @@ export function cgroupSupport(): CgroupSupport {
   return cgroupCache;
 }
 
+/**
+ * Removes empty jail cgroups left by a host process that died before it could clean up (a crash or
+ * SIGKILL of the host: `--die-with-parent` ends the jail, but nobody rmdirs its cgroup).
+ */
+function removeStaleCgroups(parent: string): void {
+  for (const name of readdirSync(parent)) {
+    const owner = /^wasmcell-(\d+)-\d+$/.exec(name)?.[1];
+    if (!owner || isAlive(Number(owner))) continue;
+    try {
+      rmdirSync(`${parent}/${name}`);
+    } catch {
+      // still has processes (they are dying), or already gone
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 function probeCgroups(): CgroupSupport {
   if (process.platform !== "linux") return { reason: "cgroups exist on Linux only" };
   if (!isRoot()) return { reason: "creating a cgroup needs root here (no delegated subtree)" };
@@ -161,6 +186,7 @@ function probeCgroups(): CgroupSupport {
       rmdirSync(probe);
       if (controller === "memory") out.memoryParent = parent;
       else out.pidsParent = parent;
+      removeStaleCgroups(parent);
     } catch (error) {
       reasons.push(`cannot create a ${controller} cgroup under ${parent}: ${(error as Error).message}`);
     }

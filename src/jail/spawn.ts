@@ -115,6 +115,11 @@ export interface JailedProcess extends AsyncDisposable {
   readonly argv: readonly string[];
   /** SIGKILLs the whole jail now. Safe to call more than once. */
   kill(): void;
+  /**
+   * (Re)arms the wall-clock kill `ms` from now, replacing `spec.wallClockMs`. A pre-started process
+   * waiting for its request gets its deadline when the request arrives.
+   */
+  setDeadline(ms: number): void;
   /** Resolves once the jail is gone (and its cgroup removed). Never rejects. */
   readonly exited: Promise<JailExit>;
 }
@@ -284,16 +289,24 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
     }
     cgroup?.killAll();
   };
-  const timer = spec.wallClockMs !== undefined ? setTimeout(() => {
-    timedOut = true;
-    kill();
-  }, spec.wallClockMs) : undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let ended = false;
+  const setDeadline = (ms: number) => {
+    if (ended) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, ms);
+  };
+  if (spec.wallClockMs !== undefined) setDeadline(spec.wallClockMs);
 
   const exited = new Promise<JailExit>((resolve) => {
     let done = false;
     const finish = async (code: number | null, signal: NodeJS.Signals | null) => {
       if (done) return;
       done = true;
+      ended = true;
       if (timer) clearTimeout(timer);
       const stats = cgroup?.stats() ?? { oomKilled: false };
       await cgroup?.remove();
@@ -326,6 +339,7 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
     plan,
     argv,
     kill,
+    setDeadline,
     exited,
     async [Symbol.asyncDispose]() {
       kill();

@@ -1,5 +1,5 @@
 // Shared by the jail tests: run a snippet of Debian python3 in the jail and collect what it printed.
-import { pythonLayout } from "../../src/engines/native/binds.ts";
+import { pythonJailSpec, pythonLayout } from "../../src/engines/native/binds.ts";
 import { spawnJailed, type JailExit, type JailSpec, type JailedProcess } from "../../src/jail/index.ts";
 import { DEFAULT_SEAL, type ResolvedSeal } from "../../src/options.ts";
 
@@ -9,18 +9,7 @@ export const layout = pythonLayout("/usr/bin/python3");
 export const TEST_SEAL: ResolvedSeal = { ...DEFAULT_SEAL, seccomp: "kill" };
 
 export function pythonSpec(code: string, overrides: Partial<JailSpec> = {}): JailSpec {
-  return {
-    executable: layout.executable,
-    jailExecutable: "/usr/bin/python3",
-    args: ["-I", "-c", code],
-    roBinds: layout.binds,
-    symlinks: layout.symlinks,
-    bindSharedLibraries: false,
-    seccompProfile: "python-native",
-    seal: TEST_SEAL,
-    wallClockMs: 30_000,
-    ...overrides,
-  };
+  return { ...pythonJailSpec(layout, ["-I", "-c", code], TEST_SEAL), wallClockMs: 30_000, ...overrides };
 }
 
 export interface Collected extends JailExit {

@@ -11,7 +11,7 @@ import { collect, layout, pythonSpec, TEST_SEAL } from "./helpers.ts";
 
 /** Host pids of every descendant of `pid`. */
 function descendants(pid: number): number[] {
-  let children: number[] = [];
+  let children: number[];
   try {
     children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
   } catch {

@@ -4,7 +4,8 @@
 
 import { existsSync, realpathSync } from "node:fs";
 import { basename } from "node:path";
-import type { Bind } from "../../jail/index.ts";
+import type { Bind, JailSpec } from "../../jail/index.ts";
+import type { ResolvedSeal } from "../../options.ts";
 
 export interface PythonLayout {
   /** Host interpreter binary (resolved: /usr/bin/python3 → /usr/bin/python3.11). */
@@ -36,4 +37,18 @@ export function pythonLayout(python: string): PythonLayout {
     { target: "usr/lib64", jail: "/lib64" },
   ];
   return { executable, binds, symlinks };
+}
+
+/** The jail spec every python3 run shares: the interpreter at /usr/bin/python3, its binds, the python-native filter. */
+export function pythonJailSpec(layout: PythonLayout, args: readonly string[], seal: ResolvedSeal): JailSpec {
+  return {
+    executable: layout.executable,
+    jailExecutable: "/usr/bin/python3",
+    args,
+    roBinds: layout.binds,
+    symlinks: layout.symlinks,
+    bindSharedLibraries: false,
+    seccompProfile: "python-native",
+    seal,
+  };
 }

@@ -3,7 +3,7 @@
 It is the only file besides the shared harness (``harness.py``, bound next to it) that the jail runs.
 Protocol, host → driver on stdin (one JSON object, then EOF):
     {"code": str, "maxResultBytes": int, "files": {relpath: base64}, "maxFiles": int,
-     "maxFileBytes": int, "softTimeoutMs": int}
+     "maxFileBytes": int, "softDeadline": float (epoch seconds; host and jail share the clock)}
 driver → host on fd 4 (one JSON line): {"envelope": <harness envelope>, "files": [{"path", "data"}]}
 Guest stdout/stderr stay on fds 1/2 (unbuffered, ``-u``), so what a run printed before a hard kill is
 not lost. Everything here runs in the guest's own process: a guest can tamper with this driver, and
@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402  (the shared Python harness, bound beside this file)
@@ -81,10 +82,10 @@ def _is_regular(mode):
 def main():
     request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     inputs = _write_inputs(request.get("files") or {})
-    soft_ms = int(request.get("softTimeoutMs") or 0)
-    if soft_ms > 0:
+    deadline = request.get("softDeadline")
+    if deadline:
         signal.signal(signal.SIGALRM, _on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, soft_ms / 1000.0)
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, float(deadline) - time.time()))
     try:
         envelope = harness.run_envelope(request["code"], None, int(request["maxResultBytes"]))
     except KeyboardInterrupt:  # the alarm fired between the harness's own steps

@@ -13,13 +13,13 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { EngineUnavailableError } from "../../errors.ts";
-import { checkSeal, spawnJailed, type JailExit, type JailSpec } from "../../jail/index.ts";
+import { checkSeal, spawnJailed, type JailExit, type JailedProcess, type JailSpec } from "../../jail/index.ts";
 import { NATIVE_PYTHON } from "../../jail/doctor.ts";
 import { isExecutable } from "../../jail/host.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
-import { ERROR_KINDS, type ErrorKind, type GuestError, type OutputFile, type RunResult } from "../../types.ts";
+import { ERROR_KINDS, type ErrorKind, type GuestError, type Limits, type OutputFile, type RunResult } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
-import { pythonLayout, type PythonLayout } from "./binds.ts";
+import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { CappedOutput } from "./output.ts";
 
 const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
@@ -43,19 +43,95 @@ export const createEngine: EngineFactory = async (options) => {
   for (const file of [DRIVER, HARNESS]) if (!existsSync(file)) throw new EngineUnavailableError("native", `${file} is missing from the package`);
   // A seal layer asked for and unavailable is an error here, before any code runs: never an unjailed interpreter.
   await checkSeal(options.seal);
-  return new NativeEngine(options, pythonLayout(NATIVE_PYTHON));
+  const engine = new NativeEngine(options, pythonLayout(NATIVE_PYTHON));
+  engine.prestart();
+  return engine;
 };
 
 class NativeEngine implements Engine {
   readonly name = "native" as const;
   readonly #options: ResolvedOptions;
   readonly #layout: PythonLayout;
-  readonly #live = new Set<{ kill(): void; exited: Promise<unknown> }>();
+  readonly #live = new Set<JailedProcess>();
   readonly #running = new Set<Promise<RunResult>>();
 
   constructor(options: ResolvedOptions, layout: PythonLayout) {
     this.#options = options;
     this.#layout = layout;
+  }
+
+  /**
+   * One jail is kept started and waiting for its request (the interpreter, the driver and the harness
+   * loaded: ~100 ms of start-up off every run). It has run no code, so a run that takes it starts from
+   * nothing, as a fresh one would. It is built for the sandbox's default limits; a run with other
+   * limits (memory, files, timeout) gets a fresh jail.
+   */
+  #spare: { jail: JailedProcess; key: string; dead: boolean } | undefined;
+  #closed = false;
+
+  #takeSpare(limits: Limits): JailedProcess | undefined {
+    const spare = this.#spare;
+    this.#spare = undefined;
+    if (!spare) return undefined;
+    if (!spare.dead && spare.key === limitsKey(limits)) return spare.jail;
+    spare.jail.kill();
+    return undefined;
+  }
+
+  /** Starts the spare in the background (createEngine calls it; runs call it after taking one). */
+  prestart(): void {
+    this.#refillSpare();
+  }
+
+  #refillSpare(): void {
+    if (this.#closed || this.#spare) return;
+    const limits = this.#options.limits;
+    this.#spawn(limits).then(
+      (jail) => {
+        if (this.#closed || this.#spare) {
+          jail.kill();
+          return;
+        }
+        const spare = { jail, key: limitsKey(limits), dead: false };
+        void jail.exited.then(() => {
+          spare.dead = true;
+          if (this.#spare === spare) this.#spare = undefined;
+        });
+        this.#spare = spare;
+      },
+      // The next run spawns its own jail and surfaces the error there.
+      () => undefined,
+    );
+  }
+
+  async #spawn(limits: Limits): Promise<JailedProcess> {
+    const memoryBytes = limits.memoryMb * 1024 * 1024;
+    const spec: JailSpec = {
+      // -I: no user site, no PYTHON* variables, no script dir on sys.path; -u: unbuffered stdio, so
+      // output written before a kill still reaches us.
+      ...pythonJailSpec(this.#layout, ["-I", "-u", `${JAIL_DIR}/driver.py`], this.#options.seal),
+      roBinds: [...this.#layout.binds, { host: DRIVER, jail: `${JAIL_DIR}/driver.py` }, { host: HARNESS, jail: `${JAIL_DIR}/harness.py` }],
+      // Room for the input and output files (charged to the memory cgroup when there is one).
+      scratchMb: Math.ceil((2 * limits.maxFileBytes) / (1024 * 1024)) + 32,
+      scratchDir: "/tmp",
+      workDir: WORK_DIR,
+      env: { MPLBACKEND: "Agg", MPLCONFIGDIR: "/tmp/.matplotlib", HOME: WORK_DIR },
+      rlimits: {
+        // CPU seconds are a backstop for the wall-clock kill; waiting for a request costs none.
+        cpuSeconds: Math.ceil(limits.timeoutMs / 1000) + 2,
+        fileSizeBytes: Math.max(limits.maxFileBytes, 1024 * 1024),
+        openFiles: 256,
+        addressSpaceBytes: memoryBytes + ADDRESS_SPACE_RESERVE,
+      },
+      memoryBytes,
+      memoryFallbackAddressSpaceBytes: memoryBytes + ADDRESS_SPACE_RESERVE,
+      pidsMax: 32,
+      extraPipes: 1,
+    };
+    const jail = await spawnJailed(spec);
+    this.#live.add(jail);
+    void jail.exited.then(() => this.#live.delete(jail));
+    return jail;
   }
 
   run(request: ResolvedRequest): Promise<RunResult> {
@@ -83,37 +159,11 @@ class NativeEngine implements Engine {
     };
     if (request.signal?.aborted) return { ...base(0), ok: false, error: abortedError() };
 
-    const memoryBytes = limits.memoryMb * 1024 * 1024;
-    const spec: JailSpec = {
-      executable: this.#layout.executable,
-      jailExecutable: "/usr/bin/python3",
-      // -I: no user site, no PYTHON* variables, no script dir on sys.path; -u: unbuffered stdio, so
-      // output written before a kill still reaches us.
-      args: ["-I", "-u", `${JAIL_DIR}/driver.py`],
-      roBinds: [...this.#layout.binds, { host: DRIVER, jail: `${JAIL_DIR}/driver.py` }, { host: HARNESS, jail: `${JAIL_DIR}/harness.py` }],
-      symlinks: this.#layout.symlinks,
-      bindSharedLibraries: false,
-      seccompProfile: "python-native",
-      seal: this.#options.seal,
-      // Room for the input and output files (charged to the memory cgroup when there is one).
-      scratchMb: Math.ceil((2 * limits.maxFileBytes) / (1024 * 1024)) + 32,
-      scratchDir: "/tmp",
-      workDir: WORK_DIR,
-      env: { MPLBACKEND: "Agg", MPLCONFIGDIR: "/tmp/.matplotlib", HOME: WORK_DIR },
-      rlimits: {
-        cpuSeconds: Math.ceil(limits.timeoutMs / 1000) + 1,
-        fileSizeBytes: Math.max(limits.maxFileBytes, 1024 * 1024),
-        openFiles: 256,
-        addressSpaceBytes: memoryBytes + ADDRESS_SPACE_RESERVE,
-      },
-      memoryBytes,
-      memoryFallbackAddressSpaceBytes: memoryBytes + ADDRESS_SPACE_RESERVE,
-      pidsMax: 32,
-      wallClockMs: limits.timeoutMs,
-      extraPipes: 1,
-    };
-    const jail = await spawnJailed(spec);
-    this.#live.add(jail);
+    // A pre-started process built for these limits, or a fresh one. Either way it has run nothing yet.
+    const jail = this.#takeSpare(limits) ?? (await this.#spawn(limits));
+    this.#refillSpare();
+    const takenAt = Date.now();
+    jail.setDeadline(limits.timeoutMs);
     let aborted = false;
     const onAbort = () => {
       aborted = true;
@@ -151,8 +201,9 @@ class NativeEngine implements Engine {
         maxFiles: limits.maxFiles,
         maxFileBytes: limits.maxFileBytes,
         // The driver's own alarm, a little before our SIGKILL, turns a Python loop into a clean
-        // `timeout` with a traceback; code stuck in C meets the SIGKILL.
-        softTimeoutMs: Math.max(Math.floor(limits.timeoutMs * 0.8), limits.timeoutMs - 150),
+        // `timeout` with a traceback; code stuck in C meets the SIGKILL. Absolute, so the
+        // interpreter's start-up counts against the deadline as it does for the SIGKILL.
+        softDeadline: (takenAt + limits.timeoutMs - Math.min(150, limits.timeoutMs * 0.2)) / 1000,
       }),
     );
 
@@ -160,7 +211,6 @@ class NativeEngine implements Engine {
     // Every writer is dead once the jail is gone; don't wait forever on a stream that never closes.
     await Promise.race([streamsDone, new Promise((r) => setTimeout(r, 1000).unref())]);
     request.signal?.removeEventListener("abort", onAbort);
-    this.#live.delete(jail);
 
     const wallMs = performance.now() - started;
     const result = base(wallMs, exit.peakMemoryBytes !== undefined ? { peakMemoryBytes: exit.peakMemoryBytes } : {});
@@ -176,13 +226,22 @@ class NativeEngine implements Engine {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     await Promise.allSettled([...this.#running]);
+    await this.destroy();
   }
 
   async destroy(): Promise<void> {
+    this.#closed = true;
+    this.#spare = undefined;
     for (const jail of this.#live) jail.kill();
     await Promise.allSettled([...this.#live].map((j) => j.exited));
   }
+}
+
+/** The limits a jail is built with; a spare serves a run only when these match. */
+function limitsKey(limits: Limits): string {
+  return JSON.stringify([limits.timeoutMs, limits.memoryMb, limits.maxFileBytes]);
 }
 
 function abortedError(): GuestError {
