@@ -306,10 +306,22 @@ class _WasmcellBlockedFinder:
         return None
 
 # None in sys.modules makes "import x" raise ModuleNotFoundError even for modules already loaded;
-# the objects Pyodide's own code holds (the event loop's scheduler) keep working.
+# the objects Pyodide's own code holds (the event loop's scheduler) keep working. Pyodide's asyncio
+# glue (asyncio.run, run_until_complete) imports "pyodide_js._api.config" lazily for one flag: it
+# gets a pure-Python stand-in holding that flag and no JavaScript object.
+import pyodide_js as _pjs
+_config = types.SimpleNamespace(enableRunUntilComplete=bool(_pjs._api.config.enableRunUntilComplete))
+del _pjs
 for _name in list(sys.modules):
     if _name.split(".", 1)[0] in _BLOCKED_ROOTS:
         sys.modules[_name] = None
+_api_stub = types.ModuleType("pyodide_js._api", "wasmcell stand-in: configuration flags only")
+_api_stub.config = _config
+_js_stub = types.ModuleType("pyodide_js", "wasmcell stand-in: no JavaScript objects")
+_js_stub._api = _api_stub
+sys.modules["pyodide_js"] = _js_stub
+sys.modules["pyodide_js._api"] = _api_stub
+del _api_stub, _js_stub, _config
 sys.meta_path.insert(0, _WasmcellBlockedFinder)
 
 _REFUSED_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
@@ -319,6 +331,17 @@ def _wasmcell_audit(event, args):
 sys.addaudithook(_wasmcell_audit)
 
 os.chdir(${JSON.stringify(WORKDIR)})
+
+# Pyodide's event loop is always running here, and blocking on it (its asyncio.run) needs a stack
+# switch our entry point cannot offer: say what works instead of Pyodide's internal message.
+_pyodide_asyncio_run = asyncio.run
+def _wasmcell_asyncio_run(main, *, debug=None, loop_factory=None):
+    if asyncio.events._get_running_loop() is not None and loop_factory is None:
+        if inspect.iscoroutine(main):
+            main.close()
+        raise RuntimeError("asyncio.run() cannot block inside the sandbox's running event loop; use top-level 'await main()' instead")
+    return _pyodide_asyncio_run(main, debug=debug, loop_factory=loop_factory)
+asyncio.run = _wasmcell_asyncio_run
 
 def _wasmcell_start(code, max_result_bytes, fresh):
     # Every run starts from the checkpoint, which holds one random state: reseed so runs differ.
