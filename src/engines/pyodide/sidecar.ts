@@ -332,6 +332,15 @@ sys.addaudithook(_wasmcell_audit)
 
 os.chdir(${JSON.stringify(WORKDIR)})
 
+# Emscripten's libc system() calls Node's child_process.spawnSync(cmd, {shell: true}) when it runs
+# in Node: a path from Python to a host shell that needs no JS bridge. The seal stops it (permission
+# model, seccomp, no shell in the jail); this makes the Python-level answer a clean error. (ctypes can
+# still call the C function; then the sidecar's JS error is reported as kind "denied" and it retires.)
+def _wasmcell_no_system(*args, **kwargs):
+    raise PermissionError(1, "starting processes is not available in the sandbox")
+os.system = _wasmcell_no_system
+os.popen = _wasmcell_no_system
+
 # Pyodide's event loop is always running here, and blocking on it (its asyncio.run) needs a stack
 # switch our entry point cannot offer: say what works instead of Pyodide's internal message.
 _pyodide_asyncio_run = asyncio.run
@@ -673,6 +682,9 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     if (deadline.fired) envelope = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
     else if (memoryCapHit) envelope = makeFailure("memory", "MemoryError", "out of memory (limits.memoryMb)");
     else if (/Maximum call stack|stack overflow/i.test(text)) envelope = makeFailure("stack", "RangeError", "the call stack overflowed");
+    else if ((error as NodeJS.ErrnoException)?.code === "ERR_ACCESS_DENIED" || /ERR_ACCESS_DENIED|Access to this API has been restricted/.test(text)) {
+      envelope = makeFailure("denied", "PermissionError", `the sandbox denied an operation: ${text.slice(0, 300)}`);
+    }
     else envelope = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
     fatal = text;
   } finally {
