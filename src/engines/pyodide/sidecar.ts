@@ -181,7 +181,8 @@ function joined(): Buffer {
 }
 function consume(n: number): void {
   const all = joined();
-  chunks = n < all.length ? [all.subarray(n)] : [];
+  // Copy the rest: a view would keep the whole (snapshot-sized) buffer alive.
+  chunks = n < all.length ? [Buffer.from(all.subarray(n))] : [];
   buffered -= n;
 }
 
@@ -608,6 +609,9 @@ async function main(): Promise<void> {
   const loadStart = performance.now();
   const py = await loadPyodideRuntime(snapshot, mode === "snapshot");
   snapshot = undefined;
+  // Pyodide keeps its load options; drop its reference to the 30 MB snapshot so it can be collected.
+  const config = (py as unknown as { _api?: { config?: Record<string, unknown> } })._api?.config;
+  if (config) delete config._loadSnapshot;
   const loadMs = performance.now() - loadStart;
   const M = py._module;
   const FS = M.FS;
