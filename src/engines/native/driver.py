@@ -21,8 +21,11 @@ import signal
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402  (the shared Python harness, bound beside this file)
+_here = os.path.dirname(os.path.abspath(__file__))
+# In the jail the harness is bound beside this file; run unjailed (seal.bubblewrap off) it sits in
+# the source tree's ../python.
+sys.path[:0] = [_here, os.path.join(os.path.dirname(_here), "python")]
+import harness  # noqa: E402
 
 RESULT_FD = 4
 
