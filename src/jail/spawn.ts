@@ -19,7 +19,7 @@ import type { Duplex, Readable, Writable } from "node:stream";
 import { SealUnavailableError } from "../errors.ts";
 import type { ResolvedSeal } from "../options.ts";
 import { bwrapArgs, type Bind } from "./bwrap.ts";
-import { JailCgroup } from "./cgroup.ts";
+import { JailCgroup, type CgroupStats } from "./cgroup.ts";
 import { checkSeal, type SealPlan } from "./check.ts";
 import { cgroupSupport, DEFAULT_TOOLS, readableBy, sharedLibraries, type HostTools } from "./host.ts";
 import { PROFILES, type SeccompProfileName } from "./profiles.ts";
@@ -122,6 +122,8 @@ export interface JailedProcess extends AsyncDisposable {
   setDeadline(ms: number): void;
   /** Resolves once the jail is gone (and its cgroup removed). Never rejects. */
   readonly exited: Promise<JailExit>;
+  /** Peak memory so far and whether the OOM killer fired (cgroup only; `{ oomKilled: false }` otherwise). */
+  memoryStats(): CgroupStats;
 }
 
 const SIGNALS_BY_NUMBER: Record<number, NodeJS.Signals> = { 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS" };
@@ -352,6 +354,7 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
     kill,
     setDeadline,
     exited,
+    memoryStats: () => cgroup?.stats() ?? { oomKilled: false },
     async [Symbol.asyncDispose]() {
       kill();
       await exited;
