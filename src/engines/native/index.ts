@@ -72,11 +72,10 @@ class NativeEngine implements Engine {
 
   #takeSpare(limits: Limits): JailedProcess | undefined {
     const spare = this.#spare;
+    // A spare built for other limits stays for the next run that matches them.
+    if (!spare || spare.dead || spare.key !== limitsKey(limits)) return undefined;
     this.#spare = undefined;
-    if (!spare) return undefined;
-    if (!spare.dead && spare.key === limitsKey(limits)) return spare.jail;
-    spare.jail.kill();
-    return undefined;
+    return spare.jail;
   }
 
   /** Starts the spare in the background (createEngine calls it; runs call it after taking one). */
