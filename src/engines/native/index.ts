@@ -75,6 +75,7 @@ class NativeEngine implements Engine {
     // A spare built for other limits stays for the next run that matches them.
     if (!spare || spare.dead || spare.key !== limitsKey(limits)) return undefined;
     this.#spare = undefined;
+    setParked(spare.jail, false);
     return spare.jail;
   }
 
@@ -93,6 +94,7 @@ class NativeEngine implements Engine {
           return;
         }
         const spare = { jail, key: limitsKey(limits), dead: false };
+        setParked(jail, true);
         void jail.exited.then(() => {
           spare.dead = true;
           if (this.#spare === spare) this.#spare = undefined;
@@ -163,6 +165,10 @@ class NativeEngine implements Engine {
     // A pre-started process built for these limits, or a fresh one. Either way it has run nothing yet.
     const jail = this.#takeSpare(limits) ?? (await this.#spawn(limits));
     this.#refillSpare();
+    if (request.signal?.aborted) {
+      jail.kill();
+      return { ...base(performance.now() - started), ok: false, error: abortedError() };
+    }
     const takenAt = Date.now();
     jail.setDeadline(limits.timeoutMs);
     let aborted = false;
@@ -258,6 +264,15 @@ class NativeEngine implements Engine {
     for (const jail of this.#live) jail.kill();
     await Promise.allSettled([...this.#live].map((j) => j.exited));
   }
+}
+
+/**
+ * A parked spare must not keep the host's event loop alive: a program that forgets `close()` still
+ * exits (and `--die-with-parent` takes the spare with it).
+ */
+function setParked(jail: JailedProcess, parked: boolean): void {
+  const handles = [jail.child, jail.child.stdin, jail.child.stdout, jail.child.stderr, ...jail.pipes] as { ref?: () => void; unref?: () => void }[];
+  for (const h of handles) (parked ? h.unref : h.ref)?.call(h);
 }
 
 /** The limits a jail is built with; a spare serves a run only when these match. */
