@@ -39,6 +39,12 @@ _MAX_DEPTH = 100
 _MAX_MESSAGE_CHARS = 8192
 _MAX_STACK_CHARS = 32768
 
+# Bound at import: a run that patches json.dumps or repr-related builtins must not break its own
+# envelope (it can only ever affect its own result, but a confusing one helps nobody).
+_json_dumps = json.dumps
+_repr = repr
+_isinstance = isinstance
+
 
 class _NotData(Exception):
     pass
@@ -73,7 +79,7 @@ def _to_data(value, depth=0):
 
 def _safe_repr(value, limit):
     try:
-        text = repr(value)
+        text = _repr(value)
     except BaseException as e:  # a hostile __repr__ must not break the envelope
         text = "<unrepresentable %s: %s>" % (type(value).__name__, type(e).__name__)
     if len(text) > limit:
@@ -86,7 +92,7 @@ def _value_envelope(value, max_bytes):
         return {"ok": True, "value": None, "valueKind": "none"}
     try:
         data = _to_data(value)
-        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        text = _json_dumps(data, ensure_ascii=False, allow_nan=False)
         if len(text.encode("utf-8")) <= max_bytes:
             return {"ok": True, "value": data, "valueKind": "json"}
         return _failure(
@@ -294,9 +300,9 @@ def run(code, max_result_bytes=DEFAULT_MAX_RESULT_BYTES, namespace=None):
 
 def encode_envelope(envelope):
     try:
-        return json.dumps(envelope, ensure_ascii=False, allow_nan=False)
+        return _json_dumps(envelope, ensure_ascii=False, allow_nan=False)
     except BaseException:
-        return json.dumps(_failure("runtime", "InternalError", "the result could not be encoded"))
+        return _json_dumps(_failure("runtime", "InternalError", "the result could not be encoded"))
 
 
 def _main(argv):
