@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startListener } from "../helpers/host.ts";
 import { closeNative, PROBES, runNative } from "../helpers/native.ts";
-import { closePyodide, runPy } from "../helpers/pyodide.ts";
+import { closePyodide, PY_PROBE, runPy } from "../helpers/pyodide.ts";
 
 describe("native", () => {
   let listener: Awaited<ReturnType<typeof startListener>>;
@@ -23,6 +23,7 @@ import socket, urllib.request
   "unix": probe(lambda: socket.socket(socket.AF_UNIX)),
   "socketpair": probe(lambda: socket.socketpair()),
   "http": probe(lambda: urllib.request.urlopen("http://127.0.0.1:${port}/", timeout=2)),
+  "dns": probe(lambda: socket.getaddrinfo("localhost", 80)),
   "raw_socket_inet": raw(41, 2, 1, 0),
   "raw_socket_unix": raw(41, 1, 1, 0),
   "raw_socket_netlink": raw(41, 16, 3, 0),
@@ -59,14 +60,8 @@ describe("pyodide", () => {
   // (Emscripten answers getaddrinfo from a fake in-process table, so DNS "works" without any network.)
   it("TCP and HTTP fail from Python; the host listener sees nothing", async () => {
     const port = listener.port;
-    const r = await runPy(`
+    const r = await runPy(`${PY_PROBE}
 import socket, urllib.request
-def probe(fn):
-    try:
-        fn()
-        return "ALLOWED"
-    except BaseException as e:
-        return type(e).__name__
 {
   "tcp": probe(lambda: socket.create_connection(("127.0.0.1", ${port}), timeout=2)),
   "http": probe(lambda: urllib.request.urlopen("http://127.0.0.1:${port}/", timeout=2)),
