@@ -271,6 +271,7 @@ interface PyodideModule {
   stackRestore(sp: number): void;
   __hiwire_get(index: number): unknown;
   __hiwire_set(index: number, value: unknown): number;
+  _malloc_set_footprint_limit(bytes: number): number;
   wasmTable: WasmTable;
   LDSO: { loadedLibsByName: Record<string, unknown> };
 }
@@ -684,7 +685,12 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
   output.truncated = false;
   memoryCapHit = false;
   peakMemoryBytes = M.HEAPU8.length;
-  memoryCapBytes = Math.max(limits.memoryMb * 1024 * 1024, M.HEAPU8.length);
+  // Two caps: malloc's footprint limit (dlmalloc, in linear memory, so the reset restores it) holds
+  // even when an earlier run already grew the memory that the reset cannot shrink; the grow hook is
+  // the backstop on the memory's real size.
+  const capBytes = limits.memoryMb * 1024 * 1024;
+  M._malloc_set_footprint_limit(Math.min(capBytes, 0xffff0000));
+  memoryCapBytes = Math.max(capBytes, M.HEAPU8.length);
   let envelope: string;
   let fatal: string | undefined;
   try {
