@@ -41,18 +41,27 @@ var strReplace = String.prototype.replace, regexpTest = RegExp.prototype.test;
 var MAX_DEPTH = 200;
 
 function brand(v) {
-  // The class of v, decided by QuickJS's class id rather than anything v can override.
+  // The class of v. The tag is only a hint (user code can set Symbol.toStringTag); every class other
+  // than plain Object is confirmed by a method that checks QuickJS's class id, so a spoofed tag falls
+  // back to "Object". Plain objects and arrays cost no exception.
   var tag = apply(objToString, v, []);
-  if (tag === "[object Array]" && isArray(v)) return "Array";
-  try { apply(mapSize, v, []); return "Map"; } catch (e) {}
-  try { apply(setSize, v, []); return "Set"; } catch (e) {}
-  try { apply(dateTime, v, []); return "Date"; } catch (e) {}
-  if (isView(v)) { var t = apply(taTag, v, []); return t === undefined ? "DataView" : t; }
-  try { apply(abByteLength, v, []); return "ArrayBuffer"; } catch (e) {}
-  if (tag === "[object Error]") return "Error";
-  if (tag === "[object RegExp]") { try { apply(regexpToString, v, []); return "RegExp"; } catch (e) {} }
-  if (tag === "[object Promise]") return "Promise";
-  return "Object";
+  switch (tag) {
+    case "[object Object]": return isView(v) ? viewBrand(v) : "Object";
+    case "[object Array]": return isArray(v) ? "Array" : "Object";
+    case "[object Map]": try { apply(mapSize, v, []); return "Map"; } catch (e) { return "Object"; }
+    case "[object Set]": try { apply(setSize, v, []); return "Set"; } catch (e) { return "Object"; }
+    case "[object Date]": try { apply(dateTime, v, []); return "Date"; } catch (e) { return "Object"; }
+    case "[object ArrayBuffer]": try { apply(abByteLength, v, []); return "ArrayBuffer"; } catch (e) { return "Object"; }
+    case "[object Error]": return "Error";
+    case "[object RegExp]": try { apply(regexpToString, v, []); return "RegExp"; } catch (e) { return "Object"; }
+    case "[object Promise]": return "Promise";
+  }
+  return isView(v) ? viewBrand(v) : "Object";
+}
+
+function viewBrand(v) {
+  var t = apply(taTag, v, []);
+  return t === undefined ? "DataView" : t;
 }
 
 function LimitError() {}
