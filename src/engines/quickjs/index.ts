@@ -83,6 +83,7 @@ export class QuickJSEngine implements Engine {
       }
     }
     host.releaseCell(cell, REUSABLE.has(run.failureKind) && host.alive);
+    retireIfGrown(host, req);
     return result;
   }
 
@@ -124,6 +125,15 @@ export class QuickJSEngine implements Engine {
     this.pool.close();
   }
 }
+
+/**
+ * WASM memory never shrinks: after a run that grew the module far past what runs need (an allocation
+ * bomb), the module is retired so its memory goes back to the host once its runs finish.
+ */
+function retireIfGrown(host: ModuleHost, req: ResolvedRequest): void {
+  if (host.alive && host.memoryBytes() > Math.max(RETIRE_BYTES, 2 * req.limits.memoryMb * 1024 * 1024 + RETIRE_BYTES)) host.retire();
+}
+const RETIRE_BYTES = 64 * 1024 * 1024;
 
 function globalNeedsFor(code: string, hostNames: string[]) {
   return globalNeeds(code, hostNames);

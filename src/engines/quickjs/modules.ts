@@ -41,6 +41,8 @@ export class ModuleHost {
   /** Byte offset of `interrupt_counter` inside JSContext, or -1 when it could not be verified. */
   readonly counterOffset: number;
   alive = true;
+  /** A retired module serves the cells it has but no new runs; it is dropped when they finish. */
+  retired = false;
   /** Why the module was poisoned (for messages to runs that die with it). */
   poisonReason = "";
   readonly idle: Cell[] = [];
@@ -75,6 +77,22 @@ export class ModuleHost {
     this.#onPoison(this);
   }
 
+  /** Bytes of linear memory the module has grown to (it never shrinks). */
+  memoryBytes(): number {
+    return this.#buffer().byteLength;
+  }
+
+  /**
+   * Stops handing this module out: its linear memory has grown large (WASM memory never shrinks), so
+   * the engine moves to the spare and lets this one be garbage-collected once its runs end.
+   */
+  retire(): void {
+    if (this.retired || !this.alive) return;
+    this.retired = true;
+    this.idle.length = 0;
+    this.#onPoison(this);
+  }
+
   /** A cell from the pool, or a new one. Throws when the module is poisoned (or poisons it). */
   takeCell(): Cell {
     const idle = this.idle.pop();
@@ -86,7 +104,7 @@ export class ModuleHost {
 
   /** Returns a cell after a clean run, or frees it. */
   releaseCell(cell: Cell, reusable: boolean): void {
-    if (!this.alive || cell.dead) {
+    if (!this.alive || cell.dead || this.retired) {
       this.cells.delete(cell);
       return;
     }
@@ -281,7 +299,7 @@ export class ModulePool {
 
   /** The live module; instantiates one (and its spare) on first use. */
   async get(): Promise<ModuleHost> {
-    if (this.#current?.alive) return this.#current;
+    if (this.#current?.alive && !this.#current.retired) return this.#current;
     this.#starting ??= this.#promote();
     try {
       return await this.#starting;
@@ -292,7 +310,7 @@ export class ModulePool {
 
   /** The live module if one is ready right now (no await on the hot path). */
   ready(): ModuleHost | undefined {
-    return this.#current?.alive ? this.#current : undefined;
+    return this.#current?.alive && !this.#current.retired ? this.#current : undefined;
   }
 
   async #promote(): Promise<ModuleHost> {

@@ -20,6 +20,8 @@ import { SERVICE_FILENAME } from "./service.ts";
 const EVAL_TYPE_MODULE = 1 << 0;
 const EVAL_FLAG_ASYNC = 1 << 7;
 const MB = 1024 * 1024;
+/** Linear-memory growth allowed beyond memoryMb before a run fails with `memory` (allocator slack). */
+const MEMORY_SLACK_MB = 32;
 /** How long the host may spend reading an exception (guest getters on it included). */
 const INSPECT_GRACE_MS = 100;
 /** Runs shorter than this do not measure memory (the measurement would be a large share of the run). */
@@ -72,6 +74,8 @@ export class Run implements GuestRunHooks {
   #handles: QuickJSHandle[] = [];
   #peakBytes = 0;
   #graceUntil: number | undefined;
+  #memoryCeiling = Infinity;
+  #memoryExceeded = false;
 
   constructor(guest: Guest, req: ResolvedRequest, src: PreparedSource) {
     this.#guest = guest;
@@ -94,6 +98,14 @@ export class Run implements GuestRunHooks {
       this.#interruptKind = "aborted";
       return true;
     }
+    // QuickJS does not count every allocation against setMemoryLimit (many small ArrayBuffers slip
+    // past it), so the module's linear memory is watched too: growth past the run's cap is a memory
+    // failure, caught within one polling window.
+    if (this.#guest.cell.host.memoryBytes() > this.#memoryCeiling) {
+      this.#memoryExceeded = true;
+      this.#interruptKind = "memory";
+      return true;
+    }
     return false;
   }
 
@@ -102,6 +114,7 @@ export class Run implements GuestRunHooks {
     const limits = this.#req.limits;
     cell.rt.setMemoryLimit(limits.memoryMb * MB);
     cell.rt.setMaxStackSize(limits.maxStackKb * 1024);
+    this.#memoryCeiling = cell.host.memoryBytes() + (limits.memoryMb + MEMORY_SLACK_MB) * MB;
     cell.source = this;
     cell.userCtx = ctx;
     cell.runs++;
@@ -368,6 +381,10 @@ export class Run implements GuestRunHooks {
     const kind = this.#interruptKind ?? "timeout";
     if (this.#failure) return this.#failure;
     if (kind === "aborted") return { kind, name: "AbortError", message: "the run was aborted by the caller's signal" };
+    if (kind === "memory") {
+      this.#peakBytes = this.#req.limits.memoryMb * MB;
+      return { kind, name: "MemoryError", message: `the run used more than its ${this.#req.limits.memoryMb} MB memory limit (limits.memoryMb); use less data per run` };
+    }
     return {
       kind: "timeout",
       name: "TimeoutError",
