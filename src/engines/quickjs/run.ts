@@ -24,6 +24,17 @@ const MB = 1024 * 1024;
 const MEMORY_SLACK_MB = 32;
 /** How long the host may spend reading an exception (guest getters on it included). */
 const INSPECT_GRACE_MS = 100;
+/**
+ * QuickJS's stack limit is clamped: on quickjs-emscripten 0.32 the host's native stack runs out at
+ * roughly 2,500 plain JS frames (~480 KiB of QuickJS stack), and a limit of a few MiB makes QuickJS
+ * reject even parsing (its limit underflows the WASM shadow stack). Below the clamp QuickJS's own check
+ * fires first for ordinary recursion; C-level recursion that still outruns the host stack is caught as
+ * a host RangeError (kind `stack`, module replaced).
+ */
+const MAX_EFFECTIVE_STACK_KB = 384;
+export function effectiveStackKb(requested: number): number {
+  return Math.min(requested, MAX_EFFECTIVE_STACK_KB);
+}
 /** Runs shorter than this do not measure memory (the measurement would be a large share of the run). */
 const PEAK_MIN_RUN_MS = 2;
 /** Stack frames kept in a reported error; longer stacks are cut, repeated frames collapsed. */
@@ -113,7 +124,7 @@ export class Run implements GuestRunHooks {
     const { cell, ctx } = this.#guest;
     const limits = this.#req.limits;
     cell.rt.setMemoryLimit(limits.memoryMb * MB);
-    cell.rt.setMaxStackSize(limits.maxStackKb * 1024);
+    cell.rt.setMaxStackSize(effectiveStackKb(limits.maxStackKb) * 1024);
     this.#memoryCeiling = cell.host.memoryBytes() + (limits.memoryMb + MEMORY_SLACK_MB) * MB;
     cell.source = this;
     cell.userCtx = ctx;
@@ -221,7 +232,7 @@ export class Run implements GuestRunHooks {
       ? {
           kind: "stack",
           name: "RangeError",
-          message: `the call stack overflowed (recursion too deep for the host's native stack before the ${this.#req.limits.maxStackKb} KiB guest limit fired); the engine was replaced`,
+          message: `the call stack overflowed (recursion too deep for the host's native stack before the ${effectiveStackKb(this.#req.limits.maxStackKb)} KiB guest limit fired); the engine was replaced`,
         }
       : {
           kind: "crashed",
@@ -429,7 +440,7 @@ export class Run implements GuestRunHooks {
       return this.#setFailure({
         kind: "stack",
         name: "RangeError",
-        message: `the call stack overflowed (limits.maxStackKb is ${limits.maxStackKb} KiB); look for unbounded recursion`,
+        message: `the call stack overflowed (${effectiveStackKb(limits.maxStackKb)} KiB of stack, limits.maxStackKb); look for unbounded recursion`,
         ...this.#location(info),
       });
     }
