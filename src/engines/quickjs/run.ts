@@ -167,6 +167,8 @@ export class Run implements GuestRunHooks {
     if (state.type === "rejected") state.error.dispose();
 
     for (;;) {
+      // An interrupt can be swallowed by an async function (its promise just stays pending).
+      if (this.#interruptKind && !this.#failure) this.#setFailure(this.#interruptError());
       if (this.#failure) return undefined;
       if (!cell.host.alive) return this.#crashedByOther();
       if (promise) {
@@ -406,6 +408,12 @@ export class Run implements GuestRunHooks {
   /** Reads an exception through the service realm and turns it into a GuestError with the right kind. */
   #failFromException(exc: QuickJSHandle, phase: "eval" | "job" | "timer" | "serialize"): void {
     const { cell } = this.#guest;
+    if (this.#interruptKind && !this.#failure) {
+      // The run was being stopped (deadline, abort, a limit): whatever surfaced is a symptom of that.
+      exc.dispose();
+      this.#setFailure(this.#interruptError());
+      return;
+    }
     const limits = this.#req.limits;
     // Room to inspect: after an out-of-memory the exception may not be readable within the cap, and
     // after an interrupt the deadline has passed. Guest getters on the error run under this grace.
