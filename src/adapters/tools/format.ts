@@ -58,7 +58,10 @@ export function formatResult(result: RunResult, options: FormatOptions): ToolOut
   // Budget: the head is short; the value, stack and output share what is left, output last.
   const parts: string[] = [...head];
   let budget = options.maxChars - head.join("\n").length;
-  if (result.ok && result.value !== undefined) {
+  // Python's None is "no value" (the REPL prints nothing for it), so `print(x)` as the last line
+  // does not add a `value: null` the model has to ignore.
+  const hasValue = result.ok && result.value !== undefined && !(result.language === "python" && result.value === null);
+  if (result.ok && hasValue) {
     const value = cut(renderValue(result.value), Math.max(200, Math.floor(budget / 2)), "value");
     parts.push(`value: ${value}`);
     budget -= value.length + 7;
@@ -85,7 +88,7 @@ export function formatResult(result: RunResult, options: FormatOptions): ToolOut
     parts.push(`files written: ${listed.join("; ")}`);
     for (const f of files) if (f.text !== undefined) parts.push(`--- ${f.path} ---\n${f.text}`);
   }
-  if (result.ok && result.value === undefined && present.length === 0 && files.length === 0) {
+  if (result.ok && !hasValue && present.length === 0 && files.length === 0) {
     parts.push("(no value, no output: end the code with an expression, or print, to see a result)");
   }
   return { isError: !result.ok, text: parts.join("\n"), files };

@@ -151,7 +151,7 @@ function describeRunCode(languages: readonly Language[], limits: Limits, pythonE
   ];
   if (js) {
     lines.push(
-      "JavaScript/TypeScript: QuickJS (ES2023) with top-level await, console.log, setTimeout; TypeScript types are stripped, not checked. No Node.js APIs (require, process, fs), no npm packages, no fetch.",
+      "JavaScript/TypeScript: QuickJS (ES2023) with top-level await, console.log, setTimeout, and a global `fs` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No other Node.js APIs (require, process), no npm packages, no fetch.",
     );
   }
   if (languages.includes("python")) {

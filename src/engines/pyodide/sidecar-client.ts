@@ -403,7 +403,7 @@ function parseFiles(raw: unknown, maxFiles: number, maxFileBytes: number): Outpu
  * not make the host buffer without limit), and raw byte runs for the snapshot.
  */
 class LineReader {
-  #buffer = Buffer.alloc(0);
+  #buffer: Buffer = Buffer.alloc(0);
   #ended = false;
   #waiter: (() => void) | undefined;
   #error: Error | undefined;

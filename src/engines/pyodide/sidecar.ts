@@ -63,7 +63,7 @@ const toStderr = (...args: unknown[]): void => {
   process.stderr.write(format(...args) + "\n");
 };
 console.log = console.info = console.debug = console.warn = console.error = toStderr;
-process.stdout.write = ((chunk: string | Uint8Array) => process.stderr.write(chunk)) as typeof process.stdout.write;
+process.stdout.write = ((chunk: string | Uint8Array) => process.stderr.write(chunk));
 
 function die(message: string, code = 70): never {
   try {
@@ -72,7 +72,7 @@ function die(message: string, code = 70): never {
     process.exit(code);
   }
 }
-process.on("uncaughtException", (error) => die(`uncaught: ${String((error as Error)?.stack ?? error)}`));
+process.on("uncaughtException", (error) => die(`uncaught: ${String((error)?.stack ?? error)}`));
 process.on("unhandledRejection", (error) => die(`unhandled rejection: ${String((error as Error)?.stack ?? error)}`));
 
 const bindingConstants = Object.freeze({ fs: fsConstants, os: osConstants });
@@ -124,8 +124,18 @@ const WASM_PAGE = 65536;
 let memoryCapBytes = Number.POSITIVE_INFINITY;
 let memoryCapHit = false;
 let peakMemoryBytes = 0;
-const realGrow = WebAssembly.Memory.prototype.grow;
-WebAssembly.Memory.prototype.grow = function grow(this: WebAssembly.Memory, delta: number): number {
+// The TS libs this project uses carry no WebAssembly declarations; this is the little we touch.
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(this: WasmMemory, delta: number): number;
+}
+interface WasmTable {
+  readonly length: number;
+}
+const WasmMemoryProto = (globalThis as unknown as { WebAssembly: { Memory: { prototype: WasmMemory } } }).WebAssembly.Memory.prototype;
+// eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be called with .call(memory)
+const realGrow = WasmMemoryProto.grow;
+WasmMemoryProto.grow = function grow(this: WasmMemory, delta: number): number {
   const next = this.buffer.byteLength + delta * WASM_PAGE;
   if (next > memoryCapBytes) {
     memoryCapHit = true;
@@ -259,7 +269,7 @@ interface PyodideModule {
   stackRestore(sp: number): void;
   __hiwire_get(index: number): unknown;
   __hiwire_set(index: number, value: unknown): number;
-  wasmTable: WebAssembly.Table;
+  wasmTable: WasmTable;
   LDSO: { loadedLibsByName: Record<string, unknown> };
 }
 interface PyProxyFn {
@@ -296,10 +306,22 @@ class _WasmcellBlockedFinder:
         return None
 
 # None in sys.modules makes "import x" raise ModuleNotFoundError even for modules already loaded;
-# the objects Pyodide's own code holds (the event loop's scheduler) keep working.
+# the objects Pyodide's own code holds (the event loop's scheduler) keep working. Pyodide's asyncio
+# glue (asyncio.run, run_until_complete) imports "pyodide_js._api.config" lazily for one flag: it
+# gets a pure-Python stand-in holding that flag and no JavaScript object.
+import pyodide_js as _pjs
+_config = types.SimpleNamespace(enableRunUntilComplete=bool(_pjs._api.config.enableRunUntilComplete))
+del _pjs
 for _name in list(sys.modules):
     if _name.split(".", 1)[0] in _BLOCKED_ROOTS:
         sys.modules[_name] = None
+_api_stub = types.ModuleType("pyodide_js._api", "wasmcell stand-in: configuration flags only")
+_api_stub.config = _config
+_js_stub = types.ModuleType("pyodide_js", "wasmcell stand-in: no JavaScript objects")
+_js_stub._api = _api_stub
+sys.modules["pyodide_js"] = _js_stub
+sys.modules["pyodide_js._api"] = _api_stub
+del _api_stub, _js_stub, _config
 sys.meta_path.insert(0, _WasmcellBlockedFinder)
 
 _REFUSED_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
@@ -309,6 +331,17 @@ def _wasmcell_audit(event, args):
 sys.addaudithook(_wasmcell_audit)
 
 os.chdir(${JSON.stringify(WORKDIR)})
+
+# Pyodide's event loop is always running here, and blocking on it (its asyncio.run) needs a stack
+# switch our entry point cannot offer: say what works instead of Pyodide's internal message.
+_pyodide_asyncio_run = asyncio.run
+def _wasmcell_asyncio_run(main, *, debug=None, loop_factory=None):
+    if asyncio.events._get_running_loop() is not None and loop_factory is None:
+        if inspect.iscoroutine(main):
+            main.close()
+        raise RuntimeError("asyncio.run() cannot block inside the sandbox's running event loop; use top-level 'await main()' instead")
+    return _pyodide_asyncio_run(main, debug=debug, loop_factory=loop_factory)
+asyncio.run = _wasmcell_asyncio_run
 
 def _wasmcell_start(code, max_result_bytes, fresh):
     # Every run starts from the checkpoint, which holds one random state: reseed so runs differ.
@@ -631,7 +664,7 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     deadline.lastSent = Number.NEGATIVE_INFINITY;
     deadline.at = performance.now() + limits.timeoutMs;
     let value = start(message.code, limits.maxResultBytes, !stateful);
-    if (typeof value !== "string") value = await (value as Promise<unknown>);
+    if (typeof value !== "string") value = await (value);
     envelope = typeof value === "string" ? value : makeFailure("crashed", "InternalError", "the harness returned no envelope");
   } catch (error) {
     // A PythonError escaping the harness (KeyboardInterrupt while building the envelope), or a
@@ -649,7 +682,7 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     const rest = output.decoders[stream].decode();
     if (rest && !output.truncated) send({ t: "out", id: message.id, stream, text: rest });
   }
-  let collected: { files: { path: string; data: string }[]; over?: string } = { files: [] };
+  let collected: { files: { path: string; data: string }[]; over?: string };
   try {
     collected = collectOutputFiles(M.FS, message.files, limits);
   } catch (error) {
