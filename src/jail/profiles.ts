@@ -62,7 +62,8 @@ const RUNTIME = [
   "open", "openat", "stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs", "access",
   "faccessat", "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd",
   // memory
-  "brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync", "mincore", "membarrier",
+  // (not mincore: it would tell the guest which pages of the host's shared libraries are cached)
+  "brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync", "membarrier",
   // threads and exit
   "futex", "set_robust_list", "get_robust_list", "set_tid_address", "rseq", "gettid", "getpid",
   "getppid", "exit", "exit_group", "sched_yield", "sched_getaffinity", "sched_getparam",
@@ -113,6 +114,8 @@ export const PYTHON_NATIVE: SeccompProfile = Object.freeze({
     ...RUNTIME,
     // writes in the jail's tmpfs (the mount namespace decides where they can land: nowhere else is writable)
     "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename", "renameat", "renameat2", "link", "linkat",
+    // flock and fcntl's locks stay: sqlite3 needs them in the tmpfs. On the read-only binds a guest
+    // could at most hold a read lock that a host writer of the same file would wait for.
     "symlink", "symlinkat", "ftruncate", "truncate", "fallocate", "fsync", "fdatasync", "flock", "fchmod",
     "fchmodat", "chmod", "umask", "utimensat", "chdir", "fchdir", "sendfile", "copy_file_range",
     // OpenBLAS NUMA hints
