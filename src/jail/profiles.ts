@@ -42,6 +42,12 @@ const PR_GET_NAME = 16;
 const PR_SET_VMA = 0x53564d41;
 const prctlNames: ArgRule = { syscall: "prctl", when: [{ arg: 0, op: "in", values: [PR_GET_DUMPABLE, PR_SET_NAME, PR_GET_NAME, PR_SET_VMA] }] };
 
+// socketpair(AF_UNIX) only: asyncio's event loop wakes itself through one (its "self-pipe"). The pair
+// is connected to nothing but itself; socket(), connect(), bind() and listen() stay denied, so no
+// socket can ever reach outside the process.
+const AF_UNIX = 1;
+const socketpairUnix: ArgRule = { syscall: "socketpair", when: [{ arg: 0, op: "in", values: [AF_UNIX] }] };
+
 /** Probes a runtime makes and handles: answered the same way in production and in the kill test mode. */
 const PROBES: Record<string, SeccompAction> = {
   // glibc tries clone3 first and falls back to clone (which the rule above can inspect) on ENOSYS.
@@ -106,7 +112,8 @@ export const NODE_PYODIDE: SeccompProfile = Object.freeze({
 
 /**
  * Debian's /usr/bin/python3 with numpy, pandas and matplotlib. It writes files (into the tmpfs working
- * directory: that is where outputs come from), uses NUMA hints (OpenBLAS) and may ask for a process.
+ * directory: that is where outputs come from), uses NUMA hints (OpenBLAS), runs asyncio (top-level
+ * await) and may ask for a process.
  */
 export const PYTHON_NATIVE: SeccompProfile = Object.freeze({
   name: "python-native",
@@ -120,8 +127,10 @@ export const PYTHON_NATIVE: SeccompProfile = Object.freeze({
     "fchmodat", "chmod", "umask", "utimensat", "chdir", "fchdir", "sendfile", "copy_file_range",
     // OpenBLAS NUMA hints
     "mbind", "get_mempolicy",
+    // send/recv on the sockets the process holds: its asyncio socketpair and its stdio
+    "sendto", "recvfrom", "sendmsg", "recvmsg",
   ],
-  rules: [cloneThreadsOnly, ioctlNoTty, prctlNames],
+  rules: [cloneThreadsOnly, ioctlNoTty, prctlNames, socketpairUnix],
   fixed: {
     ...PROBES,
     // platform.processor() runs `uname -p` through vfork; subprocess uses vfork too. A clear EPERM
