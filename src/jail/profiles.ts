@@ -52,6 +52,9 @@ const socketpairUnix: ArgRule = { syscall: "socketpair", when: [{ arg: 0, op: "i
 const PROBES: Record<string, SeccompAction> = {
   // glibc tries clone3 first and falls back to clone (which the rule above can inspect) on ENOSYS.
   clone3: errno(ENOSYS),
+  // Denied on purpose, and tried by ordinary code that copes with the refusal (uuid1's MAC lookup,
+  // getaddrinfo, logging handlers): an EPERM in the kill mode too, so only *unplanned* calls kill.
+  socket: errno(EPERM),
 };
 
 /** What any process in the jail needs: its own memory, threads, time, signals, and I/O on open fds. */
@@ -125,6 +128,9 @@ export const PYTHON_NATIVE: SeccompProfile = Object.freeze({
     // could at most hold a read lock that a host writer of the same file would wait for.
     "symlink", "symlinkat", "ftruncate", "truncate", "fallocate", "fsync", "fdatasync", "flock", "fchmod",
     "fchmodat", "chmod", "umask", "utimensat", "chdir", "fchdir", "sendfile", "copy_file_range",
+    // extended attributes (shutil.copy2/copystat copy them; EPERM would make those raise)
+    "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", "setxattr", "lsetxattr",
+    "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
     // OpenBLAS NUMA hints
     "mbind", "get_mempolicy",
     // send/recv on the sockets the process holds: its asyncio socketpair and its stdio
