@@ -87,6 +87,18 @@ import matplotlib; matplotlib.get_backend()`);
     assert.equal(!memory.ok && memory.error.name, "MemoryError");
   });
 
+  it("top-level await (asyncio) and sqlite3 in the working directory work", async () => {
+    const r = await run(`import asyncio, sqlite3
+await asyncio.sleep(0.01)
+results = await asyncio.gather(*(asyncio.sleep(0.01, result=i) for i in range(3)))
+db = sqlite3.connect("db.sqlite")
+db.execute("create table t(x)"); db.executemany("insert into t values (?)", [(i,) for i in results]); db.commit()
+db.execute("select sum(x) from t").fetchone()[0]`);
+    assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+    assert.equal(r.ok && r.value, 3);
+    assert.deepEqual(r.files.map((f) => f.path), ["db.sqlite"]);
+  });
+
   it("a caller's abort ends the run as kind aborted", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
