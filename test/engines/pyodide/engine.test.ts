@@ -2,7 +2,7 @@
 // output, errors, files, limits, the deadline ladder, the pool and sessions.
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { QueueFullError } from "../../../src/errors.ts";
+import { QueueFullError, SealUnavailableError } from "../../../src/errors.ts";
 import { createSandbox } from "../../../src/sandbox.ts";
 import type { OutputChunk } from "../../../src/types.ts";
 import { closePyodide, FULL, pyodideSandbox, runPy } from "../../helpers/pyodide.ts";
@@ -204,5 +204,15 @@ describe("pool and sessions", () => {
     assert.deepEqual(b.ok && b.value, [42, "patched"]);
     const c = await runPy("'counter' in globals()");
     assert.equal(c.ok && c.value, false);
+  });
+});
+
+describe("the seal", () => {
+  it("a layer asked for that cannot be set up is SealUnavailableError at createSandbox, never a silent downgrade", async () => {
+    // seccomp is installed by bubblewrap: asking for it without bubblewrap cannot be honoured.
+    await assert.rejects(
+      createSandbox({ python: { pool: 1 }, seal: { bubblewrap: false } }),
+      (error: unknown) => error instanceof SealUnavailableError && error.layer === "seccomp",
+    );
   });
 });
