@@ -86,7 +86,6 @@ export class Run implements GuestRunHooks {
   #peakBytes = 0;
   #graceUntil: number | undefined;
   #memoryCeiling = Infinity;
-  #memoryExceeded = false;
 
   constructor(guest: Guest, req: ResolvedRequest, src: PreparedSource) {
     this.#guest = guest;
@@ -113,7 +112,6 @@ export class Run implements GuestRunHooks {
     // past it), so the module's linear memory is watched too: growth past the run's cap is a memory
     // failure, caught within one polling window.
     if (this.#guest.cell.host.memoryBytes() > this.#memoryCeiling) {
-      this.#memoryExceeded = true;
       this.#interruptKind = "memory";
       return true;
     }
