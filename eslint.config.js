@@ -4,7 +4,8 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "coverage/", "**/*.d.ts"] },
+  // examples/code/ holds guest programs (run inside cells), not host code.
+  { ignores: ["dist/", "node_modules/", "coverage/", "**/*.d.ts", "examples/code/"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,3 +1,4 @@
+/* global process, console */
 // Fails loudly when npm scripts are not running on the Node pinned in devDependencies.
 // npm 11 flags the `node` package's install script; if it was skipped, node_modules/.bin/node is
 // missing and scripts would silently run on whatever node the machine has.

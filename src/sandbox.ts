@@ -70,7 +70,7 @@ export class Sandbox implements AsyncDisposable {
     await Promise.allSettled([...this.#inFlight]);
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     const engines = await Promise.allSettled([...this.#engines.values()]);
-    await Promise.allSettled(engines.map((e) => (e.status === "fulfilled" ? e.value.close() : undefined)));
+    await Promise.allSettled(engines.flatMap((e) => (e.status === "fulfilled" ? [e.value.close()] : [])));
     this.#state = "closed";
   }
 
@@ -78,7 +78,7 @@ export class Sandbox implements AsyncDisposable {
   async destroy(): Promise<void> {
     this.#state = "closed";
     const engines = await Promise.allSettled([...this.#engines.values()]);
-    await Promise.allSettled(engines.map((e) => (e.status === "fulfilled" ? e.value.destroy() : undefined)));
+    await Promise.allSettled(engines.flatMap((e) => (e.status === "fulfilled" ? [e.value.destroy()] : [])));
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

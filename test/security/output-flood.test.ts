@@ -1,9 +1,43 @@
-// Threat: flooding the host with output. stdout and stderr together are capped at maxOutputBytes; the
-// cut is visible (a marker and outputTruncated), the streamed chunks obey the same cap, and a flood
-// that never ends is stopped by the deadline.
+// Threat: guest code writes without end, to exhaust host memory or the caller's context window.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
+import { closeNative, runNative } from "../helpers/native.ts";
+
+describe("native", () => {
+  after(closeNative);
+
+  it("stdout + stderr are cut at maxOutputBytes with a marker; the bytes written are still counted", async () => {
+    const r = await runNative("import sys\nfor i in range(100000):\n    print('x' * 99)\n    print('e' * 9, file=sys.stderr)\n'done'", { maxOutputBytes: 10_000 });
+    assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+    assert.equal(r.ok && r.value, "done");
+    assert.equal(r.outputTruncated, true);
+    assert.equal(r.stats.outputBytes, 100_000 * (100 + 10));
+    assert.ok(Buffer.byteLength(r.stdout) + Buffer.byteLength(r.stderr) <= 10_000 + 100);
+    assert.match(r.stdout, /\n\[output truncated: over 10000 bytes \(limits\.maxOutputBytes\)\]\n$/);
+  });
+
+  it("an endless flood ends at the deadline, truncated", async () => {
+    const r = await runNative("while True:\n    print('x' * 1000)", { maxOutputBytes: 1000, timeoutMs: 1000 });
+    assert.equal(r.ok, false);
+    assert.equal(!r.ok && r.error.kind, "timeout");
+    assert.equal(r.outputTruncated, true);
+  });
+
+  it("a result value over maxResultBytes is kind output_limit", async () => {
+    const r = await runNative("'x' * 100_000", { maxResultBytes: 10_000 });
+    assert.equal(!r.ok && r.error.kind, "output_limit");
+  });
+
+  it("too many files, or too many bytes of files, are kind output_limit", async () => {
+    const many = await runNative("for i in range(5):\n    open(f'f{i}.txt', 'w').write('x')", { maxFiles: 3 });
+    assert.equal(!many.ok && many.error.kind, "output_limit");
+    assert.match(!many.ok ? many.error.message : "", /more than 3 files \(limits\.maxFiles\)/);
+    const big = await runNative("open('big.bin', 'wb').write(b'x' * 5000)", { maxFileBytes: 4000 });
+    assert.equal(!big.ok && big.error.kind, "output_limit");
+  });
+});
+
 
 describe("quickjs", () => {
   let sandbox: Sandbox;
@@ -21,8 +55,8 @@ describe("quickjs", () => {
     });
     assert.equal(r.ok && r.value, "done");
     assert.equal(r.outputTruncated, true);
-    assert.match(r.stdout + r.stderr, /output truncated — stdout and stderr together are capped at 1000 bytes \(limits\.maxOutputBytes\)/);
-    const kept = Buffer.byteLength(r.stdout + r.stderr) - Buffer.byteLength(/\n\[wasmcell: output truncated[^\n]*\n/.exec(r.stdout + r.stderr)![0]);
+    assert.match(r.stdout + r.stderr, /\n\[output truncated: over 1000 bytes \(limits\.maxOutputBytes\)\]\n$/);
+    const kept = Buffer.byteLength(r.stdout + r.stderr) - Buffer.byteLength(/\n\[output truncated[^\n]*\n/.exec(r.stdout + r.stderr)![0]);
     assert.ok(kept <= 1000, `kept ${kept} bytes`);
     assert.equal(chunks.join("").length, r.stdout.length + r.stderr.length, "streamed chunks are exactly what was kept");
     assert.ok(r.stats.outputBytes > 5000, "stats count what the guest tried to write");

@@ -1,5 +1,357 @@
-// Placeholder until the native engine lands.
-import { EngineUnavailableError } from "../../errors.ts";
-import type { EngineFactory } from "../engine.ts";
+// The native tier: the host's Debian python3 (numpy, pandas, matplotlib at native speed) inside the
+// jail, one jailed process per run (stateless by construction: nothing survives the process).
+//
+// ctypes is importable here, so guest code can issue any syscall it likes: the mount namespace (only
+// the interpreter, its libraries and packages, read-only; a tmpfs scratch) and the seccomp allowlist
+// (no socket, no fork, no kill, no ptrace, no namespaces) are the real boundary, not Python.
+//
+// A run: spawn the jail → write {code, files, caps} to stdin → the driver (driver.py) writes input files
+// into /tmp/work, runs the code through the shared harness (../python/harness.py), collects the files
+// the run wrote, and sends one JSON line on fd 4 → the host validates that untrusted line and builds
+// the RunResult. stdout/stderr are read from the pipes, capped together at maxOutputBytes.
 
-export const createEngine: EngineFactory = () => Promise.reject(new EngineUnavailableError("native", "not built yet"));
+import { existsSync } from "node:fs";
+import type { Duplex } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { EngineUnavailableError } from "../../errors.ts";
+import { checkSeal, spawnJailed, type JailExit, type JailedProcess, type JailSpec } from "../../jail/index.ts";
+import { NATIVE_PYTHON } from "../../jail/doctor.ts";
+import { isExecutable } from "../../jail/host.ts";
+import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
+import { ERROR_KINDS, type ErrorKind, type GuestError, type Limits, type OutputFile, type RunResult } from "../../types.ts";
+import type { Engine, EngineFactory } from "../engine.ts";
+import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
+import { CappedOutput } from "./output.ts";
+
+const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
+const HARNESS = fileURLToPath(new URL("../python/harness.py", import.meta.url));
+const JAIL_DIR = "/sandbox/python";
+const WORK_DIR = "/tmp/work";
+
+/**
+ * Address space the interpreter reserves beyond what it uses (OpenBLAS thread buffers, arenas): a
+ * numpy + pandas + matplotlib run peaks at ~450 MB of *virtual* memory with ~95 MB resident. RLIMIT_AS
+ * is set to memoryMb + this, so a huge allocation fails with MemoryError at once; the cgroup (root)
+ * caps what is really resident.
+ */
+const ADDRESS_SPACE_RESERVE = 768 * 1024 * 1024;
+
+export const createEngine: EngineFactory = async (options) => {
+  if (process.platform !== "linux") throw new EngineUnavailableError("native", `it runs on Linux only; this is ${process.platform}`);
+  if (!isExecutable(NATIVE_PYTHON)) {
+    throw new EngineUnavailableError("native", `${NATIVE_PYTHON} is not installed (Debian: apt-get install python3 python3-numpy python3-pandas python3-matplotlib)`);
+  }
+  for (const file of [DRIVER, HARNESS]) if (!existsSync(file)) throw new EngineUnavailableError("native", `${file} is missing from the package`);
+  // A seal layer asked for and unavailable is an error here, before any code runs: never an unjailed interpreter.
+  await checkSeal(options.seal);
+  const engine = new NativeEngine(options, pythonLayout(NATIVE_PYTHON));
+  engine.prestart();
+  return engine;
+};
+
+class NativeEngine implements Engine {
+  readonly name = "native" as const;
+  readonly #options: ResolvedOptions;
+  readonly #layout: PythonLayout;
+  readonly #live = new Set<JailedProcess>();
+  readonly #running = new Set<Promise<RunResult>>();
+
+  constructor(options: ResolvedOptions, layout: PythonLayout) {
+    this.#options = options;
+    this.#layout = layout;
+  }
+
+  /**
+   * One jail is kept started and waiting for its request (the interpreter, the driver and the harness
+   * loaded: ~100 ms of start-up off every run). It has run no code, so a run that takes it starts from
+   * nothing, as a fresh one would. It is built for the sandbox's default limits; a run with other
+   * limits (memory, files, timeout) gets a fresh jail.
+   */
+  #spare: { jail: JailedProcess; key: string; dead: boolean } | undefined;
+  #closed = false;
+
+  #takeSpare(limits: Limits): JailedProcess | undefined {
+    const spare = this.#spare;
+    // A spare built for other limits stays for the next run that matches them.
+    if (!spare || spare.dead || spare.key !== limitsKey(limits)) return undefined;
+    this.#spare = undefined;
+    setParked(spare.jail, false);
+    return spare.jail;
+  }
+
+  /** Starts the spare in the background (createEngine calls it; runs call it after taking one). */
+  prestart(): void {
+    this.#refillSpare();
+  }
+
+  #refillSpare(): void {
+    if (this.#closed || this.#spare) return;
+    const limits = this.#options.limits;
+    this.#spawn(limits).then(
+      (jail) => {
+        if (this.#closed || this.#spare) {
+          jail.kill();
+          return;
+        }
+        const spare = { jail, key: limitsKey(limits), dead: false };
+        setParked(jail, true);
+        void jail.exited.then(() => {
+          spare.dead = true;
+          if (this.#spare === spare) this.#spare = undefined;
+        });
+        this.#spare = spare;
+      },
+      // The next run spawns its own jail and surfaces the error there.
+      () => undefined,
+    );
+  }
+
+  async #spawn(limits: Limits): Promise<JailedProcess> {
+    const memoryBytes = limits.memoryMb * 1024 * 1024;
+    const spec: JailSpec = {
+      // -I: no user site, no PYTHON* variables, no script dir on sys.path; -u: unbuffered stdio, so
+      // output written before a kill still reaches us.
+      ...pythonJailSpec(this.#layout, ["-I", "-u", `${JAIL_DIR}/driver.py`], this.#options.seal),
+      roBinds: [...this.#layout.binds, { host: DRIVER, jail: `${JAIL_DIR}/driver.py` }, { host: HARNESS, jail: `${JAIL_DIR}/harness.py` }],
+      // Room for the input and output files (charged to the memory cgroup when there is one).
+      scratchMb: Math.ceil((2 * limits.maxFileBytes) / (1024 * 1024)) + 32,
+      scratchDir: "/tmp",
+      workDir: WORK_DIR,
+      env: { MPLBACKEND: "Agg", MPLCONFIGDIR: "/tmp/.matplotlib", HOME: WORK_DIR },
+      rlimits: {
+        // CPU seconds are a backstop for the wall-clock kill; waiting for a request costs none.
+        cpuSeconds: Math.ceil(limits.timeoutMs / 1000) + 2,
+        fileSizeBytes: Math.max(limits.maxFileBytes, 1024 * 1024),
+        openFiles: 256,
+        addressSpaceBytes: memoryBytes + ADDRESS_SPACE_RESERVE,
+      },
+      memoryBytes,
+      memoryFallbackAddressSpaceBytes: memoryBytes + ADDRESS_SPACE_RESERVE,
+      pidsMax: 32,
+      // fd 4: the driver's result line; fds 5/6: the guest's stdout/stderr (see driver.py)
+      extraPipes: 3,
+    };
+    const jail = await spawnJailed(spec);
+    this.#live.add(jail);
+    void jail.exited.then(() => this.#live.delete(jail));
+    return jail;
+  }
+
+  run(request: ResolvedRequest): Promise<RunResult> {
+    const work = this.#run(request);
+    this.#running.add(work);
+    const done = () => this.#running.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  async #run(request: ResolvedRequest): Promise<RunResult> {
+    const started = performance.now();
+    const { limits } = request;
+    const output = new CappedOutput(limits.maxOutputBytes, request.onOutput);
+    const base = (wallMs: number, extra: { peakMemoryBytes?: number } = {}) => {
+      const text = output.finish();
+      return {
+        language: request.language,
+        stdout: text.stdout,
+        stderr: text.stderr,
+        outputTruncated: text.outputTruncated,
+        files: [] as OutputFile[],
+        stats: { engine: "native" as const, wallMs, outputBytes: output.total, ...extra },
+      };
+    };
+    if (request.signal?.aborted) return { ...base(0), ok: false, error: abortedError() };
+
+    // A pre-started process built for these limits, or a fresh one. Either way it has run nothing yet.
+    const jail = this.#takeSpare(limits) ?? (await this.#spawn(limits));
+    this.#refillSpare();
+    if (request.signal?.aborted) {
+      jail.kill();
+      return { ...base(performance.now() - started), ok: false, error: abortedError() };
+    }
+    const takenAt = Date.now();
+    jail.setDeadline(limits.timeoutMs);
+    let aborted = false;
+    const onAbort = () => {
+      aborted = true;
+      jail.kill();
+    };
+    request.signal?.addEventListener("abort", onAbort, { once: true });
+
+    const ended = (s: NodeJS.ReadableStream) => new Promise<void>((resolve) => {
+      s.once("end", resolve);
+      s.once("close", resolve);
+      s.once("error", () => resolve());
+    });
+    // The jail's own stdio carry only what is written before the driver moves the guest's output to
+    // fds 5/6 (an interpreter that cannot start, bubblewrap's errors): kept for crash messages.
+    jail.child.stdout.on("data", (c: Buffer) => output.push("stdout", c));
+    jail.child.stderr.on("data", (c: Buffer) => output.push("stderr", c));
+    const [resultPipe, guestStdout, guestStderr] = jail.pipes as [Duplex, Duplex, Duplex];
+    guestStdout.on("data", (c: Buffer) => output.push("stdout", c));
+    guestStderr.on("data", (c: Buffer) => output.push("stderr", c));
+    // Envelope + base64 files; anything longer is a guest writing junk to fd 4.
+    const resultCap = limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
+    const resultChunks: Buffer[] = [];
+    let resultBytes = 0;
+    let resultOverflow = false;
+    resultPipe.on("data", (c: Buffer) => {
+      resultBytes += c.byteLength;
+      if (resultBytes > resultCap) resultOverflow = true;
+      else resultChunks.push(c);
+    });
+    const guestDone = Promise.all([ended(resultPipe), ended(guestStdout), ended(guestStderr)]);
+    const jailStdioDone = Promise.all([ended(jail.child.stdout), ended(jail.child.stderr)]);
+
+    const files: Record<string, string> = {};
+    for (const [path, bytes] of request.files) files[path] = Buffer.from(bytes).toString("base64");
+    jail.child.stdin.end(
+      JSON.stringify({
+        code: request.code,
+        maxResultBytes: limits.maxResultBytes,
+        files,
+        maxFiles: limits.maxFiles,
+        maxFileBytes: limits.maxFileBytes,
+        // The driver's own alarm, a little before our SIGKILL, turns a Python loop into a clean
+        // `timeout` with a traceback; code stuck in C meets the SIGKILL. Absolute, so the
+        // interpreter's start-up counts against the deadline as it does for the SIGKILL.
+        softDeadline: (takenAt + limits.timeoutMs - Math.min(150, limits.timeoutMs * 0.2)) / 1000,
+      }),
+    );
+
+    // The guest's pipes end when the driver exits: with a valid result line that is the end of the
+    // run, and the jail (whose namespaces take ~15 ms to tear down) is left to finish on its own.
+    await Promise.race([guestDone, jail.exited]);
+    const early = aborted || resultOverflow ? undefined : parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
+    if (early) {
+      request.signal?.removeEventListener("abort", onAbort);
+      const stats = jail.memoryStats();
+      jail.kill();
+      const result = base(performance.now() - started, stats.peakMemoryBytes !== undefined ? { peakMemoryBytes: stats.peakMemoryBytes } : {});
+      result.files = early.files;
+      return early.envelope.ok ? { ...result, ok: true, value: early.envelope.value } : { ...result, ok: false, error: early.envelope.error };
+    }
+
+    // No result: find out why from the way the jail ended.
+    const exit = await jail.exited;
+    // Every writer is dead once the jail is gone; don't wait forever on a stream that never closes.
+    await Promise.race([Promise.all([guestDone, jailStdioDone]), new Promise((r) => setTimeout(r, 1000).unref())]);
+    request.signal?.removeEventListener("abort", onAbort);
+
+    const wallMs = performance.now() - started;
+    const result = base(wallMs, exit.peakMemoryBytes !== undefined ? { peakMemoryBytes: exit.peakMemoryBytes } : {});
+    if (aborted) return { ...result, ok: false, error: abortedError() };
+    if (exit.timedOut) return { ...result, ok: false, error: { kind: "timeout", name: "TimeoutError", message: `the run passed its deadline of ${limits.timeoutMs} ms (limits.timeoutMs) and was killed` } };
+    if (resultOverflow) return { ...result, ok: false, error: { kind: "output_limit", name: "OutputLimitError", message: `the run's result was over ${resultCap} bytes` } };
+    // A result line can also arrive with the exit (a process that ended before its pipes were read).
+    const late = parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
+    if (late) {
+      result.files = late.files;
+      return late.envelope.ok ? { ...result, ok: true, value: late.envelope.value } : { ...result, ok: false, error: late.envelope.error };
+    }
+    return { ...result, ok: false, error: exitError(exit, limits.memoryMb, jail.memoryMechanism, result.stderr) };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#running]);
+    await this.destroy();
+  }
+
+  async destroy(): Promise<void> {
+    this.#closed = true;
+    this.#spare = undefined;
+    for (const jail of this.#live) jail.kill();
+    await Promise.allSettled([...this.#live].map((j) => j.exited));
+  }
+}
+
+/**
+ * A parked spare must not keep the host's event loop alive: a program that forgets `close()` still
+ * exits (and `--die-with-parent` takes the spare with it).
+ */
+function setParked(jail: JailedProcess, parked: boolean): void {
+  const handles = [jail.child, jail.child.stdin, jail.child.stdout, jail.child.stderr, ...jail.pipes] as { ref?: () => void; unref?: () => void }[];
+  for (const h of handles) (parked ? h.unref : h.ref)?.call(h);
+}
+
+/** The limits a jail is built with; a spare serves a run only when these match. */
+function limitsKey(limits: Limits): string {
+  return JSON.stringify([limits.timeoutMs, limits.memoryMb, limits.maxFileBytes]);
+}
+
+function abortedError(): GuestError {
+  return { kind: "aborted", name: "AbortError", message: "the run was aborted by the caller's signal" };
+}
+
+/** Why a jail ended without a result line. */
+function exitError(exit: JailExit, memoryMb: number, mechanism: string, stderr: string): GuestError {
+  if (exit.oomKilled) return { kind: "memory", name: "MemoryError", message: `out of memory: the run passed its ${memoryMb} MB cap (limits.memoryMb, ${mechanism}) and was killed` };
+  if (exit.signal === "SIGXCPU") return { kind: "timeout", name: "TimeoutError", message: "the run used up its CPU-time limit and was killed" };
+  if (exit.signal === "SIGSYS") return { kind: "denied", name: "SeccompError", message: "the run made a system call the sandbox forbids and was killed" };
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  const tail = stderr.trim().split("\n").slice(-3).join("\n");
+  return { kind: "crashed", name: "CrashError", message: `the Python process ${how} before returning a result${tail ? `: ${tail}` : ""}` };
+}
+
+const MIME: Record<string, string> = {
+  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", svg: "image/svg+xml", pdf: "application/pdf",
+  csv: "text/csv", tsv: "text/tab-separated-values", txt: "text/plain", md: "text/markdown", json: "application/json",
+  html: "text/html", xml: "application/xml", parquet: "application/vnd.apache.parquet", npy: "application/octet-stream",
+};
+
+export function mimeTypeOf(path: string): string {
+  const ext = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase();
+  return (ext && MIME[ext]) || "application/octet-stream";
+}
+
+type Envelope = { ok: true; value: unknown } | { ok: false; error: GuestError };
+
+/**
+ * Validates the driver's line. It comes from the guest's own process, so it is untrusted: plain JSON
+ * (no prototypes, no getters), checked field by field, files re-checked against the caps.
+ */
+function parseResult(text: string, maxFiles: number, maxFileBytes: number): { envelope: Envelope; files: OutputFile[] } | undefined {
+  const line = text.trim().split("\n").pop();
+  if (!line) return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(raw) || !isRecord(raw.envelope) || !Array.isArray(raw.files)) return undefined;
+  const e = raw.envelope;
+  let envelope: Envelope;
+  if (e.ok === true) {
+    envelope = { ok: true, value: e.valueKind === "none" ? undefined : e.value };
+  } else if (e.ok === false && isRecord(e.error)) {
+    const err = e.error;
+    const kind = ERROR_KINDS.includes(err.kind as ErrorKind) ? (err.kind as ErrorKind) : "runtime";
+    const error: GuestError = { kind, name: str(err.name, "Error"), message: str(err.message, "") };
+    if (typeof err.stack === "string") error.stack = err.stack;
+    if (typeof err.line === "number" && Number.isInteger(err.line)) error.line = err.line;
+    if (typeof err.column === "number" && Number.isInteger(err.column)) error.column = err.column;
+    envelope = { ok: false, error };
+  } else {
+    return undefined;
+  }
+  const files: OutputFile[] = [];
+  let total = 0;
+  for (const f of raw.files.slice(0, maxFiles)) {
+    if (!isRecord(f) || typeof f.path !== "string" || typeof f.data !== "string") continue;
+    const bytes = new Uint8Array(Buffer.from(f.data, "base64"));
+    total += bytes.byteLength;
+    if (total > maxFileBytes) break;
+    files.push({ path: f.path, bytes, mimeType: mimeTypeOf(f.path) });
+  }
+  return { envelope, files };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function str(v: unknown, fallback: string): string {
+  return typeof v === "string" ? v.slice(0, 32_768) : fallback;
+}

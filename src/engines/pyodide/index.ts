@@ -1,5 +1,169 @@
-// Placeholder until the pyodide engine lands.
-import { EngineUnavailableError } from "../../errors.ts";
-import type { EngineFactory } from "../engine.ts";
+// `language: "python"` on Pyodide: CPython compiled to WebAssembly, run in a pool of sealed sidecar
+// processes (see sidecar.ts for what happens inside one, launch.ts for the seal around it).
+//
+// - Pool: `python.pool` sidecars, started from a memory snapshot (`python.snapshot`), prewarmed at
+//   createSandbox when `python.prewarm`; a run takes an idle sidecar or queues (bounded by
+//   `python.maxQueue`, then QueueFullError). A sidecar resets itself after handing back its result, so
+//   the reset is off the caller's path; one that timed out, crashed, or could not prove its state clean
+//   is killed and replaced in the background.
+// - Sessions: a dedicated sidecar started in stateful mode, never returned to the pool.
 
-export const createEngine: EngineFactory = () => Promise.reject(new EngineUnavailableError("pyodide", "not built yet"));
+import { ClosedError, SealUnavailableError } from "../../errors.ts";
+import { checkSeal } from "../../jail/index.ts";
+import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
+import { WarmPool } from "../../pool/pool.ts";
+import type { RunResult } from "../../types.ts";
+import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
+import { permissionFlag } from "./launch.ts";
+import { SidecarProcess, type SidecarStartOptions } from "./sidecar-client.ts";
+import { getSnapshot } from "./snapshot.ts";
+
+// The process cap is fixed when a sidecar starts; a run's own `memoryMb` caps the WASM heap inside.
+const MIN_PROCESS_MEMORY_MB = 512;
+
+export class PyodideEngine implements Engine {
+  readonly name = "pyodide" as const;
+  readonly pool: WarmPool<SidecarProcess>;
+  readonly #options: ResolvedOptions;
+  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #sessions = new Set<PyodideSession>();
+  #closed = false;
+  /** Sidecars started so far (pool members and sessions): a reset reuses one, a recycle starts one. */
+  sidecarsStarted = 0;
+
+  constructor(options: ResolvedOptions) {
+    this.#options = options;
+    this.pool = new WarmPool<SidecarProcess>({
+      name: "python pool",
+      size: options.python.pool,
+      maxQueue: options.python.maxQueue,
+      create: () => this.startSidecar(false),
+      destroy: async (s) => {
+        s.kill();
+        await s.jail.exited;
+      },
+      isAlive: (s) => s.alive,
+    });
+  }
+
+  /** Options every sidecar of this engine starts with (snapshot fetched or built on first use). */
+  async sidecarOptions(stateful: boolean): Promise<SidecarStartOptions> {
+    const processMemoryMb = Math.max(MIN_PROCESS_MEMORY_MB, this.#options.limits.memoryMb);
+    const base: SidecarStartOptions = { seal: this.#options.seal, processMemoryMb, stateful };
+    if (!this.#options.python.snapshot) return base;
+    return { ...base, snapshot: await getSnapshot({ seal: this.#options.seal, processMemoryMb }) };
+  }
+
+  async startSidecar(stateful: boolean): Promise<SidecarProcess> {
+    const options = await this.sidecarOptions(stateful);
+    this.sidecarsStarted++;
+    return SidecarProcess.start(options);
+  }
+
+  async run(request: ResolvedRequest): Promise<RunResult> {
+    if (this.#closed) throw new ClosedError("python engine");
+    const started = performance.now();
+    const work = (async () => {
+      const sidecar = await this.pool.acquire(request.signal);
+      let run: ReturnType<SidecarProcess["run"]>;
+      try {
+        run = sidecar.run(request);
+      } catch (error) {
+        this.pool.release(sidecar, false);
+        throw error;
+      }
+      // The sidecar resets after the result is out: it goes back to the pool when that is done.
+      void run.settled.then((reusable) => this.pool.release(sidecar, reusable));
+      const result = await run.result;
+      // Queueing counts: wallMs is from the engine taking the run.
+      result.stats.wallMs = performance.now() - started;
+      return result;
+    })();
+    this.#inFlight.add(work);
+    const done = () => this.#inFlight.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  async openSession(): Promise<EngineSession> {
+    if (this.#closed) throw new ClosedError("python engine");
+    const sidecar = await this.startSidecar(true);
+    const session = new PyodideSession(sidecar, () => this.#sessions.delete(session));
+    this.#sessions.add(session);
+    return session;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#inFlight]);
+    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
+    await this.pool.close();
+  }
+
+  async destroy(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
+    await this.pool.destroy();
+  }
+}
+
+/** One interpreter kept alive across runs, on purpose. Runs are served one at a time, in order. */
+export class PyodideSession implements EngineSession {
+  readonly #sidecar: SidecarProcess;
+  readonly #onClose: () => void;
+  #chain: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  constructor(sidecar: SidecarProcess, onClose: () => void) {
+    this.#sidecar = sidecar;
+    this.#onClose = onClose;
+  }
+
+  run(request: ResolvedRequest): Promise<RunResult> {
+    if (this.#closed) return Promise.reject(new ClosedError("session"));
+    const next = this.#chain.then(async (): Promise<RunResult> => {
+      if (!this.#sidecar.alive || !this.#sidecar.idle) {
+        return {
+          ok: false,
+          error: { kind: "crashed", name: "SessionLostError", message: "this session's interpreter was stopped by an earlier timeout or crash; its state is gone. Open a new session" },
+          language: "python",
+          stdout: "",
+          stderr: "",
+          outputTruncated: false,
+          files: [],
+          stats: { engine: "pyodide", wallMs: 0, outputBytes: 0 },
+        };
+      }
+      return this.#sidecar.run(request, true).result;
+    });
+    this.#chain = next.catch(() => undefined);
+    return next;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#onClose();
+    await this.#chain;
+    this.#sidecar.kill();
+    await this.#sidecar.jail.exited;
+  }
+}
+
+export const createEngine: EngineFactory = async (options) => {
+  // Every layer asked for is checked before anything starts: a missing one is an error now.
+  await checkSeal(options.seal);
+  if (options.seal.nodePermissions && !permissionFlag()) {
+    throw new SealUnavailableError("nodePermissions", `Node ${process.version} has no permission model; use Node ≥ 22 or set seal.nodePermissions to false`);
+  }
+  const engine = new PyodideEngine(options);
+  if (options.python.prewarm) {
+    try {
+      await engine.pool.prewarm();
+    } catch (error) {
+      await engine.destroy();
+      throw error;
+    }
+  }
+  return engine;
+};

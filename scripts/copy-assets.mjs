@@ -1,0 +1,17 @@
+/* global console, URL */
+// `npm run build` step: tsc emits only JavaScript, but the Python engines ship Python files that run
+// inside the jail (src/engines/python/harness.py, src/engines/native/driver.py). Copy every .py
+// under src/ to the same place under dist/.
+import { cpSync, readdirSync } from "node:fs";
+import { join, relative } from "node:path";
+
+const root = new URL("..", import.meta.url).pathname;
+const src = join(root, "src");
+let copied = 0;
+for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
+  if (!entry.isFile() || !entry.name.endsWith(".py")) continue;
+  const from = join(entry.parentPath, entry.name);
+  cpSync(from, join(root, "dist", relative(src, from)));
+  copied++;
+}
+console.log(`copy-assets: ${copied} Python file(s) copied to dist/`);

@@ -1,0 +1,131 @@
+// The MCP server, on the official TypeScript SDK: the same `run_code` tool as the AI SDK adapter (one
+// definition, ../tools/run-code.ts), output files as MCP image/resource content, and the run's
+// stdout/stderr streamed while it goes — as `notifications/message` log lines always, and as
+// `notifications/progress` when the client asked for progress with a token.
+//
+// The server outlives anything a guest does: guest failures are results (isError), bad arguments are
+// refused by the shared validator before anything runs (also isError), and the sandbox replaces
+// engines that die under hostile code.
+
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type ServerNotification, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { readFileSync } from "node:fs";
+import type { ToolOutput } from "../tools/format.ts";
+import { defineRunCodeTool, type RunCodeToolOptions } from "../tools/run-code.ts";
+import type { OutputChunk } from "../../types.ts";
+
+export type McpServerOptions = RunCodeToolOptions;
+
+/** How often buffered output is flushed as notifications, so a chatty loop cannot flood the client. */
+const FLUSH_MS = 100;
+
+/**
+ * The SDK's low-level `Server`, not `McpServer.registerTool`: the tool list carries the exact JSON
+ * Schema the AI SDK and raw adapters publish, and arguments are validated by the shared tool itself, so
+ * a bad call reads the same on every surface ("invalid input: …; Nothing was run") instead of the
+ * SDK's own validation wording.
+ */
+export function createMcpServer(options: McpServerOptions): Server {
+  const server = new Server({ name: "wasmcell", version: packageVersion() }, { capabilities: { tools: {}, logging: {} } });
+  const runCode = defineRunCodeTool(options);
+  const listed: Tool = {
+    name: runCode.name,
+    title: "Run code in a wasmcell sandbox",
+    description: runCode.description,
+    inputSchema: runCode.jsonSchema as Tool["inputSchema"],
+    annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false },
+  };
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [listed] }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    if (request.params.name !== runCode.name) {
+      return { content: [{ type: "text", text: `unknown tool "${request.params.name}"; available: ${runCode.name}` }], isError: true };
+    }
+    const stream = new OutputStream((n) => extra.sendNotification(n), request.params._meta?.progressToken);
+    try {
+      const output = await runCode.call(request.params.arguments ?? {}, { signal: extra.signal, onOutput: (c) => stream.push(c) });
+      await stream.close();
+      return toCallToolResult(output);
+    } finally {
+      stream.stop();
+    }
+  });
+  return server;
+}
+
+/** MCP content for a tool output: the text, then images, then other files as embedded resources. */
+export function toCallToolResult(output: ToolOutput): CallToolResult {
+  const content: CallToolResult["content"] = [{ type: "text", text: output.text }];
+  for (const f of output.files) {
+    const uri = `wasmcell://output/${f.path.split("/").map(encodeURIComponent).join("/")}`;
+    if (f.base64 !== undefined && f.mimeType.startsWith("image/")) {
+      content.push({ type: "image", data: f.base64, mimeType: f.mimeType });
+    } else if (f.base64 !== undefined) {
+      content.push({ type: "resource", resource: { uri, mimeType: f.mimeType, blob: f.base64 } });
+    } else if (f.text !== undefined) {
+      content.push({ type: "resource", resource: { uri, mimeType: f.mimeType, text: f.text } });
+    }
+  }
+  return output.isError ? { content, isError: true } : { content };
+}
+
+/**
+ * Buffers output chunks and sends them at most every FLUSH_MS. `close()` sends what is left and waits
+ * for every notification, so all output reaches the client before the tool result does.
+ */
+class OutputStream {
+  readonly #send: (n: ServerNotification) => Promise<void>;
+  readonly #progressToken: string | number | undefined;
+  #buffer: OutputChunk[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #sent: Promise<unknown>[] = [];
+  #progress = 0;
+
+  constructor(send: (n: ServerNotification) => Promise<void>, progressToken: string | number | undefined) {
+    this.#send = send;
+    this.#progressToken = progressToken;
+  }
+
+  push(chunk: OutputChunk): void {
+    this.#buffer.push(chunk);
+    this.#timer ??= setTimeout(() => this.#flush(), FLUSH_MS);
+  }
+
+  async close(): Promise<void> {
+    this.#flush();
+    await Promise.all(this.#sent);
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #notify(notification: ServerNotification): void {
+    // Caught at once: a client that went away must neither fail the run nor leave an unhandled rejection.
+    this.#sent.push(this.#send(notification).catch(() => undefined));
+  }
+
+  #flush(): void {
+    this.stop();
+    const chunks = this.#buffer;
+    this.#buffer = [];
+    for (const stream of ["stdout", "stderr"] as const) {
+      const text = chunks
+        .filter((c) => c.stream === stream)
+        .map((c) => c.text)
+        .join("");
+      if (!text) continue;
+      this.#notify({ method: "notifications/message", params: { level: stream === "stdout" ? "info" : "warning", logger: stream, data: text } });
+      if (this.#progressToken !== undefined) {
+        this.#notify({ method: "notifications/progress", params: { progressToken: this.#progressToken, progress: ++this.#progress, message: text } });
+      }
+    }
+  }
+}
+
+let version: string | undefined;
+function packageVersion(): string {
+  // src/adapters/mcp and dist/adapters/mcp are both three levels below the package root.
+  version ??= (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+  return version;
+}

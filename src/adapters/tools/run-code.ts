@@ -1,0 +1,197 @@
+// The one `run_code` tool every adapter exposes: its name, description, input schema and the call that
+// turns model arguments into a sandbox run and the result into model-facing text. The AI SDK tool, the
+// MCP server and the raw JSON Schemas are all built from this, so they cannot drift apart.
+//
+// Why one tool with a `language` field and not one tool per language: the model sees a single schema
+// whichever engine answers (an application can switch Python from Pyodide to the native tier without the
+// model noticing), the return contract and limits are written once instead of twice in the prompt, and
+// choosing a language from an enum is something models do reliably. Applications that only want some
+// languages narrow the enum with `languages`.
+
+import { z } from "zod";
+import { InvalidOptionError, WasmcellError } from "../../errors.ts";
+import type { Sandbox } from "../../sandbox.ts";
+import { LANGUAGES, type Language, type Limits, type OutputChunk, type RunRequest } from "../../types.ts";
+import { DEFAULT_FORMAT, formatBadInput, formatResult, type FormatOptions, type ToolOutput } from "./format.ts";
+
+export const RUN_CODE_TOOL_NAME = "run_code";
+
+/** Settings that belong to the application, never to the model. */
+export interface CodeToolOptions {
+  /** The sandbox that runs the code. The application creates and closes it. */
+  sandbox: Sandbox;
+  /** The tool's name as the model sees it. */
+  name?: string;
+  /** Per-run limit overrides for every call of this tool (on top of the sandbox's defaults). */
+  limits?: Partial<Limits>;
+  /** Caps on what goes back to the model (characters of text, inlined file sizes). */
+  output?: Partial<Omit<FormatOptions, "limits">>;
+  /** A sentence appended to the description (e.g. which Python packages this deployment has). */
+  notes?: string;
+}
+
+export interface RunCodeToolOptions extends CodeToolOptions {
+  /** The languages the model may pick. Defaults to all three. */
+  languages?: readonly Language[];
+  /** The engine for Python runs. Defaults to the sandbox's `python.engine`. */
+  pythonEngine?: "pyodide" | "native";
+}
+
+/** Per-call hooks an adapter supplies: cancellation and live output (MCP streams it). */
+export interface CallHooks {
+  signal?: AbortSignal;
+  onOutput?: (chunk: OutputChunk) => void;
+  /** Opaque per-call data handed to bridged tools in code mode (the AI SDK passes messages and context). */
+  context?: unknown;
+}
+
+export interface RunCodeInput {
+  language: Language;
+  code: string;
+  files?: Record<string, string> | undefined;
+}
+
+/** A tool as every adapter needs it: name, description, zod schema, JSON Schema, and the call. */
+export interface CodeTool<INPUT> {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: z.ZodType<INPUT>;
+  /** The input schema as JSON Schema (draft 2020-12 subset every function-calling API accepts). */
+  readonly jsonSchema: Record<string, unknown>;
+  /** Validates `input` (bad input comes back as an `isError` output, never a throw) and runs it. */
+  call(input: unknown, hooks?: CallHooks): Promise<ToolOutput>;
+}
+
+/** The limits a call will run under: the sandbox's defaults with the tool's overrides. */
+export function effectiveLimits(options: CodeToolOptions): Limits {
+  return { ...options.sandbox.options.limits, ...stripUndefined(options.limits ?? {}) };
+}
+
+export function formatOptions(options: CodeToolOptions): FormatOptions {
+  return { ...DEFAULT_FORMAT, ...stripUndefined(options.output ?? {}), limits: effectiveLimits(options) };
+}
+
+export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCodeInput> {
+  const languages = options.languages ?? LANGUAGES;
+  if (languages.length === 0 || languages.some((l) => !LANGUAGES.includes(l))) {
+    throw new InvalidOptionError("languages", `must be a non-empty list of ${LANGUAGES.join(", ")}`);
+  }
+  const limits = effectiveLimits(options);
+  const pythonEngine = options.pythonEngine ?? options.sandbox.options.python.engine;
+  const inputSchema = runCodeSchema(languages as [Language, ...Language[]], limits);
+  const name = options.name ?? RUN_CODE_TOOL_NAME;
+  const format = formatOptions(options);
+  return {
+    name,
+    description: describeRunCode(languages, limits, pythonEngine, options.notes),
+    inputSchema,
+    jsonSchema: toJsonSchema(inputSchema),
+    async call(input, hooks = {}) {
+      const parsed = inputSchema.safeParse(input);
+      if (!parsed.success) return formatBadInput(zodMessage(parsed.error));
+      const { language, code, files } = parsed.data;
+      const request: RunRequest = { language, code, limits };
+      if (language === "python") request.engine = pythonEngine;
+      if (files) request.files = files;
+      if (hooks.signal) request.signal = hooks.signal;
+      if (hooks.onOutput) request.onOutput = hooks.onOutput;
+      return runForModel(options.sandbox, request, format);
+    },
+  };
+}
+
+/**
+ * Runs a request and formats the result for a model. Host-side refusals a model can act on (a request
+ * field out of bounds, a full queue, an engine this host lacks) come back as `isError` text; anything
+ * else is a bug in wasmcell or the application and is thrown.
+ */
+export async function runForModel(sandbox: Sandbox, request: RunRequest, format: FormatOptions): Promise<ToolOutput> {
+  try {
+    return formatResult(await sandbox.run(request), format);
+  } catch (error) {
+    if (error instanceof InvalidOptionError) return formatBadInput(error.message.replace(/^request\./, ""));
+    if (error instanceof WasmcellError) {
+      return { isError: true, text: `error: the sandbox could not run this: ${error.message}`, files: [] };
+    }
+    throw error;
+  }
+}
+
+function runCodeSchema(languages: [Language, ...Language[]], limits: Limits) {
+  return z
+    .object({
+      language: z.enum(languages, { error: () => `language must be one of ${languages.map((l) => `"${l}"`).join(", ")}` }).describe("The language of `code`."),
+      code: codeField(limits),
+      files: z
+        .record(z.string(), z.string({ error: "each file's content must be a string (UTF-8 text)" }))
+        .optional()
+        .describe("Optional input files placed in the working directory before the run: relative path → UTF-8 text content."),
+    })
+    .strict();
+}
+
+/** The `code` field, shared by run_code and code mode: a non-empty string within the code-size cap. */
+export function codeField(limits: Limits) {
+  // Characters ≤ bytes in UTF-8, so this bound never rejects code the byte cap would accept; the front
+  // door then checks the exact byte size and its refusal comes back as bad input too.
+  return z
+    .string({ error: "code must be a string" })
+    .min(1, "code is empty")
+    .max(limits.maxCodeBytes, `code is longer than the ${limits.maxCodeBytes}-byte limit`)
+    .describe("The program to run.");
+}
+
+function describeRunCode(languages: readonly Language[], limits: Limits, pythonEngine: "pyodide" | "native", notes: string | undefined): string {
+  const js = languages.includes("javascript") || languages.includes("typescript");
+  const lines = [
+    `Run ${listLanguages(languages)} code in a fresh, isolated sandbox and get back the value of the last expression (like a REPL), everything printed to stdout/stderr, and the files the code wrote in its working directory (images are shown to you).`,
+    "Every call starts from a clean state: nothing (variables, imports, files) survives to the next call, so send the whole program each time.",
+    "There is no network and no access to the host's files or processes; only the files you pass in `files` exist.",
+    `Limits per call: ${limits.timeoutMs} ms wall time, ${limits.memoryMb} MB memory, ${formatLimit(limits.maxOutputBytes)} of printed output (cut and marked beyond that), ${limits.maxFiles} output files.`,
+  ];
+  if (js) {
+    lines.push(
+      "JavaScript/TypeScript: QuickJS (ES2023) with top-level await, console.log, setTimeout, and a global `fs` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No other Node.js APIs (require, process), no npm packages, no fetch.",
+    );
+  }
+  if (languages.includes("python")) {
+    lines.push(
+      pythonEngine === "native"
+        ? "Python: CPython with numpy, pandas and matplotlib (use the Agg backend and savefig to a .png to return a plot); no pip install."
+        : "Python: CPython compiled to WebAssembly (Pyodide) with the standard library; no pip install, no threads or subprocesses.",
+    );
+  }
+  lines.push("On failure you get the error kind (syntax, runtime, timeout, memory, stack, output_limit, denied, crashed), the message and the line: fix the code and call again.");
+  if (notes) lines.push(notes);
+  return lines.join("\n");
+}
+
+function listLanguages(languages: readonly Language[]): string {
+  const names = languages.map((l) => ({ javascript: "JavaScript", typescript: "TypeScript", python: "Python" })[l]);
+  return names.length === 1 ? names[0]! : `${names.slice(0, -1).join(", ")} or ${names.at(-1)!}`;
+}
+
+function formatLimit(bytes: number): string {
+  return bytes >= 1024 ? `${Math.round(bytes / 1024)} KB` : `${bytes} bytes`;
+}
+
+/** JSON Schema for a zod input schema, without the `$schema` key some function-calling APIs reject. */
+export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: "input" }) as Record<string, unknown>;
+  return rest;
+}
+
+/** One line per zod issue, `path: message`, in the words a model can act on. */
+export function zodMessage(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      if (issue.code === "unrecognized_keys") return `unknown argument${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+      const path = issue.path.map(String).join(".");
+      return path && !issue.message.startsWith(path) ? `${path}: ${issue.message}` : issue.message;
+    })
+    .join("; ");
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

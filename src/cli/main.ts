@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// The `wasmcell` command. Exit codes: 0 success, 1 the guest code failed, 2 bad usage, 3 wasmcell could
+// not run the code on this machine (an engine or seal layer unavailable, a full queue).
+
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { InvalidOptionError, WasmcellError } from "../errors.ts";
+import { doctorCommand } from "./doctor.ts";
+import { runCommand } from "./run.ts";
+import type * as McpModule from "./mcp.ts";
+import { EXIT, HELP, UsageError, packageVersion, type Io } from "./usage.ts";
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  const [command, ...rest] = argv;
+  const json = rest.includes("--json");
+  try {
+    switch (command) {
+      case "run":
+        return await runCommand(rest, io);
+      case "doctor":
+        return await doctorCommand(rest, io);
+      case "mcp":
+        return await (await loadMcp()).mcpCommand(rest, io);
+      case "--version":
+      case "-v":
+        io.stdout.write(`${packageVersion()}\n`);
+        return EXIT.ok;
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        io.stdout.write(HELP);
+        return command === undefined ? EXIT.usage : EXIT.ok;
+      default:
+        throw new UsageError(`unknown command "${command}"; try run, doctor or mcp (wasmcell --help)`);
+    }
+  } catch (error) {
+    const usage = asUsageError(error);
+    if (usage) return fail(io, json, EXIT.usage, "usage", usage.name, usage.message, true);
+    if (error instanceof WasmcellError) return fail(io, json, EXIT.hostFailure, "host", error.name, error.message, false);
+    throw error;
+  }
+}
+
+/** The MCP SDK is an optional peer dependency: only `wasmcell mcp` needs it, so it loads only then. */
+async function loadMcp(): Promise<typeof McpModule> {
+  try {
+    return await import("./mcp.ts");
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND" && String(error).includes("@modelcontextprotocol/sdk")) {
+      throw new UsageError("wasmcell mcp needs the MCP SDK: npm install @modelcontextprotocol/sdk");
+    }
+    throw error;
+  }
+}
+
+/** Bad flags from parseArgs, our own usage errors, and request fields the front door rejects. */
+function asUsageError(error: unknown): UsageError | InvalidOptionError | undefined {
+  if (error instanceof UsageError || error instanceof InvalidOptionError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS_")) return new UsageError((error as Error).message);
+  return undefined;
+}
+
+function fail(io: Io, json: boolean, exit: number, kind: string, name: string, message: string, hint: boolean): number {
+  // With --json, scripts still get exactly one JSON object on stdout; the human line goes to stderr.
+  if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: { kind, name, message } })}\n`);
+  io.stderr.write(`wasmcell: ${message}${hint ? " (wasmcell --help)" : ""}\n`);
+  return exit;
+}
+
+// Run when executed (node dist/cli/main.js, or the `wasmcell` bin symlink), not when imported by a test.
+// (import.meta.main would say this, but the package supports Node 22, which lacks it.)
+const invoked = process.argv[1] ? realpathSync(process.argv[1]) : "";
+if (invoked === fileURLToPath(import.meta.url)) {
+  const code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin });
+  // The sandbox is closed by now; exit rather than wait on anything a library left referenced.
+  process.exit(code);
+}

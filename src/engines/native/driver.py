@@ -1,0 +1,121 @@
+"""wasmcell's native-tier driver: runs inside the jail as ``python3 -I -u driver.py``.
+
+It is the only file besides the shared harness (``harness.py``, bound next to it) that the jail runs.
+Protocol, host → driver on stdin (one JSON object, then EOF):
+    {"code": str, "maxResultBytes": int, "files": {relpath: base64}, "maxFiles": int,
+     "maxFileBytes": int, "softDeadline": float (epoch seconds; host and jail share the clock)}
+driver → host on fd 4 (one JSON line): {"envelope": <harness envelope>, "files": [{"path", "data"}]}
+Guest stdout/stderr are fds 1/2 (moved onto the host's fds 5/6 first; unbuffered, ``-u``), so what a
+run printed before a hard kill is not lost. Everything here runs in the guest's own process: a guest can tamper with this driver, and
+then only lies about its own result. The host treats fd 4 as untrusted data and caps it.
+
+Why the soft timer: SIGALRM raises KeyboardInterrupt between bytecodes, so a pure-Python loop ends with
+a ``timeout`` envelope, its traceback and its output. Code stuck in C (a sleep, a regex, numpy) does
+not see it; the host's SIGKILL at the deadline is the real limit.
+"""
+
+import os
+
+# Guest stdout/stderr go to pipes only this process holds (fds 5 and 6), not to the jail's stdio, which
+# bubblewrap's own processes keep open until the namespaces are torn down: the host sees the end of
+# the output the moment this process exits. Done before anything else can write.
+os.dup2(5, 1)
+os.dup2(6, 2)
+os.close(5)
+os.close(6)
+
+import base64  # noqa: E402
+import json  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+_here = os.path.dirname(os.path.abspath(__file__))
+# In the jail the harness is bound beside this file; run unjailed (seal.bubblewrap off) it sits in
+# the source tree's ../python.
+sys.path[:0] = [_here, os.path.join(os.path.dirname(_here), "python")]
+import harness  # noqa: E402
+
+RESULT_FD = 4
+
+
+def _on_alarm(signum, frame):
+    raise KeyboardInterrupt()
+
+
+def _write_inputs(files):
+    """Writes input files into the working directory; returns {path: bytes} to tell changes later."""
+    written = {}
+    for rel, b64 in files.items():
+        data = base64.b64decode(b64)
+        parent = os.path.dirname(rel)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        with open(rel, "wb") as f:
+            f.write(data)
+        written[rel] = data
+    return written
+
+
+def _collect_outputs(inputs, max_files, max_bytes):
+    """Files in the working directory that are new or changed, as (list, problem-or-None). Symlinks and
+    special files are skipped: only regular files' bytes come back."""
+    out, total = [], 0
+    for root, dirs, names in os.walk(".", followlinks=False):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(root, name)[2:]
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if not _is_regular(st.st_mode):
+                continue
+            if path in inputs and st.st_size == len(inputs[path]):
+                with open(path, "rb") as f:
+                    if f.read() == inputs[path]:
+                        continue
+            if len(out) + 1 > max_files:
+                return out, "the run wrote more than %d files (limits.maxFiles)" % max_files
+            total += st.st_size
+            if total > max_bytes:
+                return out, "the files the run wrote hold more than %d bytes (limits.maxFileBytes)" % max_bytes
+            with open(path, "rb") as f:
+                out.append({"path": path, "data": base64.b64encode(f.read()).decode("ascii")})
+    return out, None
+
+
+def _is_regular(mode):
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+def main():
+    request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    inputs = _write_inputs(request.get("files") or {})
+    deadline = request.get("softDeadline")
+    if deadline:
+        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, float(deadline) - time.time()))
+    try:
+        envelope = harness.run_envelope(request["code"], None, int(request["maxResultBytes"]))
+    except KeyboardInterrupt:  # the alarm fired between the harness's own steps
+        envelope = harness._failure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    files, problem = _collect_outputs(inputs, int(request["maxFiles"]), int(request["maxFileBytes"]))
+    if problem and envelope.get("ok"):
+        envelope = harness._failure("output_limit", "OutputLimitError", problem)
+    harness._flush_streams()
+    data = (json.dumps({"envelope": envelope, "files": files}, ensure_ascii=False) + "\n").encode("utf-8")
+    view = memoryview(data)
+    while view:
+        view = view[os.write(RESULT_FD, view):]
+    # The run is over: leave now. No interpreter finalization (~20 ms of module teardown), and no
+    # waiting for threads the guest left running; stdio were flushed above and are unbuffered.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+// How a Pyodide sidecar process is started: the one place that knows the sidecar's files, its Node
+// flags and the jail spec. Everything the seal asks for is either set up or an error.
+
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SealUnavailableError } from "../../errors.ts";
+import { cgroupSupport, spawnJailed, type JailedProcess } from "../../jail/index.ts";
+import type { ResolvedSeal } from "../../options.ts";
+
+/** Host paths of what the sidecar needs to read: nothing else is bound into its jail. */
+export interface SidecarFiles {
+  pyodideDir: string;
+  sidecar: string;
+  harness: string;
+}
+
+export function sidecarFiles(): SidecarFiles {
+  // The sidecar sits next to this module with the same extension (.ts from source, .js when built).
+  const self = fileURLToPath(import.meta.url);
+  const ext = self.slice(self.lastIndexOf("."));
+  return {
+    pyodideDir: dirname(fileURLToPath(import.meta.resolve("pyodide/pyodide.mjs"))),
+    sidecar: fileURLToPath(new URL(`./sidecar${ext}`, import.meta.url)),
+    harness: fileURLToPath(new URL("../python/harness.py", import.meta.url)),
+  };
+}
+
+/** The permission-model flag this Node understands, or undefined when it has none. */
+export function permissionFlag(): "--permission" | "--experimental-permission" | undefined {
+  const flags = process.allowedNodeEnvironmentFlags;
+  if (flags.has("--permission")) return "--permission";
+  if (flags.has("--experimental-permission")) return "--experimental-permission";
+  return undefined;
+}
+
+export interface LaunchOptions {
+  seal: ResolvedSeal;
+  /** The process-level memory cap (cgroup, or RLIMIT_AS when there is no cgroup), in MiB. */
+  processMemoryMb: number;
+  /**
+   * @internal Tests only: a host script run in the sidecar's place, with exactly the sidecar's
+   * flags, binds and jail, to probe what each seal layer stops once code runs in the JS realm.
+   */
+  program?: string;
+}
+
+// Node + V8 + Pyodide's JS side, on top of the WASM heap the guest may use.
+const PROCESS_OVERHEAD_MB = 256;
+// Without a cgroup, RLIMIT_AS is the only process cap; V8 reserves ~10 GiB of guard regions per WASM
+// memory unless the trap handler is off (then bounds checks are explicit and ~2 GiB suffice).
+const ADDRESS_SPACE_OVERHEAD_MB = 2048;
+
+export async function launchSidecar(options: LaunchOptions): Promise<JailedProcess> {
+  const files = options.program ? { ...sidecarFiles(), sidecar: options.program } : sidecarFiles();
+  const { seal } = options;
+  const jailed = seal.bubblewrap;
+  const ext = files.sidecar.slice(files.sidecar.lastIndexOf("."));
+  const inJail = jailed
+    ? { pyodideDir: "/sandbox/pyodide", sidecar: `/sandbox/sidecar${ext}`, harness: "/sandbox/harness.py" }
+    : files;
+  const nodeArgs: string[] = ["--no-warnings", "--disallow-code-generation-from-strings"];
+  if (seal.nodePermissions) {
+    const flag = permissionFlag();
+    if (!flag) throw new SealUnavailableError("nodePermissions", `Node ${process.version} has no permission model; use Node ≥ 22 or set seal.nodePermissions to false`);
+    // Read-only: only the engine's own files. No --allow-child-process, --allow-worker, --allow-addons,
+    // --allow-wasi, --allow-inspector, --allow-fs-write; on Node ≥ 25 no --allow-net either, so the
+    // network is denied in-process as well.
+    nodeArgs.push(flag, `--allow-fs-read=${inJail.pyodideDir}/`, `--allow-fs-read=${inJail.sidecar}`, `--allow-fs-read=${inJail.harness}`);
+  }
+  const hasCgroup = cgroupSupport().memoryParent !== undefined;
+  if (!hasCgroup) nodeArgs.push("--disable-wasm-trap-handler");
+  nodeArgs.push(inJail.sidecar, inJail.pyodideDir, inJail.harness);
+  return spawnJailed({
+    executable: process.execPath,
+    jailExecutable: jailed ? "/sandbox/bin/node" : process.execPath,
+    args: nodeArgs,
+    roBinds: jailed
+      ? [
+          { host: files.pyodideDir, jail: inJail.pyodideDir },
+          { host: files.sidecar, jail: inJail.sidecar },
+          { host: files.harness, jail: inJail.harness },
+        ]
+      : [],
+    seccompProfile: "node-pyodide",
+    seal,
+    // The guest's files live in Pyodide's in-memory file system; the process itself writes nothing.
+    scratchMb: 1,
+    rlimits: { openFiles: 64, fileSizeBytes: 1 << 20 },
+    memoryBytes: (options.processMemoryMb + PROCESS_OVERHEAD_MB) * 1024 * 1024,
+    memoryFallbackAddressSpaceBytes: (options.processMemoryMb + ADDRESS_SPACE_OVERHEAD_MB) * 1024 * 1024,
+  });
+}

@@ -1,0 +1,103 @@
+// The wire protocol between the host and a Pyodide sidecar. Type declarations only, so the sidecar
+// (which runs under Node's permission model and may read only its own file and Pyodide's) loads
+// nothing from here at run time: `import type` is erased.
+//
+// Channel: the sidecar's stdin carries host → sidecar messages, its stdout sidecar → host messages,
+// one JSON object per line (JSON.stringify never emits a raw newline, so guest text cannot break a
+// frame). Guest stdout/stderr are never written to the process's stdout: they travel inside `out`
+// frames, as data. The sidecar's own stderr carries diagnostics only (bounded by the host).
+//
+// Start-up: the host writes one `init` line, then exactly `snapshotBytes` raw bytes (a Pyodide memory
+// snapshot, or nothing), then JSON lines.
+
+export interface InitMessage {
+  t: "init";
+  /** `serve`: answer runs; `snapshot`: load cold, emit a memory snapshot, exit. */
+  mode: "serve" | "snapshot";
+  /** Bytes of Pyodide memory snapshot that follow the init line (0: cold load). */
+  snapshotBytes: number;
+  /** Keep interpreter state across runs on purpose (a session): no reset between runs. */
+  stateful: boolean;
+}
+
+export interface RunLimits {
+  timeoutMs: number;
+  memoryMb: number;
+  maxOutputBytes: number;
+  maxResultBytes: number;
+  maxFiles: number;
+  maxFileBytes: number;
+}
+
+export interface RunMessage {
+  t: "run";
+  id: number;
+  code: string;
+  /** Input files: relative path → base64 bytes. */
+  files: Record<string, string>;
+  limits: RunLimits;
+}
+
+export type HostMessage = RunMessage;
+
+export interface ReadyMessage {
+  t: "ready";
+  /** Milliseconds from process start to ready (load + hardening + checkpoint). */
+  startMs: number;
+  loadMs: number;
+  fromSnapshot: boolean;
+  /** WASM linear memory at the checkpoint. */
+  heapBytes: number;
+}
+
+export interface SnapshotMessage {
+  t: "snapshot";
+  /** Bytes of snapshot that follow this line on stdout, raw. */
+  bytes: number;
+}
+
+export interface OutputMessage {
+  t: "out";
+  id: number;
+  stream: "stdout" | "stderr";
+  text: string;
+}
+
+export interface ResultFile {
+  path: string;
+  /** base64 */
+  data: string;
+}
+
+export interface ResultMessage {
+  t: "result";
+  id: number;
+  /** The harness's JSON envelope (see src/engines/python/harness.py), or a sidecar-made failure. */
+  envelope: string;
+  files: ResultFile[];
+  /** Files over the caps: the run fails with `output_limit`. */
+  filesOverLimit?: string;
+  outputBytes: number;
+  outputTruncated: boolean;
+  peakMemoryBytes: number;
+  /** The deadline fired in the sidecar (interrupt delivered). */
+  interrupted: boolean;
+  /** The memory cap refused a WASM memory growth during the run. */
+  memoryCapHit: boolean;
+}
+
+export interface RecycledMessage {
+  t: "reset";
+  id: number;
+  /** Time the reset took. */
+  ms: number;
+  /** When set, the sidecar could not prove its state clean and is exiting; the host replaces it. */
+  retire?: string;
+}
+
+export interface FatalMessage {
+  t: "fatal";
+  message: string;
+}
+
+export type SidecarMessage = ReadyMessage | SnapshotMessage | OutputMessage | ResultMessage | RecycledMessage | FatalMessage;

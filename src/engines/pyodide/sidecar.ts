@@ -1,0 +1,710 @@
+// The Pyodide sidecar: a separate Node process that loads Pyodide once and then answers runs over
+// stdio (see protocol.ts). It is the inside of the seal, not the seal: the host starts it under
+// bubblewrap + seccomp + Node's permission model + a dropped uid, and kills it at the deadline.
+//
+// Self-contained on purpose: under `--permission` it may read only this file, the harness and the
+// Pyodide directory, so it imports nothing but `node:` builtins and Pyodide (type imports are erased).
+//
+// What this file adds inside the process, and why:
+// - `process.binding` stub: Pyodide's Emscripten NODEFS calls `process.binding("constants")` at load,
+//   which the permission model denies; the stub answers that one call and throws for everything else,
+//   which also removes `process.binding("spawn_sync")` as an escape hatch when the model is off.
+// - Guest stdout/stderr go through Pyodide's write handlers into `out` frames; nothing the guest
+//   prints reaches the protocol channel raw. console.* and process.stdout.write go to stderr.
+// - Deadline: CPython (Emscripten build) polls `Module.Py_EmscriptenSignalBuffer[0]` every few dozen
+//   bytecodes. We install an object whose index-0 getter returns SIGINT once the run's deadline has
+//   passed — on this thread, so the cross-thread race that loses ≈3 % of SharedArrayBuffer signals
+//   cannot happen — and repeats it every 50 ms while the run has not ended (a guest that swallows
+//   KeyboardInterrupt gets another). Code stuck in C (time.sleep, a regex) never polls: the host's
+//   SIGKILL is the rung after this one.
+// - Memory cap: `WebAssembly.Memory.prototype.grow` refuses to grow past the run's `memoryMb`, so
+//   malloc fails inside WASM and Python raises MemoryError instead of the process growing.
+// - Guest hardening (last, weakest layer): empty `jsglobals`; `js`, `pyodide_js`, `pyodide`,
+//   `_pyodide`, `_pyodide_core` replaced in sys.modules and blocked from import; gc introspection
+//   (the easy way to find a leftover JsProxy) refused by an audit hook; and the process runs with
+//   `--disallow-code-generation-from-strings`, so a JsProxy that still leaks out cannot turn
+//   `.constructor.constructor` into code. (Freezing the intrinsic prototypes was tried and breaks
+//   Pyodide's promise conversion, which assigns `constructor` on its own objects.)
+// - Stateless runs: after load we take a checkpoint (the WASM linear memory, Pyodide's hiwire
+//   table, the file system tree, open streams, cwd, the stack pointer) and after every run put all
+//   of it back: copying ~30 MB into already-committed memory costs a few ms, a fresh interpreter
+//   ~0.3–1 s. Pending timers the run left (background asyncio tasks) are cancelled first. Anything
+//   we cannot put back exactly (a changed pre-existing file, a grown function table, a dynamic
+//   library, a fatal error) makes the sidecar retire instead: the host replaces it.
+
+import { constants as fsConstants, readFileSync, writeSync } from "node:fs";
+import { constants as osConstants } from "node:os";
+import { format } from "node:util";
+import type { HostMessage, InitMessage, RunLimits, RunMessage, SidecarMessage } from "./protocol.ts";
+
+const started = performance.now();
+const [pyodideDir, harnessFile] = process.argv.slice(2);
+if (!pyodideDir || !harnessFile) {
+  process.stderr.write("usage: sidecar <pyodide dir> <harness.py>\n");
+  process.exit(64);
+}
+
+// ---- the protocol channel: fd 1, written synchronously; nothing else may write there ----
+function send(message: SidecarMessage): void {
+  writeAll(Buffer.from(JSON.stringify(message) + "\n", "utf8"));
+}
+function writeAll(data: Uint8Array): void {
+  let offset = 0;
+  while (offset < data.length) {
+    try {
+      offset += writeSync(1, data, offset, data.length - offset);
+    } catch (error) {
+      // EAGAIN on a non-blocking pipe: retry; anything else means the host is gone.
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") process.exit(0);
+    }
+  }
+}
+const toStderr = (...args: unknown[]): void => {
+  process.stderr.write(format(...args) + "\n");
+};
+console.log = console.info = console.debug = console.warn = console.error = toStderr;
+process.stdout.write = ((chunk: string | Uint8Array) => process.stderr.write(chunk));
+
+function die(message: string, code = 70): never {
+  try {
+    send({ t: "fatal", message: message.slice(0, 4000) });
+  } finally {
+    process.exit(code);
+  }
+}
+process.on("uncaughtException", (error) => die(`uncaught: ${String((error)?.stack ?? error)}`));
+process.on("unhandledRejection", (error) => die(`unhandled rejection: ${String((error as Error)?.stack ?? error)}`));
+
+const bindingConstants = Object.freeze({ fs: fsConstants, os: osConstants });
+Object.defineProperty(process, "binding", {
+  value: (name: string) => {
+    if (name === "constants") return bindingConstants;
+    throw new Error(`process.binding(${JSON.stringify(name)}) is not available in the sidecar`);
+  },
+  writable: false,
+  configurable: false,
+});
+
+// ---- timers: track every callback Pyodide's event loop schedules, so a reset can cancel them ----
+const pendingTimers = new Set<NodeJS.Timeout | NodeJS.Immediate>();
+const realSetTimeout = globalThis.setTimeout;
+const realSetImmediate = globalThis.setImmediate;
+const realSetInterval = globalThis.setInterval;
+globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+  const handle: NodeJS.Timeout = realSetTimeout(() => {
+    pendingTimers.delete(handle);
+    fn(...args);
+  }, ms);
+  pendingTimers.add(handle);
+  return handle;
+}) as typeof setTimeout;
+globalThis.setImmediate = ((fn: (...a: unknown[]) => void, ...args: unknown[]) => {
+  const handle: NodeJS.Immediate = realSetImmediate(() => {
+    pendingTimers.delete(handle);
+    fn(...args);
+  });
+  pendingTimers.add(handle);
+  return handle;
+}) as typeof setImmediate;
+globalThis.setInterval = ((fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+  const handle = realSetInterval(fn, ms, ...args);
+  pendingTimers.add(handle);
+  return handle;
+}) as typeof setInterval;
+function cancelPendingTimers(): void {
+  for (const handle of pendingTimers) {
+    clearTimeout(handle as NodeJS.Timeout);
+    clearImmediate(handle as NodeJS.Immediate);
+  }
+  pendingTimers.clear();
+}
+
+// ---- memory cap: refuse WASM memory growth past the run's limit ----
+const WASM_PAGE = 65536;
+let memoryCapBytes = Number.POSITIVE_INFINITY;
+let memoryCapHit = false;
+let peakMemoryBytes = 0;
+// The TS libs this project uses carry no WebAssembly declarations; this is the little we touch.
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(this: WasmMemory, delta: number): number;
+}
+interface WasmTable {
+  readonly length: number;
+}
+const WasmMemoryProto = (globalThis as unknown as { WebAssembly: { Memory: { prototype: WasmMemory } } }).WebAssembly.Memory.prototype;
+// eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be called with .call(memory)
+const realGrow = WasmMemoryProto.grow;
+WasmMemoryProto.grow = function grow(this: WasmMemory, delta: number): number {
+  const next = this.buffer.byteLength + delta * WASM_PAGE;
+  if (next > memoryCapBytes) {
+    memoryCapHit = true;
+    throw new RangeError("wasmcell: WASM memory cap reached");
+  }
+  peakMemoryBytes = Math.max(peakMemoryBytes, next);
+  return realGrow.call(this, delta);
+};
+
+// ---- deadline: an interrupt "buffer" whose slot 0 turns into SIGINT when the deadline passes ----
+const SIGINT = 2;
+const RESEND_MS = 50;
+const deadline = { at: Number.POSITIVE_INFINITY, lastSent: Number.NEGATIVE_INFINITY, fired: false };
+const interruptSource: Record<number, number> = Object.create(null) as Record<number, number>;
+Object.defineProperty(interruptSource, 0, {
+  get() {
+    const now = performance.now();
+    if (now < deadline.at || now - deadline.lastSent < RESEND_MS) return 0;
+    deadline.lastSent = now;
+    deadline.fired = true;
+    return SIGINT;
+  },
+  set() {
+    // CPython writes 0 back after reading; the getter is the only source of truth.
+  },
+});
+
+// ---- stdin: init line, snapshot bytes, then JSON lines ----
+// Chunks are kept in a list and joined once per need: the 30 MB snapshot arrives in ~64 KiB chunks,
+// and concatenating on every chunk would copy gigabytes.
+let chunks: Buffer[] = [];
+let buffered = 0;
+let init: InitMessage | undefined;
+let snapshot: Uint8Array | undefined;
+let snapshotReceived = false;
+let initDelivered = false;
+const queue: HostMessage[] = [];
+let wake: (() => void) | undefined;
+
+function joined(): Buffer {
+  if (chunks.length > 1) chunks = [Buffer.concat(chunks)];
+  return chunks[0] ?? Buffer.alloc(0);
+}
+function consume(n: number): void {
+  const all = joined();
+  chunks = n < all.length ? [all.subarray(n)] : [];
+  buffered -= n;
+}
+
+function pump(): void {
+  for (;;) {
+    if (init && !snapshotReceived) {
+      if (buffered < init.snapshotBytes) return;
+      snapshot = new Uint8Array(joined().subarray(0, init.snapshotBytes));
+      consume(init.snapshotBytes);
+      snapshotReceived = true;
+      continue;
+    }
+    if (buffered === 0) return;
+    const all = joined();
+    const newline = all.indexOf(10);
+    if (newline < 0) return;
+    const line = all.subarray(0, newline).toString("utf8");
+    consume(newline + 1);
+    if (!init) {
+      init = JSON.parse(line) as InitMessage;
+      continue;
+    }
+    queue.push(JSON.parse(line) as HostMessage);
+  }
+}
+process.stdin.on("data", (chunk: Buffer) => {
+  chunks.push(chunk);
+  buffered += chunk.length;
+  // While the snapshot streams in, only look once it is all here.
+  if (init && !snapshotReceived && buffered < init.snapshotBytes) return;
+  pump();
+  wake?.();
+});
+process.stdin.on("end", () => process.exit(0));
+
+function nextMessage(): Promise<HostMessage | "init"> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (init && snapshotReceived && !initDelivered) {
+        initDelivered = true;
+        return resolve("init");
+      }
+      const message = queue.shift();
+      if (message) return resolve(message);
+      wake = () => {
+        wake = undefined;
+        check();
+      };
+    };
+    check();
+  });
+}
+
+// ---- Pyodide ----
+interface EmscriptenFSNode {
+  name: string;
+  mode: number;
+  contents?: Record<string, EmscriptenFSNode> | ArrayBufferView | null;
+  usedBytes?: number;
+  parent: EmscriptenFSNode;
+  mount: { mountpoint: string };
+}
+interface EmscriptenFS {
+  root: EmscriptenFSNode;
+  streams: (object | null | undefined)[];
+  ignorePermissions: boolean;
+  isDir(mode: number): boolean;
+  isFile(mode: number): boolean;
+  cwd(): string;
+  chdir(path: string): void;
+  mkdirTree(path: string): void;
+  writeFile(path: string, data: Uint8Array | string): void;
+  readFile(path: string): Uint8Array;
+  unlink(path: string): void;
+  rmdir(path: string): void;
+  close(stream: object): void;
+  lookupPath(path: string, opts?: object): { node: EmscriptenFSNode };
+}
+interface PyodideModule {
+  HEAPU8: Uint8Array;
+  HEAP8: Int8Array;
+  FS: EmscriptenFS;
+  finalizationRegistry: { register(...a: unknown[]): void; unregister(...a: unknown[]): void };
+  stackSave(): number;
+  stackRestore(sp: number): void;
+  __hiwire_get(index: number): unknown;
+  __hiwire_set(index: number, value: unknown): number;
+  wasmTable: WasmTable;
+  LDSO: { loadedLibsByName: Record<string, unknown> };
+}
+interface PyProxyFn {
+  (...args: unknown[]): unknown;
+  destroy(): void;
+}
+interface PyodideAPI {
+  _module: PyodideModule;
+  runPython(code: string): unknown;
+  setStdout(options: { write(buffer: Uint8Array): number }): void;
+  setStderr(options: { write(buffer: Uint8Array): number }): void;
+  setInterruptBuffer(buffer: unknown): void;
+  globals: { get(name: string): PyProxyFn | undefined };
+  makeMemorySnapshot(): Uint8Array;
+}
+
+const WORKDIR = "/home/pyodide";
+const HARNESS_MODULE = "wasmcell_harness";
+
+// Python run once before the checkpoint: imports what every run needs (so it is in the snapshot and
+// the checkpoint), the guest-level hardening, and the per-run entry point.
+const SETUP_PY = String.raw`
+import sys, os, asyncio, json, ast, linecache, traceback, types, inspect, random
+import ${HARNESS_MODULE} as _h
+
+_BLOCKED_ROOTS = frozenset({"js", "pyodide_js", "pyodide", "_pyodide", "_pyodide_core", "micropip"})
+
+class _WasmcellBlockedFinder:
+    """Refuses imports of the modules that bridge to the JavaScript realm."""
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".", 1)[0] in _BLOCKED_ROOTS:
+            raise ModuleNotFoundError("No module named %r (the sandbox has no JavaScript bridge)" % name, name=name)
+        return None
+
+# None in sys.modules makes "import x" raise ModuleNotFoundError even for modules already loaded;
+# the objects Pyodide's own code holds (the event loop's scheduler) keep working. Pyodide's asyncio
+# glue (asyncio.run, run_until_complete) imports "pyodide_js._api.config" lazily for one flag: it
+# gets a pure-Python stand-in holding that flag and no JavaScript object.
+import pyodide_js as _pjs
+_config = types.SimpleNamespace(enableRunUntilComplete=bool(_pjs._api.config.enableRunUntilComplete))
+del _pjs
+for _name in list(sys.modules):
+    if _name.split(".", 1)[0] in _BLOCKED_ROOTS:
+        sys.modules[_name] = None
+_api_stub = types.ModuleType("pyodide_js._api", "wasmcell stand-in: configuration flags only")
+_api_stub.config = _config
+_js_stub = types.ModuleType("pyodide_js", "wasmcell stand-in: no JavaScript objects")
+_js_stub._api = _api_stub
+sys.modules["pyodide_js"] = _js_stub
+sys.modules["pyodide_js._api"] = _api_stub
+del _api_stub, _js_stub, _config
+sys.meta_path.insert(0, _WasmcellBlockedFinder)
+
+_REFUSED_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
+def _wasmcell_audit(event, args):
+    if event in _REFUSED_EVENTS:
+        raise RuntimeError("%s is not available in the sandbox" % event)
+sys.addaudithook(_wasmcell_audit)
+
+os.chdir(${JSON.stringify(WORKDIR)})
+
+# Pyodide's event loop is always running here, and blocking on it (its asyncio.run) needs a stack
+# switch our entry point cannot offer: say what works instead of Pyodide's internal message.
+_pyodide_asyncio_run = asyncio.run
+def _wasmcell_asyncio_run(main, *, debug=None, loop_factory=None):
+    if asyncio.events._get_running_loop() is not None and loop_factory is None:
+        if inspect.iscoroutine(main):
+            main.close()
+        raise RuntimeError("asyncio.run() cannot block inside the sandbox's running event loop; use top-level 'await main()' instead")
+    return _pyodide_asyncio_run(main, debug=debug, loop_factory=loop_factory)
+asyncio.run = _wasmcell_asyncio_run
+
+def _wasmcell_start(code, max_result_bytes, fresh):
+    # Every run starts from the checkpoint, which holds one random state: reseed so runs differ.
+    random.seed()
+    prepared = _h._prepare(code)
+    if isinstance(prepared, dict):
+        return _h.encode_envelope(prepared)
+    body, last = prepared
+    ns = _h.new_namespace() if fresh else _wasmcell_session_ns
+    if _h._is_coroutine_code(body) or _h._is_coroutine_code(last):
+        async def _go():
+            return _h.encode_envelope(await _h.run_async_envelope(code, ns, max_result_bytes))
+        return _go()
+    return _h.encode_envelope(_h.run_envelope(code, ns, max_result_bytes))
+
+_wasmcell_session_ns = _h.new_namespace()
+del _name
+`;
+
+async function loadPyodideRuntime(fromSnapshot: Uint8Array | undefined, makeSnapshot: boolean): Promise<PyodideAPI> {
+  const mod = (await import(`${pyodideDir}/pyodide.mjs`)) as { loadPyodide(options: object): Promise<PyodideAPI> };
+  const options: Record<string, unknown> = {
+    indexURL: pyodideDir!.endsWith("/") ? pyodideDir : `${pyodideDir}/`,
+    // An empty, prototype-less object: `import js` (if it were reachable) holds nothing, and has no
+    // `.constructor` leading to the realm's Function.
+    jsglobals: Object.create(null) as object,
+    env: { HOME: WORKDIR },
+    fullStdLib: false,
+    checkAPIVersion: true,
+  };
+  if (makeSnapshot) options._makeSnapshot = true;
+  if (fromSnapshot && fromSnapshot.length > 0) options._loadSnapshot = fromSnapshot;
+  return mod.loadPyodide(options);
+}
+
+interface FsEntry {
+  node: EmscriptenFSNode;
+  mode: number;
+  contents: Uint8Array | undefined;
+}
+
+interface Checkpoint {
+  memory: Uint8Array;
+  hiwire: unknown[];
+  stackPointer: number;
+  streams: (object | null | undefined)[];
+  fs: Map<string, FsEntry>;
+  cwd: string;
+  tableLength: number;
+  libraries: number;
+}
+
+function walkFs(FS: EmscriptenFS, node: EmscriptenFSNode, path: string, out: Map<string, EmscriptenFSNode>): void {
+  out.set(path || "/", node);
+  if (!FS.isDir(node.mode) || !node.contents || ArrayBuffer.isView(node.contents)) return;
+  for (const [name, child] of Object.entries(node.contents)) {
+    // /dev and /proc are Emscripten's device and proc nodes: no guest data lives there.
+    const childPath = `${path}/${name}`;
+    if (childPath === "/dev" || childPath === "/proc") {
+      out.set(childPath, child);
+      continue;
+    }
+    walkFs(FS, child, childPath, out);
+  }
+}
+
+function fileBytes(node: EmscriptenFSNode): Uint8Array | undefined {
+  // MEMFS keeps file bytes in whatever typed array last grew them (often an Int8Array).
+  const c = node.contents;
+  if (!ArrayBuffer.isView(c)) return undefined;
+  return new Uint8Array(c.buffer, c.byteOffset, Math.min(node.usedBytes ?? c.byteLength, c.byteLength));
+}
+
+function hiwireEntries(M: PyodideModule): unknown[] {
+  const values: unknown[] = [];
+  for (let i = 0; ; i++) {
+    try {
+      values.push(M.__hiwire_get(i));
+    } catch {
+      return values;
+    }
+  }
+}
+
+function takeCheckpoint(M: PyodideModule): Checkpoint {
+  const nodes = new Map<string, EmscriptenFSNode>();
+  walkFs(M.FS, M.FS.root, "", nodes);
+  const fs = new Map<string, FsEntry>();
+  for (const [path, node] of nodes) {
+    const bytes = fileBytes(node);
+    fs.set(path, { node, mode: node.mode, contents: bytes ? bytes.slice() : undefined });
+  }
+  return {
+    memory: M.HEAPU8.slice(),
+    hiwire: hiwireEntries(M),
+    stackPointer: M.stackSave(),
+    streams: M.FS.streams.slice(),
+    fs,
+    cwd: M.FS.cwd(),
+    tableLength: M.wasmTable.length,
+    libraries: Object.keys(M.LDSO.loadedLibsByName).length,
+  };
+}
+
+/** Puts the interpreter back to the checkpoint; returns why it cannot, if it cannot. */
+function restoreCheckpoint(M: PyodideModule, cp: Checkpoint): string | undefined {
+  cancelPendingTimers();
+  if (M.wasmTable.length !== cp.tableLength) return "the run grew the WASM function table (dynamic code)";
+  if (Object.keys(M.LDSO.loadedLibsByName).length !== cp.libraries) return "the run loaded a dynamic library";
+  const heap = M.HEAPU8;
+  heap.set(cp.memory);
+  // Memory past the checkpoint's size stays mapped (WASM memory cannot shrink); zero it so nothing
+  // a run left there is readable by the next one (ctypes can read raw memory).
+  if (heap.length > cp.memory.length) heap.fill(0, cp.memory.length);
+  for (let i = 0; i < cp.hiwire.length; i++) {
+    if (M.__hiwire_set(i, cp.hiwire[i]) < 0) return `hiwire slot ${i} could not be restored`;
+  }
+  M.stackRestore(cp.stackPointer);
+  return restoreFs(M.FS, cp);
+}
+
+function restoreFs(FS: EmscriptenFS, cp: Checkpoint): string | undefined {
+  const saved = FS.ignorePermissions;
+  FS.ignorePermissions = true; // a guest's chmod 000 must not stop the cleanup
+  try {
+    // Streams the run left open are closed; a stream that existed at the checkpoint must still be there.
+    for (let fd = 0; fd < Math.max(FS.streams.length, cp.streams.length); fd++) {
+      const now = FS.streams[fd];
+      const then = cp.streams[fd];
+      if (then && now !== then) return `file descriptor ${fd} was closed or replaced`;
+      if (now && !then) {
+        try {
+          FS.close(now);
+        } catch {
+          FS.streams[fd] = null;
+        }
+      }
+    }
+    const nodes = new Map<string, EmscriptenFSNode>();
+    walkFs(FS, FS.root, "", nodes);
+    // Remove what the run created, deepest first.
+    const created = [...nodes.keys()].filter((p) => !cp.fs.has(p)).sort((a, b) => b.length - a.length);
+    for (const path of created) {
+      const node = nodes.get(path)!;
+      if (FS.isDir(node.mode)) FS.rmdir(path);
+      else FS.unlink(path);
+    }
+    for (const [path, entry] of cp.fs) {
+      const node = nodes.get(path);
+      if (node !== entry.node) return `${path} was removed or replaced`;
+      if (node.mode !== entry.mode) return `${path} changed mode`;
+      if (entry.contents) {
+        const bytes = fileBytes(node);
+        if (!bytes || Buffer.compare(bytes, entry.contents) !== 0) return `${path} was modified`;
+      }
+    }
+    if (FS.cwd() !== cp.cwd) FS.chdir(cp.cwd);
+    return undefined;
+  } catch (error) {
+    return `file system restore failed: ${String(error)}`;
+  } finally {
+    FS.ignorePermissions = saved;
+  }
+}
+
+function placeInputFiles(FS: EmscriptenFS, files: Record<string, string>): void {
+  for (const [path, b64] of Object.entries(files)) {
+    const full = `${WORKDIR}/${path}`;
+    const dir = full.slice(0, full.lastIndexOf("/"));
+    FS.mkdirTree(dir);
+    FS.writeFile(full, Buffer.from(b64, "base64"));
+  }
+}
+
+/** Files under WORKDIR that are new or changed compared to the inputs. */
+function collectOutputFiles(
+  FS: EmscriptenFS,
+  inputs: Record<string, string>,
+  limits: RunLimits,
+): { files: { path: string; data: string }[]; over?: string } {
+  const nodes = new Map<string, EmscriptenFSNode>();
+  let root: EmscriptenFSNode;
+  try {
+    root = FS.lookupPath(WORKDIR).node;
+  } catch {
+    return { files: [] };
+  }
+  walkFs(FS, root, WORKDIR, nodes);
+  const files: { path: string; data: string }[] = [];
+  let total = 0;
+  for (const [full, node] of nodes) {
+    if (!FS.isFile(node.mode)) continue;
+    const bytes = fileBytes(node);
+    if (!bytes) continue;
+    const rel = full.slice(WORKDIR.length + 1);
+    const input = inputs[rel];
+    if (input !== undefined && Buffer.compare(Buffer.from(input, "base64"), bytes) === 0) continue;
+    total += bytes.length;
+    if (files.length + 1 > limits.maxFiles) {
+      return { files: [], over: `the run wrote more than ${limits.maxFiles} files (limits.maxFiles)` };
+    }
+    if (total > limits.maxFileBytes) {
+      return { files: [], over: `the run wrote more than ${limits.maxFileBytes} bytes of files (limits.maxFileBytes)` };
+    }
+    files.push({ path: rel, data: Buffer.from(bytes).toString("base64") });
+  }
+  return { files };
+}
+
+// Output capture: decoded per stream, capped across both, forwarded as frames while the run goes.
+const TRUNCATION_MARKER = "\n[output truncated: limits.maxOutputBytes reached]\n";
+const output = {
+  id: 0,
+  limit: 0,
+  forwarded: 0,
+  attempted: 0,
+  truncated: false,
+  decoders: { stdout: new TextDecoder("utf-8"), stderr: new TextDecoder("utf-8") },
+};
+function writer(stream: "stdout" | "stderr") {
+  return {
+    write(buffer: Uint8Array): number {
+      output.attempted += buffer.length;
+      if (output.truncated) return buffer.length;
+      let chunk = buffer;
+      const room = output.limit - output.forwarded;
+      if (chunk.length > room) chunk = chunk.subarray(0, Math.max(0, room));
+      output.forwarded += chunk.length;
+      let text = output.decoders[stream].decode(chunk, { stream: chunk.length === buffer.length });
+      if (chunk.length < buffer.length) {
+        output.truncated = true;
+        text += TRUNCATION_MARKER;
+      }
+      if (text) send({ t: "out", id: output.id, stream, text });
+      return buffer.length;
+    },
+  };
+}
+
+function makeFailure(kind: string, name: string, message: string): string {
+  return JSON.stringify({ ok: false, error: { kind, name, message } });
+}
+
+async function main(): Promise<void> {
+  const first = await nextMessage();
+  if (first !== "init" || !init) die("expected init");
+  const mode = init.mode;
+  const loadStart = performance.now();
+  const py = await loadPyodideRuntime(snapshot, mode === "snapshot");
+  snapshot = undefined;
+  const loadMs = performance.now() - loadStart;
+  const M = py._module;
+  const FS = M.FS;
+
+  if (!init.snapshotBytes) {
+    FS.mkdirTree(`/lib/python3.14/site-packages`);
+    FS.writeFile(`/lib/python3.14/site-packages/${HARNESS_MODULE}.py`, readFileSync(harnessFile!));
+  }
+  if (mode === "snapshot") {
+    // Import what the setup imports, so a sidecar started from this snapshot skips that work too.
+    py.runPython(`import sys, os, asyncio, json, ast, linecache, traceback, types, inspect, random\nimport ${HARNESS_MODULE}`);
+    const bytes = py.makeMemorySnapshot();
+    send({ t: "snapshot", bytes: bytes.length });
+    writeAll(bytes);
+    process.exit(0);
+  }
+  // The harness module was imported into the snapshot; its file is also needed for tracebacks only
+  // of harness frames, which we hide, so the MEMFS copy exists just for a cold load.
+
+  py.setStdout(writer("stdout"));
+  py.setStderr(writer("stderr"));
+  py.setInterruptBuffer(interruptSource);
+  py.runPython(SETUP_PY);
+  const start = py.globals.get("_wasmcell_start");
+  if (!start) die("setup did not define _wasmcell_start");
+  const stateful = init.stateful;
+  if (!stateful) {
+    // Proxies created during a run would be decref'd by the FinalizationRegistry *after* the reset,
+    // on memory that no longer holds them. The reset frees everything a run made, so nothing leaks.
+    M.finalizationRegistry = { register() {}, unregister() {} };
+  }
+  const checkpoint = stateful ? undefined : takeCheckpoint(M);
+  send({
+    t: "ready",
+    startMs: performance.now() - started,
+    loadMs,
+    fromSnapshot: init.snapshotBytes > 0,
+    heapBytes: M.HEAPU8.length,
+  });
+
+  for (;;) {
+    const message = await nextMessage();
+    if (message === "init" || message.t !== "run") continue;
+    await runOne(py, start, message, stateful);
+    if (checkpoint) {
+      const t0 = performance.now();
+      const problem = restoreCheckpoint(M, checkpoint);
+      send({ t: "reset", id: message.id, ms: performance.now() - t0, ...(problem ? { retire: problem } : {}) });
+      if (problem) process.exit(0);
+    }
+  }
+}
+
+async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful: boolean): Promise<void> {
+  const { limits } = message;
+  const M = py._module;
+  output.id = message.id;
+  output.limit = limits.maxOutputBytes;
+  output.forwarded = 0;
+  output.attempted = 0;
+  output.truncated = false;
+  memoryCapHit = false;
+  peakMemoryBytes = M.HEAPU8.length;
+  memoryCapBytes = Math.max(limits.memoryMb * 1024 * 1024, M.HEAPU8.length);
+  let envelope: string;
+  let fatal: string | undefined;
+  try {
+    placeInputFiles(M.FS, message.files);
+    deadline.fired = false;
+    deadline.lastSent = Number.NEGATIVE_INFINITY;
+    deadline.at = performance.now() + limits.timeoutMs;
+    let value = start(message.code, limits.maxResultBytes, !stateful);
+    if (typeof value !== "string") value = await (value);
+    envelope = typeof value === "string" ? value : makeFailure("crashed", "InternalError", "the harness returned no envelope");
+  } catch (error) {
+    // A PythonError escaping the harness (KeyboardInterrupt while building the envelope), or a
+    // JavaScript error from inside WASM (a trap, a stack overflow): the interpreter may be broken.
+    const text = String((error as Error)?.message ?? error);
+    if (deadline.fired) envelope = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
+    else if (memoryCapHit) envelope = makeFailure("memory", "MemoryError", "out of memory (limits.memoryMb)");
+    else if (/Maximum call stack|stack overflow/i.test(text)) envelope = makeFailure("stack", "RangeError", "the call stack overflowed");
+    else envelope = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
+    fatal = text;
+  } finally {
+    deadline.at = Number.POSITIVE_INFINITY;
+  }
+  for (const stream of ["stdout", "stderr"] as const) {
+    const rest = output.decoders[stream].decode();
+    if (rest && !output.truncated) send({ t: "out", id: message.id, stream, text: rest });
+  }
+  let collected: { files: { path: string; data: string }[]; over?: string };
+  try {
+    collected = collectOutputFiles(M.FS, message.files, limits);
+  } catch (error) {
+    collected = { files: [], over: `the output files could not be read: ${String(error)}` };
+  }
+  send({
+    t: "result",
+    id: message.id,
+    envelope,
+    files: collected.files,
+    ...(collected.over ? { filesOverLimit: collected.over } : {}),
+    outputBytes: output.attempted,
+    outputTruncated: output.truncated,
+    peakMemoryBytes,
+    interrupted: deadline.fired,
+    memoryCapHit,
+  });
+  if (fatal !== undefined) {
+    // Never reuse an interpreter that threw through WASM: exit, the host starts a fresh one.
+    send({ t: "reset", id: message.id, ms: 0, retire: `interpreter error: ${fatal.slice(0, 300)}` });
+    process.exit(0);
+  }
+}
+
+main().catch((error: unknown) => die(`sidecar failed: ${String((error as Error)?.stack ?? error)}`));

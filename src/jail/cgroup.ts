@@ -1,0 +1,129 @@
+// One cgroup v1 pair (memory + pids) per jailed process, created inside our own cgroup so the host's
+// accounting stays intact (sealing.md §4). The jail's first process joins it from a one-line shell
+// *before* exec'ing anything else, so there is no window in which a child runs outside the cap.
+//
+// The memory cap counts RSS and the jail's tmpfs pages (shmem is charged to the writer), so a guest
+// cannot dodge it by filling its scratch directory. When the cap is hit the kernel's OOM killer
+// SIGKILLs the process; `memory.oom_control`'s `oom_kill` counter tells us that is what happened.
+
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { CgroupSupport } from "./host.ts";
+
+let counter = 0;
+
+export interface CgroupStats {
+  /** `memory.max_usage_in_bytes`: the peak, tmpfs included. */
+  peakMemoryBytes?: number;
+  /** The OOM killer fired inside this cgroup. */
+  oomKilled: boolean;
+}
+
+export class JailCgroup {
+  readonly memoryDir?: string;
+  readonly pidsDir?: string;
+  #removed = false;
+
+  private constructor(memoryDir: string | undefined, pidsDir: string | undefined) {
+    if (memoryDir) this.memoryDir = memoryDir;
+    if (pidsDir) this.pidsDir = pidsDir;
+  }
+
+  /**
+   * Makes the pair. `memoryBytes` goes to `memory.limit_in_bytes` (and the mem+swap limit, so swap is
+   * no way around it); `pidsMax` caps threads and processes together.
+   */
+  static create(support: CgroupSupport, memoryBytes: number | undefined, pidsMax: number | undefined): JailCgroup {
+    const name = `wasmcell-${process.pid}-${++counter}`;
+    let memoryDir: string | undefined;
+    let pidsDir: string | undefined;
+    try {
+      if (memoryBytes !== undefined && support.memoryParent) {
+        memoryDir = `${support.memoryParent}/${name}`;
+        mkdirSync(memoryDir);
+        writeFileSync(`${memoryDir}/memory.limit_in_bytes`, String(memoryBytes));
+        try {
+          writeFileSync(`${memoryDir}/memory.memsw.limit_in_bytes`, String(memoryBytes));
+        } catch {
+          // no swap accounting on this kernel: with no swap the plain limit is the whole story
+        }
+      }
+      if (pidsMax !== undefined && support.pidsParent) {
+        pidsDir = `${support.pidsParent}/${name}`;
+        mkdirSync(pidsDir);
+        writeFileSync(`${pidsDir}/pids.max`, String(pidsMax));
+      }
+    } catch (error) {
+      for (const dir of [memoryDir, pidsDir]) if (dir) tryRmdir(dir);
+      throw error;
+    }
+    return new JailCgroup(memoryDir, pidsDir);
+  }
+
+  /** `cgroup.procs` files the pre-exec shell writes its pid into. */
+  get procsFiles(): string[] {
+    return [this.memoryDir, this.pidsDir].filter((d): d is string => d !== undefined).map((d) => `${d}/cgroup.procs`);
+  }
+
+  pids(): number[] {
+    const all = new Set<number>();
+    for (const file of this.procsFiles) {
+      try {
+        for (const line of readFileSync(file, "utf8").split("\n")) if (line) all.add(Number(line));
+      } catch {
+        // removed already
+      }
+    }
+    return [...all];
+  }
+
+  /** SIGKILLs every process in the cgroup (cgroup v1 has no `cgroup.kill`). */
+  killAll(): void {
+    for (const pid of this.pids()) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  stats(): CgroupStats {
+    if (!this.memoryDir) return { oomKilled: false };
+    const read = (f: string) => {
+      try {
+        return readFileSync(`${this.memoryDir}/${f}`, "utf8");
+      } catch {
+        return "";
+      }
+    };
+    const peak = Number(read("memory.max_usage_in_bytes").trim());
+    const oom = /^oom_kill (\d+)/m.exec(read("memory.oom_control"));
+    const out: CgroupStats = { oomKilled: oom ? Number(oom[1]) > 0 : false };
+    if (Number.isFinite(peak) && peak > 0) out.peakMemoryBytes = peak;
+    return out;
+  }
+
+  /** Waits (briefly) for the cgroup to empty, killing stragglers, then removes it. */
+  async remove(): Promise<void> {
+    if (this.#removed) return;
+    this.#removed = true;
+    for (let i = 0; i < 50 && this.pids().length > 0; i++) {
+      this.killAll();
+      await sleep(10);
+    }
+    for (const dir of [this.memoryDir, this.pidsDir]) {
+      if (!dir) continue;
+      for (let i = 0; i < 100 && !tryRmdir(dir); i++) await sleep(10);
+    }
+  }
+}
+
+function tryRmdir(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}

@@ -1,0 +1,134 @@
+// The two syscall allowlists, and why each entry is there.
+//
+// Each list started from an strace of the real workload on this machine (`../shared/research/
+// sealing.md` §3, re-measured for matplotlib) and was then widened with calls a runtime makes on
+// paths a single trace misses (pitfall 7: glibc frees a dead thread's stack with madvise; libffi
+// probes statfs; timers, polls and signal returns that only show up under load). Every profile is
+// validated with a KILL default on real workloads by test/jail/profiles.test.ts, so a missing entry
+// shows up there as a dead process rather than as an EPERM in production.
+//
+// Never on any list (the default answers them): socket/connect/bind and every other network call,
+// fork/vfork and clone without CLONE_THREAD, kill/tkill, ptrace and process_vm_*, unshare/setns/
+// mount/pivot_root/chroot, bpf, perf_event_open, userfaultfd, keyctl/add_key, memfd_create,
+// open_by_handle_at, io_uring (its submissions would bypass this filter), sysv/posix IPC, personality,
+// set*uid/set*gid, module/kexec/reboot calls. `execve` has to stay: bubblewrap installs the filter and
+// then execs the program. An exec inside the jail replaces the process with another one under the same
+// filter, uid and mounts; it cannot add a process.
+
+import { ENOSYS, EPERM, errno, type ArgRule, type SeccompAction, type SeccompProfile } from "./seccomp.ts";
+
+const CLONE_THREAD = 0x00010000;
+// CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+const CLONE_NEW_ANY = 0x7e020080;
+
+/** clone: threads only. fork and posix_spawn (clone without CLONE_THREAD) and new namespaces get EPERM. */
+const cloneThreadsOnly: ArgRule = {
+  syscall: "clone",
+  when: [{ arg: 0, op: "maskedEq", mask: CLONE_THREAD | CLONE_NEW_ANY, value: CLONE_THREAD }],
+};
+
+// ioctl: everything but the terminal-injection and line-discipline requests. The jail has no tty
+// (stdio are pipes, `--new-session`), so these are belt and braces.
+const TIOCSTI = 0x5412;
+const TIOCLINUX = 0x541c;
+const TIOCSETD = 0x5423;
+const ioctlNoTty: ArgRule = { syscall: "ioctl", when: [{ arg: 1, op: "notIn", values: [TIOCSTI, TIOCLINUX, TIOCSETD] }] };
+
+// prctl: naming threads (libuv, OpenBLAS), naming anonymous mappings (glibc/V8), and reading the
+// dumpable flag. Not PR_SET_SECCOMP, PR_SET_DUMPABLE, PR_SET_PTRACER, PR_CAP_AMBIENT, PR_SET_MM, …
+const PR_GET_DUMPABLE = 3;
+const PR_SET_NAME = 15;
+const PR_GET_NAME = 16;
+const PR_SET_VMA = 0x53564d41;
+const prctlNames: ArgRule = { syscall: "prctl", when: [{ arg: 0, op: "in", values: [PR_GET_DUMPABLE, PR_SET_NAME, PR_GET_NAME, PR_SET_VMA] }] };
+
+/** Probes a runtime makes and handles: answered the same way in production and in the kill test mode. */
+const PROBES: Record<string, SeccompAction> = {
+  // glibc tries clone3 first and falls back to clone (which the rule above can inspect) on ENOSYS.
+  clone3: errno(ENOSYS),
+};
+
+/** What any process in the jail needs: its own memory, threads, time, signals, and I/O on open fds. */
+const RUNTIME = [
+  // I/O on descriptors it already holds or opens (paths are confined by the mount namespace)
+  "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2",
+  "lseek", "close", "close_range", "dup", "dup2", "dup3", "fcntl", "pipe", "pipe2", "fadvise64",
+  "poll", "ppoll", "select", "pselect6", "epoll_create", "epoll_create1", "epoll_ctl", "epoll_wait",
+  "epoll_pwait", "epoll_pwait2", "eventfd2",
+  // Node's "pipe" stdio are Unix socketpairs, and libuv asks what an inherited fd is. These only read
+  // or end sockets the process was handed; creating, connecting, binding or listening stays denied.
+  "getsockname", "getpeername", "getsockopt", "shutdown",
+  // file metadata and reads
+  "open", "openat", "stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs", "access",
+  "faccessat", "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd",
+  // memory
+  "brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync", "mincore", "membarrier",
+  // threads and exit
+  "futex", "set_robust_list", "get_robust_list", "set_tid_address", "rseq", "gettid", "getpid",
+  "getppid", "exit", "exit_group", "sched_yield", "sched_getaffinity", "sched_getparam",
+  "sched_getscheduler", "sched_get_priority_max", "sched_get_priority_min",
+  // signals: its own only (tgkill is how raise() and thread cancellation signal a thread; kill/tkill are out)
+  "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigsuspend", "rt_sigtimedwait", "sigaltstack",
+  "restart_syscall", "tgkill", "setitimer", "getitimer", "alarm",
+  // time
+  "nanosleep", "clock_nanosleep", "clock_gettime", "clock_getres", "gettimeofday", "time", "times", "getrusage",
+  // identity and limits (read-only; prlimit64 can only lower, or raise a soft limit up to the hard one we set)
+  "getuid", "geteuid", "getgid", "getegid", "getgroups", "getresuid", "getresgid", "getpgrp", "getpgid",
+  "getsid", "capget", "uname", "sysinfo", "getrandom", "prlimit64", "getrlimit", "arch_prctl",
+  // program start (bubblewrap execs the program after installing the filter)
+  "execve",
+  // bubblewrap's pid-1 reaper runs under the filter too and loops on wait() (pitfall 4)
+  "wait4",
+];
+
+/**
+ * Node (22/24/26) running Pyodide (and QuickJS-wasm). No file writes: Node's permission model
+ * denies them anyway, and Pyodide's files live in its in-memory file system.
+ */
+export const NODE_PYODIDE: SeccompProfile = Object.freeze({
+  name: "node-pyodide",
+  allow: [
+    ...RUNTIME,
+    // V8 protection keys for its code space
+    "pkey_alloc", "pkey_free", "pkey_mprotect",
+  ],
+  rules: [cloneThreadsOnly, ioctlNoTty, prctlNames],
+  fixed: {
+    ...PROBES,
+    // libuv on Node ≥ 22 probes io_uring at start and falls back to epoll. Must stay denied: the ops a
+    // ring carries are never seen by seccomp.
+    io_uring_setup: errno(EPERM),
+    io_uring_enter: errno(EPERM),
+    io_uring_register: errno(EPERM),
+  },
+});
+
+/**
+ * Debian's /usr/bin/python3 with numpy, pandas and matplotlib. It writes files (into the tmpfs working
+ * directory: that is where outputs come from), uses NUMA hints (OpenBLAS) and may ask for a process.
+ */
+export const PYTHON_NATIVE: SeccompProfile = Object.freeze({
+  name: "python-native",
+  allow: [
+    ...RUNTIME,
+    // writes in the jail's tmpfs (the mount namespace decides where they can land: nowhere else is writable)
+    "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename", "renameat", "renameat2", "link", "linkat",
+    "symlink", "symlinkat", "ftruncate", "truncate", "fallocate", "fsync", "fdatasync", "flock", "fchmod",
+    "fchmodat", "chmod", "umask", "utimensat", "chdir", "fchdir", "sendfile", "copy_file_range",
+    // OpenBLAS NUMA hints
+    "mbind", "get_mempolicy",
+  ],
+  rules: [cloneThreadsOnly, ioctlNoTty, prctlNames],
+  fixed: {
+    ...PROBES,
+    // platform.processor() runs `uname -p` through vfork; subprocess uses vfork too. A clear EPERM
+    // (PermissionError in Python) in both modes: the attempt is expected, and it must fail.
+    vfork: errno(EPERM),
+    fork: errno(EPERM),
+    execveat: errno(EPERM),
+    io_uring_setup: errno(EPERM),
+  },
+});
+
+export const PROFILES = { "node-pyodide": NODE_PYODIDE, "python-native": PYTHON_NATIVE } as const;
+export type SeccompProfileName = keyof typeof PROFILES;

@@ -1,0 +1,363 @@
+// spawnJailed: one program in the jail, with every layer the seal asks for, and a handle that can
+// kill the whole jail. See index.ts for the API contract.
+//
+// The command chain, outside in (each link `exec`s the next, so it is one pid throughout):
+//   [sh -c 'echo $$ > memory/cgroup.procs; echo $$ > pids/cgroup.procs; exec "$@"']   root + cgroup only
+//   prlimit --cpu --fsize --nofile --core [--as]                                       rlimits (soft = hard)
+//   [setpriv --reuid --regid --clear-groups --no-new-privs]                           root + dropPrivileges
+//   bwrap … --seccomp 3 -- program args                                                namespaces + filter
+// Order matters: the cgroup join and the rlimits need root's rights over the new process, so they
+// come before the uid drop; bwrap must run as the dropped uid (so the kernel uid in the jail is not 0,
+// pitfall 10); the filter is installed by bwrap last, right before the program starts.
+// The chain runs with an empty environment: bwrap's pid-1 reaper keeps the environment it was given,
+// and a guest with /proc could read it.
+
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { chownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import type { Duplex, Readable, Writable } from "node:stream";
+import { SealUnavailableError } from "../errors.ts";
+import type { ResolvedSeal } from "../options.ts";
+import { bwrapArgs, type Bind } from "./bwrap.ts";
+import { JailCgroup, type CgroupStats } from "./cgroup.ts";
+import { checkSeal, type SealPlan } from "./check.ts";
+import { cgroupSupport, DEFAULT_TOOLS, readableBy, sharedLibraries, type HostTools } from "./host.ts";
+import { PROFILES, type SeccompProfileName } from "./profiles.ts";
+import { compileProfile, encodeFilter, ERRNO_EPERM, KILL, type SeccompProfile } from "./seccomp.ts";
+
+export interface JailRlimits {
+  /** RLIMIT_CPU: CPU seconds before the kernel kills the process (SIGXCPU/SIGKILL). */
+  cpuSeconds?: number;
+  /** RLIMIT_FSIZE: largest file the process may write (past it: EFBIG). */
+  fileSizeBytes?: number;
+  /** RLIMIT_NOFILE: open descriptors. Node + Pyodide need at least 24. Default 64. */
+  openFiles?: number;
+  /** RLIMIT_AS: virtual address space. Applied as given, whatever the memory mechanism. */
+  addressSpaceBytes?: number;
+}
+
+export interface JailSpec {
+  /** The program, as a host path. It is bound read-only into the jail, with the libraries `ldd` lists. */
+  executable: string;
+  /** Where the program appears inside the jail (default: the same path). */
+  jailExecutable?: string;
+  args?: readonly string[];
+  /**
+   * Bind the libraries `ldd` lists for the executable at their host paths (default true). Turn it off
+   * when `roBinds` already carry whole library directories (the native tier binds /usr/lib/…).
+   */
+  bindSharedLibraries?: boolean;
+  /** Extra read-only binds (directories or files). Each host path must exist. */
+  roBinds?: readonly Bind[];
+  /** Symlinks to create in the jail (`{ target: "usr/lib", jail: "/lib" }`). */
+  symlinks?: readonly { target: string; jail: string }[];
+  /** Which syscall allowlist to install (ignored when `seal.seccomp` is false). */
+  seccompProfile: SeccompProfileName | SeccompProfile;
+  seal: ResolvedSeal;
+  /** Size of the writable tmpfs scratch, in MiB (default 64). */
+  scratchMb?: number;
+  /** Mount point of the scratch tmpfs (default `/tmp`). */
+  scratchDir?: string;
+  /** Working directory, inside the scratch (default: the scratch itself). */
+  workDir?: string;
+  /** Environment for the program, on top of `HOME` (= workDir), `LANG=C.UTF-8` and `PATH=/usr/bin:/bin`. */
+  env?: Readonly<Record<string, string>>;
+  /** Mount a /proc for the jail's own pid namespace (default false: nothing we run needs it). */
+  proc?: boolean;
+  rlimits?: JailRlimits;
+  /**
+   * Memory cap for the whole jail. A cgroup v1 memory limit when the host can make one (root);
+   * otherwise RLIMIT_AS set to `memoryFallbackAddressSpaceBytes ?? memoryBytes`. `memoryMechanism`
+   * on the handle says which is in force.
+   */
+  memoryBytes?: number;
+  /** RLIMIT_AS to use when no cgroup is available (V8 needs far more address space than RSS). */
+  memoryFallbackAddressSpaceBytes?: number;
+  /** cgroup pids.max (threads count too) when a cgroup is available. Default 64. */
+  pidsMax?: number;
+  /** Wall-clock deadline: the whole jail is SIGKILLed when it passes, and `exited` says `timedOut`. */
+  wallClockMs?: number;
+  /**
+   * Extra pipes to the program, at fds 4, 5, … (fd 3 carries the seccomp program to bubblewrap).
+   * They reach the jailed program as open descriptors: a private channel beside stdio (the native
+   * tier reads its result envelope from fd 4, so guest prints cannot be mistaken for it).
+   */
+  extraPipes?: number;
+  /** @internal host tool paths (tests point `bwrap` at a missing file to check the error path). */
+  tools?: Partial<HostTools>;
+}
+
+export type MemoryMechanism = "cgroup" | "rlimit" | "none";
+
+export interface JailExit {
+  /** Exit code of the program (bubblewrap passes it through), or null when it died from a signal. */
+  code: number | null;
+  /** Signal that ended the program: our SIGKILL, the OOM killer's, SIGSYS from seccomp, SIGXCPU… */
+  signal: NodeJS.Signals | null;
+  /** Our wall-clock deadline fired. */
+  timedOut: boolean;
+  /** The cgroup's OOM killer fired. */
+  oomKilled: boolean;
+  /** Peak memory of the jail (cgroup only). */
+  peakMemoryBytes?: number;
+}
+
+export interface JailedProcess extends AsyncDisposable {
+  /** The outermost process; stdin/stdout/stderr are pipes to the jailed program. */
+  readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  /** `spec.extraPipes` streams, for fds 4, 5, … */
+  readonly pipes: readonly Duplex[];
+  readonly pid: number;
+  readonly memoryMechanism: MemoryMechanism;
+  /** Which layers are in force. */
+  readonly plan: SealPlan;
+  /** The argv that was run (for `doctor` and tests). */
+  readonly argv: readonly string[];
+  /** SIGKILLs the whole jail now. Safe to call more than once. */
+  kill(): void;
+  /**
+   * (Re)arms the wall-clock kill `ms` from now, replacing `spec.wallClockMs`. A pre-started process
+   * waiting for its request gets its deadline when the request arrives.
+   */
+  setDeadline(ms: number): void;
+  /** Resolves once the jail is gone (and its cgroup removed). Never rejects. */
+  readonly exited: Promise<JailExit>;
+  /** Peak memory so far and whether the OOM killer fired (cgroup only; `{ oomKilled: false }` otherwise). */
+  memoryStats(): CgroupStats;
+}
+
+const SIGNALS_BY_NUMBER: Record<number, NodeJS.Signals> = { 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS" };
+
+const filterCache = new Map<string, Buffer>();
+
+/** The compiled filter for a profile and mode (cached: the program for a profile never changes). */
+export function seccompFilter(profile: SeccompProfileName | SeccompProfile, mode: "enforce" | "kill"): Buffer {
+  const p = typeof profile === "string" ? PROFILES[profile] : profile;
+  const key = typeof profile === "string" ? `${profile}:${mode}` : undefined;
+  const hit = key ? filterCache.get(key) : undefined;
+  if (hit) return hit;
+  const buf = encodeFilter(compileProfile(p, mode === "kill" ? KILL : ERRNO_EPERM));
+  if (key) filterCache.set(key, buf);
+  return buf;
+}
+
+// Paths already found readable (only successes are cached: a fixed permission must be seen at once).
+const readableCache = new Set<string>();
+
+function assertReadable(path: string, uid: number, gid: number): void {
+  const key = `${uid}:${gid}:${path}`;
+  if (readableCache.has(key)) return;
+  const r = readableBy(path, uid, gid);
+  const problem = r.ok ? undefined : r.reason;
+  if (!problem) readableCache.add(key);
+  if (problem) {
+    throw new SealUnavailableError(
+      "dropPrivileges",
+      `the jail runs as uid ${uid} and cannot bind ${path}: ${problem}. Make it readable by that uid or set seal.dropPrivileges to one that can read it`,
+    );
+  }
+}
+
+/**
+ * Builds the whole command chain. Pure apart from reading the host (ldd, permissions), so tests can
+ * look at the exact argv.
+ */
+export function jailArgv(
+  spec: JailSpec,
+  plan: SealPlan,
+  cgroupProcs: readonly string[],
+  memory: { mechanism: MemoryMechanism; rlimitAs?: number },
+  hostScratch?: string,
+): string[] {
+  const t = { ...DEFAULT_TOOLS, ...spec.tools };
+  const argv: string[] = [];
+  if (cgroupProcs.length) {
+    // $1…$n are the cgroup.procs files; the program chain follows them.
+    const joins = cgroupProcs.map((_, i) => `echo $$ > "$${i + 1}"`).join(" && ");
+    argv.push(t.sh, "-c", `${joins} && shift ${cgroupProcs.length} && exec "$@"`, "wasmcell-jail", ...cgroupProcs);
+  }
+  const r = spec.rlimits ?? {};
+  const lim = (flag: string, v: number) => `--${flag}=${Math.floor(v)}:${Math.floor(v)}`;
+  argv.push(t.prlimit, lim("core", 0), lim("nofile", r.openFiles ?? 64));
+  if (r.cpuSeconds !== undefined) argv.push(lim("cpu", Math.max(1, Math.ceil(r.cpuSeconds))));
+  if (r.fileSizeBytes !== undefined) argv.push(lim("fsize", r.fileSizeBytes));
+  const as = Math.min(r.addressSpaceBytes ?? Infinity, memory.rlimitAs ?? Infinity);
+  if (Number.isFinite(as)) argv.push(lim("as", as));
+  argv.push("--");
+  if (plan.uidDrop) {
+    argv.push(t.setpriv, `--reuid=${plan.uidDrop.uid}`, `--regid=${plan.uidDrop.gid}`, "--clear-groups", "--no-new-privs", "--");
+  }
+  const scratchDir = spec.scratchDir ?? "/tmp";
+  const workDir = spec.workDir ?? scratchDir;
+  const env = { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", HOME: workDir, ...spec.env };
+  if (!plan.bubblewrap) {
+    // No mount namespace: the program runs on the host, from a private temp directory standing in for
+    // the scratch. Jail paths in args and env are translated to the host paths they would be bound from.
+    const map: [string, string][] = [[scratchDir, hostScratch ?? scratchDir], ...(spec.roBinds ?? []).map((b): [string, string] => [b.jail, b.host])];
+    const translate = (v: string) => {
+      for (const [jail, host] of map) if (v === jail || v.startsWith(`${jail}/`)) return host + v.slice(jail.length);
+      return v;
+    };
+    const hostEnv = Object.entries(env).map(([k, v]) => `${k}=${translate(v)}`);
+    argv.push("/usr/bin/env", "-i", ...hostEnv, spec.executable, ...(spec.args ?? []).map(translate));
+    return argv;
+  }
+  const program = spec.jailExecutable ?? spec.executable;
+  const binds: Bind[] = [];
+  const seen = new Set<string>();
+  const add = (b: Bind) => {
+    if (seen.has(b.jail)) return;
+    seen.add(b.jail);
+    binds.push(b);
+  };
+  if (spec.bindSharedLibraries ?? true) for (const lib of sharedLibraries(spec.executable, t.ldd)) add({ host: lib, jail: lib });
+  add({ host: spec.executable, jail: program });
+  for (const b of spec.roBinds ?? []) add(b);
+  if (plan.uidDrop) for (const b of binds) assertReadable(b.host, plan.uidDrop.uid, plan.uidDrop.gid);
+  const input = {
+    program,
+    args: spec.args ?? [],
+    roBinds: binds,
+    symlinks: spec.symlinks ?? [],
+    scratchDir,
+    scratchBytes: (spec.scratchMb ?? 64) * 1024 * 1024,
+    workDir,
+    env,
+    proc: spec.proc ?? false,
+  };
+  argv.push(t.bwrap, ...bwrapArgs(plan.seccomp !== false ? { ...input, seccompFd: 3 } : input));
+  return argv;
+}
+
+/**
+ * Starts `spec.executable` in the jail. Checks the seal first (throws SealUnavailableError for a
+ * layer that was asked for and cannot be set up).
+ */
+export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
+  const plan = await checkSeal(spec.seal, spec.tools);
+  const support = cgroupSupport();
+  let cgroup: JailCgroup | undefined;
+  let mechanism: MemoryMechanism = "none";
+  let rlimitAs: number | undefined;
+  if (spec.memoryBytes !== undefined) {
+    if (support.memoryParent) {
+      cgroup = JailCgroup.create(support, spec.memoryBytes, spec.pidsMax ?? 64);
+      mechanism = "cgroup";
+    } else {
+      rlimitAs = spec.memoryFallbackAddressSpaceBytes ?? spec.memoryBytes;
+      mechanism = "rlimit";
+    }
+  } else if (support.pidsParent) {
+    cgroup = JailCgroup.create(support, undefined, spec.pidsMax ?? 64);
+  }
+  if (mechanism !== "cgroup" && spec.rlimits?.addressSpaceBytes !== undefined) mechanism = "rlimit";
+
+  // Without bubblewrap there is no private scratch: give the program a fresh host directory it owns.
+  let hostScratch: string | undefined;
+  let hostWorkDir: string | undefined;
+  let argv: string[];
+  try {
+    if (!plan.bubblewrap) {
+      hostScratch = mkdtempSync(`${tmpdir()}/wasmcell-`);
+      const scratchDir = spec.scratchDir ?? "/tmp";
+      hostWorkDir = hostScratch + (spec.workDir ?? scratchDir).slice(scratchDir.length);
+      mkdirSync(hostWorkDir, { recursive: true });
+      if (plan.uidDrop) for (const d of new Set([hostScratch, hostWorkDir])) chownSync(d, plan.uidDrop.uid, plan.uidDrop.gid);
+    }
+    argv = jailArgv(spec, plan, cgroup?.procsFiles ?? [], rlimitAs === undefined ? { mechanism } : { mechanism, rlimitAs }, hostScratch);
+  } catch (error) {
+    await cgroup?.remove();
+    if (hostScratch) rmSync(hostScratch, { recursive: true, force: true });
+    throw error;
+  }
+
+  const filter = plan.seccomp !== false ? seccompFilter(spec.seccompProfile, plan.seccomp) : undefined;
+  const child = spawn(argv[0]!, argv.slice(1), {
+    stdio: ["pipe", "pipe", "pipe", filter ? "pipe" : "ignore", ...Array.from({ length: spec.extraPipes ?? 0 }, () => "pipe" as const)],
+    env: {},
+    // Its own process group, so kill() reaches every link of the chain; bwrap's --new-session then
+    // puts the program in a session of its own.
+    detached: true,
+    ...(hostWorkDir ? { cwd: hostWorkDir } : {}),
+  }) as ChildProcessByStdio<Writable, Readable, Readable>;
+  if (filter) {
+    // bwrap reads the program to EOF while parsing its options; 8 bytes an instruction, well under a pipe buffer.
+    const fd3 = child.stdio[3] as Writable;
+    fd3.on("error", () => undefined);
+    fd3.end(filter);
+  }
+  // A jail that dies early must not crash the host with EPIPE on a write.
+  child.stdin.on("error", () => undefined);
+
+  let timedOut = false;
+  let killed = false;
+  const kill = () => {
+    killed = true;
+    if (child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // the group is gone
+      }
+    }
+    cgroup?.killAll();
+  };
+  let timer: NodeJS.Timeout | undefined;
+  let ended = false;
+  const setDeadline = (ms: number) => {
+    if (ended) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, ms);
+  };
+  if (spec.wallClockMs !== undefined) setDeadline(spec.wallClockMs);
+
+  const exited = new Promise<JailExit>((resolve) => {
+    let done = false;
+    const finish = async (code: number | null, signal: NodeJS.Signals | null) => {
+      if (done) return;
+      done = true;
+      ended = true;
+      if (timer) clearTimeout(timer);
+      const stats = cgroup?.stats() ?? { oomKilled: false };
+      await cgroup?.remove();
+      if (hostScratch) rmSync(hostScratch, { recursive: true, force: true });
+      // bubblewrap reports a program killed by signal N as exit code 128 + N.
+      let sig = signal;
+      let c = code;
+      if (plan.bubblewrap && c !== null && c > 128 && c < 160) {
+        sig = SIGNALS_BY_NUMBER[c - 128] ?? sig;
+        if (SIGNALS_BY_NUMBER[c - 128]) c = null;
+      }
+      const out: JailExit = { code: c, signal: sig, timedOut, oomKilled: stats.oomKilled };
+      if (stats.peakMemoryBytes !== undefined) out.peakMemoryBytes = stats.peakMemoryBytes;
+      resolve(out);
+    };
+    child.once("exit", (code, signal) => void finish(code, signal));
+    child.once("error", () => void finish(null, killed ? "SIGKILL" : null));
+  });
+
+  const pipes = Array.from({ length: spec.extraPipes ?? 0 }, (_, i) => {
+    const pipe = child.stdio[4 + i] as Duplex;
+    pipe.on("error", () => undefined);
+    return pipe;
+  });
+  return {
+    child,
+    pipes,
+    pid: child.pid ?? -1,
+    memoryMechanism: mechanism,
+    plan,
+    argv,
+    kill,
+    setDeadline,
+    exited,
+    memoryStats: () => cgroup?.stats() ?? { oomKilled: false },
+    async [Symbol.asyncDispose]() {
+      kill();
+      await exited;
+    },
+  };
+}

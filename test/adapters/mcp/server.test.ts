@@ -1,0 +1,164 @@
+// End-to-end: `wasmcell mcp` as a child process, driven by the official MCP client over stdio and over
+// Streamable HTTP on loopback. The same checks run against both transports.
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { request } from "node:http";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LoggingMessageNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { createToolkit } from "../../../src/adapters/tools/index.ts";
+import { createSandbox } from "../../../src/index.ts";
+import { PNG_PYTHON } from "../fixtures.ts";
+
+const MAIN = fileURLToPath(new URL("../../../src/cli/main.ts", import.meta.url));
+// Short limits so hostile-code checks stay quick; the operator sets them with flags, never the model.
+const SERVER_FLAGS = ["--timeout-ms", "1500", "--memory-mb", "64"];
+
+type Content = CallToolResult["content"][number];
+const textOf = (r: CallToolResult) => r.content.filter((c): c is Extract<Content, { type: "text" }> => c.type === "text").map((c) => c.text).join("\n");
+
+function callTool(client: Client, args: Record<string, unknown>, options: Parameters<Client["callTool"]>[2] = {}): Promise<CallToolResult> {
+  return client.callTool({ name: "run_code", arguments: args }, undefined, options) as Promise<CallToolResult>;
+}
+
+function exercise(connect: () => Promise<{ client: Client; close: () => Promise<void> }>): void {
+  let client: Client;
+  let close: () => Promise<void>;
+  const logs: string[] = [];
+  before(async () => {
+    ({ client, close } = await connect());
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(`${n.params.logger ?? ""}:${String(n.params.data)}`));
+  });
+  after(async () => {
+    await close();
+  });
+
+  test("lists run_code with the shared schema and description", async () => {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ["run_code"]);
+    const tool = tools[0]!;
+    const sandbox = await createSandbox({ limits: { timeoutMs: 1500, memoryMb: 64 } });
+    const [shared] = createToolkit({ sandbox }).anthropic();
+    await sandbox.close();
+    assert.equal(tool.description, shared!.description);
+    assert.deepEqual(tool.inputSchema, shared!.input_schema);
+  });
+
+  test("runs JavaScript and Python", async () => {
+    const js = await callTool(client, { language: "javascript", code: "[1, 2, 3].reduce((a, b) => a + b)" });
+    assert.equal(js.isError, undefined);
+    assert.match(textOf(js), /^ok \(javascript.*\nvalue: 6$/);
+    const py = await callTool(client, { language: "python", code: "print('py'); 2 ** 8" });
+    assert.match(textOf(py), /value: 256\nstdout:\npy/);
+  });
+
+  test("a Python-written PNG comes back as image content", async () => {
+    const r = await callTool(client, { language: "python", code: PNG_PYTHON });
+    assert.equal(r.isError, undefined, textOf(r));
+    const image = r.content.find((c) => c.type === "image");
+    assert.ok(image && image.type === "image");
+    assert.equal(image.mimeType, "image/png");
+    assert.deepEqual([...Buffer.from(image.data, "base64").subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+    assert.match(textOf(r), /red\.png \(image\/png/);
+  });
+
+  test("stdout streams as progress and log notifications before the result", async () => {
+    const progress: string[] = [];
+    logs.length = 0;
+    const code = "for (let i = 0; i < 3; i++) { console.log('tick ' + i); await new Promise((r) => setTimeout(r, 120)); }\n'done'";
+    const r = await callTool(client, { language: "javascript", code }, { onprogress: (p) => void progress.push(p.message ?? "") });
+    assert.match(textOf(r), /value: "done"/);
+    assert.match(progress.join(""), /tick 0\ntick 1\ntick 2\n/);
+    assert.match(logs.filter((l) => l.startsWith("stdout:")).join(""), /tick 0\n.*tick 2\n/s);
+  });
+
+  test("bad input gets a clean, readable isError result and nothing runs", async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ language: "javascript", code: 42 }, "code must be a string"],
+      [{ language: "cobol", code: "DISPLAY 1" }, 'language must be one of "javascript", "typescript", "python"'],
+      [{ language: "javascript", code: "x".repeat(1024 * 1024 + 1) }, "code is longer than the 1048576-byte limit"],
+      [{ language: "python", code: "1", timeoutMs: 999_999 }, 'unknown argument "timeoutMs"'],
+    ];
+    for (const [args, expected] of cases) {
+      const r = await callTool(client, args);
+      assert.equal(r.isError, true);
+      assert.equal(textOf(r), `invalid input: ${expected}\nNothing was run. Fix the arguments and call again.`);
+    }
+    const unknown = (await client.callTool({ name: "exec_shell", arguments: {} })) as CallToolResult;
+    assert.equal(unknown.isError, true);
+    assert.match(textOf(unknown), /unknown tool "exec_shell"; available: run_code/);
+  });
+
+  test("survives hostile code and keeps serving", async () => {
+    const hostile: [string, string, RegExp][] = [
+      ["javascript", "while (true) {}", /^error: timeout/],
+      ["javascript", "const a = []; while (true) a.push(new Array(1e5).fill('x'.repeat(64)));", /^error: (memory|timeout)/],
+      ["javascript", "function f(n) { return f(n + 1) + 1; } f(0)", /^error: stack/],
+      ["javascript", "globalThis.process?.exit?.(1); require('child_process')", /^error: runtime: ReferenceError/],
+      ["python", "while True: pass", /^error: timeout/],
+      ["python", "import os; os._exit(3)", /^error: /],
+    ];
+    for (const [language, code, expected] of hostile) {
+      const r = await callTool(client, { language, code });
+      assert.equal(r.isError, true, `${language}: ${code}`);
+      assert.match(textOf(r), expected, `${language}: ${code}`);
+    }
+    const after = await callTool(client, { language: "python", code: "1 + 1" });
+    assert.match(textOf(after), /value: 2/);
+    const afterJs = await callTool(client, { language: "javascript", code: "'still here'" });
+    assert.match(textOf(afterJs), /value: "still here"/);
+  });
+}
+
+describe("wasmcell mcp over stdio", () => {
+  exercise(async () => {
+    const client = new Client({ name: "wasmcell-test", version: "1.0.0" });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", ...SERVER_FLAGS], stderr: "pipe" });
+    await client.connect(transport);
+    return { client, close: () => client.close() };
+  });
+});
+
+describe("wasmcell mcp over Streamable HTTP on loopback", () => {
+  let child: ChildProcess;
+  let url: URL;
+  exercise(async () => {
+    child = spawn(process.execPath, [MAIN, "mcp", "--http", "--port", "0", ...SERVER_FLAGS], { stdio: ["ignore", "ignore", "pipe"] });
+    url = new URL(
+      await new Promise<string>((resolve, reject) => {
+        let err = "";
+        child.stderr!.on("data", (d: Buffer) => {
+          err += d.toString();
+          const m = /listening on (http:\/\/\S+)/.exec(err);
+          if (m) resolve(m[1]!);
+        });
+        child.once("exit", (code) => reject(new Error(`server exited ${code}: ${err}`)));
+      }),
+    );
+    assert.equal(url.hostname, "127.0.0.1");
+    const client = new Client({ name: "wasmcell-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(url));
+    return {
+      client,
+      close: async () => {
+        await client.close();
+        child.kill("SIGTERM");
+      },
+    };
+  });
+
+  test("refuses a foreign Host header (DNS rebinding)", async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(url, { method: "POST", headers: { host: "evil.example:80", "content-type": "application/json", accept: "application/json, text/event-stream" } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }));
+    });
+    assert.equal(status, 403);
+  });
+});

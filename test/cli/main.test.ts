@@ -1,0 +1,172 @@
+// The `wasmcell` command as a user runs it: a child process, real engines, exit codes, --json, files.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], options: { stdin?: string; cwd?: string } = {}): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd ?? process.cwd(), stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.stdin ?? "");
+  });
+}
+
+describe("wasmcell CLI", () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "wasmcell-cli-"));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  describe("bad usage exits 2 and names the problem", () => {
+    const cases: [string[], RegExp][] = [
+      [["run", "--nope", "-e", "1"], /Unknown option '--nope'/],
+      [["run", "--timeout-ms", "abc", "-e", "1"], /--timeout-ms must be a positive whole number, got "abc"/],
+      [["run", "--memory-mb", "0", "-e", "1"], /--memory-mb must be a positive whole number, got "0"/],
+      [["run", "--lang", "ruby", "-e", "1"], /--lang must be one of .*got "ruby"/],
+      [["run", "does-not-exist.js"], /cannot read does-not-exist\.js: no such file/],
+      [["run", "--file", "missing.csv", "-e", "1"], /--file missing\.csv: cannot read missing\.csv: no such file/],
+      [["run"], /nothing to run/],
+      [["run", "--engine", "native", "-e", "1"], /--engine native runs Python, but the language is javascript/],
+      [["frobnicate"], /unknown command "frobnicate"/],
+      [["mcp", "--http", "--host", "0.0.0.0", "--port", "0"], /not a loopback address/],
+    ];
+    for (const [args, expected] of cases) {
+      test(args.join(" "), async () => {
+        const r = await cli(args);
+        assert.equal(r.code, 2, r.stderr);
+        assert.match(r.stderr, expected);
+        assert.equal(r.stdout, "");
+      });
+    }
+
+    test("an unknown extension asks for --lang", async () => {
+      const file = join(dir, "script.rb");
+      await writeFile(file, "puts 1");
+      const r = await cli(["run", file]);
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, /cannot tell the language of .*script\.rb.*pass --lang/);
+    });
+
+    test("with --json, still exactly one JSON object on stdout", async () => {
+      const r = await cli(["run", "--json", "--timeout-ms", "-5", "-e", "1"]);
+      assert.equal(r.code, 2);
+      const out = JSON.parse(r.stdout) as { ok: boolean; error: { kind: string; message: string } };
+      assert.equal(out.ok, false);
+      assert.equal(out.error.kind, "usage");
+    });
+  });
+
+  test("doctor: a readable report, or one JSON object; exit 0 only when every engine is available", async () => {
+    const json = await cli(["doctor", "--json"]);
+    const report = JSON.parse(json.stdout) as { engines: { engine: string; available: boolean }[]; layers: { layer: string }[] };
+    assert.deepEqual(report.engines.map((e) => e.engine).sort(), ["native", "pyodide", "quickjs"]);
+    assert.ok(report.layers.some((l) => l.layer === "seccomp"));
+    assert.equal(json.code, report.engines.every((e) => e.available) ? 0 : 1);
+    const text = await cli(["doctor"]);
+    assert.match(text.stdout, /^engines:\n {2}(ok|no) {2}quickjs/m);
+    assert.match(text.stdout, /^seal layers:$/m);
+  });
+
+  test("success: exit 0, the value printed after the code's own output", async () => {
+    const r = await cli(["run", "-e", "console.log('hi'); 6 * 7"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "hi\n42\n");
+  });
+
+  test("guest failure: exit 1 and a clear error line", async () => {
+    const r = await cli(["run", "-e", "null.x"]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^wasmcell: runtime error: TypeError: /m);
+  });
+
+  test("--json: one object with ok, value (non-JSON values tagged), stdout, stderr, stats, files", async () => {
+    const r = await cli(["run", "--json", "-e", "console.log('a'); console.error('b'); ({ big: 10n, m: new Map([[1, 2]]), u: undefined, n: NaN })"]);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split("\n");
+    assert.equal(lines.length, 1);
+    const out = JSON.parse(lines[0]!) as Record<string, unknown>;
+    assert.equal(out.ok, true);
+    assert.equal(out.language, "javascript");
+    assert.deepEqual(out.value, {
+      big: { $type: "bigint", value: "10" },
+      m: { $type: "Map", entries: [[1, 2]] },
+      u: { $type: "undefined" },
+      n: { $type: "number", value: "NaN" },
+    });
+    assert.equal(out.stdout, "a\n");
+    assert.equal(out.stderr, "b\n");
+    assert.equal((out.stats as { engine: string }).engine, "quickjs");
+    assert.equal(typeof (out.stats as { wallMs: number }).wallMs, "number");
+    assert.deepEqual(out.files, []);
+  });
+
+  test("--json failure: error.kind/name/message and exit 1; a timeout is kind timeout", async () => {
+    const r = await cli(["run", "--json", "--timeout-ms", "200", "-e", "while (true) {}"]);
+    assert.equal(r.code, 1);
+    const out = JSON.parse(r.stdout) as { ok: boolean; error: { kind: string; name: string; message: string } };
+    assert.equal(out.ok, false);
+    assert.equal(out.error.kind, "timeout");
+    assert.equal(typeof out.error.message, "string");
+  });
+
+  test("TypeScript from a .ts file, and code from stdin", async () => {
+    const file = join(dir, "t.ts");
+    await writeFile(file, "const n: number = 2;\nn ** 10");
+    assert.equal((await cli(["run", file])).stdout, "1024\n");
+    const r = await cli(["run", "--lang", "ts", "-"], { stdin: "const s: string = 'typed'; s" });
+    assert.equal(r.stdout, "'typed'\n");
+  });
+
+  test("Python: .py inferred, --file in, --out-dir out", async () => {
+    const input = join(dir, "numbers.txt");
+    await writeFile(input, "1\n2\n3\n");
+    const script = join(dir, "sum.py");
+    await writeFile(script, "import os\ntotal = sum(int(x) for x in open('numbers.txt'))\nos.makedirs('out', exist_ok=True)\nopen('out/total.txt', 'w').write(str(total))\nprint('summed')\ntotal");
+    const outDir = join(dir, "results");
+    const r = await cli(["run", script, "--file", input, "--out-dir", outDir]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "summed\n6\n");
+    assert.match(r.stderr, /wrote .*total\.txt/);
+    assert.equal(await readFile(join(outDir, "out", "total.txt"), "utf8"), "6");
+  });
+
+  test("--json lists returned files with size and mime type", async () => {
+    const r = await cli(["run", "--json", "--lang", "python", "-e", "open('a.csv', 'w').write('x,y\\n1,2\\n')"]);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { files: { path: string; size: number; mimeType: string }[] };
+    assert.deepEqual(out.files, [{ path: "a.csv", size: 8, mimeType: "text/csv" }]);
+  });
+
+  test("a returned file is never written through a symlink out of --out-dir", async () => {
+    const outDir = join(dir, "guarded");
+    const outside = join(dir, "outside.txt");
+    await writeFile(outside, "untouched");
+    await rm(outDir, { recursive: true, force: true });
+    await mkdir(outDir);
+    await symlink(outside, join(outDir, "evil.txt"));
+    const r = await cli(["run", "--lang", "python", "--out-dir", outDir, "-e", "open('evil.txt', 'w').write('pwned')"]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /did not write evil\.txt .*refused: the target is a symbolic link/);
+    assert.equal(await readFile(outside, "utf8"), "untouched");
+  });
+});

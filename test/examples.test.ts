@@ -1,0 +1,41 @@
+// The examples in examples/ run as documented (offline: the agent example uses the AI SDK's mock model
+// when no AI_GATEWAY_API_KEY is set, the MCP example starts its own server).
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+function runExample(name: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const file = fileURLToPath(new URL(`../examples/${name}`, import.meta.url));
+  const env = { ...process.env };
+  delete env.AI_GATEWAY_API_KEY;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [file], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("examples", () => {
+  test("ai-agent.ts: Python through run_code, then code mode calling getPrice", async () => {
+    const r = await runExample("ai-agent.ts");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /→ run_code .*"language":"python"/);
+    assert.match(r.stdout, /→ code_mode /);
+    assert.match(r.stdout, /answer: The mean of the first 20 primes is 31\.95; the fruit costs \$4\.05\./);
+  });
+
+  test("mcp-client.ts: tools listed, streamed steps, a value, a readable error", async () => {
+    const r = await runExample("mcp-client.ts");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^tools: run_code$/m);
+    assert.match(r.stdout, /… step 1/);
+    assert.match(r.stdout, /✓ ok \(javascript[\s\S]*value: "done"/);
+    assert.match(r.stdout, /✓ ok \(python[\s\S]*value: 3\.875/);
+    assert.match(r.stdout, /✗ error: runtime: TypeError: /);
+  });
+});

@@ -1,0 +1,60 @@
+// Executes README.md's code examples: every ```ts block right after a `<!-- test:run -->` line runs as
+// its own ES module (TypeScript, top-level await) in a child Node process, from the package root. Imports
+// of `wasmcell` and its subpaths are pointed at the sources the package.json `exports` map builds from,
+// so the examples test this checkout without a build. A block passes when it exits 0 (blocks assert
+// what they promise with node:assert).
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { name: string; exports: Record<string, string | { default: string }> };
+
+/** `wasmcell/ai` → file URL of src/adapters/ai/index.ts (from exports: ./dist/X.js → ./src/X.ts). */
+function sourceFor(specifier: string): string | undefined {
+  const sub = specifier === pkg.name ? "." : `.${specifier.slice(pkg.name.length)}`;
+  const entry = pkg.exports[sub];
+  const target = typeof entry === "string" ? entry : entry?.default;
+  if (!target?.startsWith("./dist/")) return undefined;
+  return pathToFileURL(`${root}${target.replace(/^\.\/dist\//, "src/").replace(/\.js$/, ".ts")}`).href;
+}
+
+function blocks(): { line: number; code: string }[] {
+  const out: { line: number; code: string }[] = [];
+  const re = /<!-- test:run -->\s*\n```ts\n([\s\S]*?)\n```/g;
+  for (let m = re.exec(readme); m; m = re.exec(readme)) {
+    const line = readme.slice(0, m.index).split("\n").length;
+    const code = m[1]!.replace(/(from\s+|import\s*\(\s*)(["'])(wasmcell(?:\/[\w-]+)?)\2/g, (all, pre: string, q: string, spec: string) => {
+      const url = sourceFor(spec);
+      return url ? `${pre}${q}${url}${q}` : all;
+    });
+    out.push({ line, code });
+  }
+  return out;
+}
+
+function runModule(code: string): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--input-type=module-typescript", "-e", code], { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (exit) => resolve({ code: exit, stderr }));
+  });
+}
+
+describe("README examples", () => {
+  const found = blocks();
+  test("there are examples to run", () => {
+    assert.ok(found.length > 0, "no <!-- test:run --> ```ts blocks in README.md");
+  });
+  for (const block of found) {
+    test(`README.md line ${block.line}`, async () => {
+      const r = await runModule(block.code);
+      assert.equal(r.code, 0, r.stderr);
+    });
+  }
+});

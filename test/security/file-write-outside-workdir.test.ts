@@ -1,0 +1,50 @@
+// Threat: guest code writes outside its working directory (host files, the jail's own binds).
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { after, describe, it } from "node:test";
+import { uniqueName } from "../helpers/host.ts";
+import { closeNative, PROBES, runNative } from "../helpers/native.ts";
+
+describe("native", () => {
+  after(closeNative);
+
+  it("everything but the scratch is read-only; scratch writes stay in the jail and only the working directory comes back", async () => {
+    const name = uniqueName("wasmcell-escape");
+    const r = await runNative(`${PROBES}
+def wr(p):
+    with open(p, "w") as f: f.write("pwned")
+N = ${JSON.stringify(name)}
+{
+  "root": probe(lambda: wr("/" + N)),
+  "etc": probe(lambda: wr("/etc/" + N)),
+  "usr": probe(lambda: wr("/usr/lib/" + N)),
+  "stdlib": probe(lambda: wr("/usr/lib/python3.11/os.py")),
+  "driver": probe(lambda: wr("/sandbox/python/driver.py")),
+  "scratch": probe(lambda: wr("/tmp/" + N)),
+  "dotdot": probe(lambda: wr("../" + N + ".2")),
+  "workdir": probe(lambda: wr(N + ".txt")),
+  "mount": raw(165, 0, 0, 0, 0, 0),
+}`);
+    assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+    assert.deepEqual(r.ok && r.value, {
+      root: "OSError:EROFS",
+      etc: "OSError:EROFS",
+      usr: "OSError:EROFS",
+      stdlib: "OSError:EROFS",
+      driver: "OSError:EROFS",
+      scratch: "ALLOWED",
+      dotdot: "ALLOWED",
+      workdir: "ALLOWED",
+      mount: "EPERM",
+    });
+    assert.deepEqual(r.files.map((f) => [f.path, Buffer.from(f.bytes).toString()]), [[`${name}.txt`, "pwned"]]);
+    for (const p of [`/${name}`, `/etc/${name}`, `/usr/lib/${name}`, `/tmp/${name}`, `/tmp/${name}.2`, `/tmp/work/${name}.txt`]) assert.equal(existsSync(p), false, p);
+  });
+
+  it("a run cannot see files an earlier run wrote", async () => {
+    const first = await runNative("open('/tmp/work/left.txt', 'w').write('x'); open('/tmp/left.txt', 'w').write('x')");
+    assert.equal(first.ok, true);
+    const second = await runNative("import os\n[os.path.exists('/tmp/work/left.txt'), os.path.exists('/tmp/left.txt')]");
+    assert.deepEqual(second.ok && second.value, [false, false]);
+  });
+});
