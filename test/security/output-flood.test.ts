@@ -51,6 +51,7 @@ describe("quickjs", () => {
     const r = await sandbox.run({
       language: "javascript",
       code: `for (let i = 0; i < 500; i++) { console.log("out " + i); console.error("err " + i); } "done"`,
+      limits: { timeoutMs: 10_000 },
       onOutput: (c) => chunks.push(c.text),
     });
     assert.equal(r.ok && r.value, "done");

@@ -11,7 +11,7 @@
 // fresh user context in it and the context is freed when the run ends. A cell goes back to the pool only
 // after a run that ended cleanly; after a memory, stack, timeout or crash ending it is freed or dropped.
 
-import { newQuickJSWASMModuleFromVariant, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSSyncVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSSyncVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
 import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
 import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
 
@@ -63,9 +63,20 @@ export class ModuleHost {
   }
 
   static async create(onPoison: (host: ModuleHost) => void): Promise<ModuleHost> {
-    const module = await newQuickJSWASMModuleFromVariant(releaseSync as unknown as QuickJSSyncVariant);
-    return new ModuleHost(module, onPoison);
+    // Emscripten prints aborts ("Aborted(Assertion failed …)") to the host's stderr; they are kept as
+    // the module's last words instead, and show up in the poison reason.
+    const lastWords: string[] = [];
+    const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, {
+      emscriptenModule: { printErr: (text: string) => void (lastWords.length < 10 && lastWords.push(text)), print: () => undefined } as never,
+    });
+    const module = await newQuickJSWASMModuleFromVariant(variant);
+    const host = new ModuleHost(module, onPoison);
+    host.lastWords = lastWords;
+    return host;
   }
+
+  /** What the module printed to stderr (emscripten abort messages). */
+  lastWords: string[] = [];
 
   /** Marks the module unusable; every cell dies with it. Idempotent. */
   poison(reason: string): void {
@@ -231,6 +242,15 @@ export class Cell {
     this.host.setCounter(this.svc, ticks);
     if (this.userCtx?.alive) this.host.setCounter(this.userCtx, ticks);
     return this.source?.shouldInterrupt() ?? false;
+  }
+
+  #memoryLimit = -2;
+  #stackLimit = -2;
+
+  /** Sets the runtime's memory and stack limits, skipping the WASM calls when they are unchanged. */
+  setLimits(memoryBytes: number, stackBytes: number | undefined): void {
+    if (memoryBytes !== this.#memoryLimit) this.rt.setMemoryLimit((this.#memoryLimit = memoryBytes));
+    if (stackBytes !== undefined && stackBytes !== this.#stackLimit) this.rt.setMaxStackSize((this.#stackLimit = stackBytes));
   }
 
   /** Arms the short polling window for a context that is about to run guest code. */

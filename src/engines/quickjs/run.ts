@@ -121,8 +121,7 @@ export class Run implements GuestRunHooks {
   async execute(): Promise<RunResult> {
     const { cell, ctx } = this.#guest;
     const limits = this.#req.limits;
-    cell.rt.setMemoryLimit(limits.memoryMb * MB);
-    cell.rt.setMaxStackSize(effectiveStackKb(limits.maxStackKb) * 1024);
+    cell.setLimits(limits.memoryMb * MB, effectiveStackKb(limits.maxStackKb) * 1024);
     this.#memoryCeiling = cell.host.memoryBytes() + (limits.memoryMb + MEMORY_SLACK_MB) * MB;
     cell.source = this;
     cell.userCtx = ctx;
@@ -159,10 +158,12 @@ export class Run implements GuestRunHooks {
 
     // Which promise (if any) the result waits on, and how to read the value once it settles.
     let promise: QuickJSHandle | undefined;
-    const state = ctx.getPromiseState(result);
-    if (state.type !== "fulfilled" || !state.notAPromise) promise = result;
-    if (state.type === "fulfilled" && !state.notAPromise) state.value.dispose();
-    if (state.type === "rejected") state.error.dispose();
+    if (src.module || src.async || ctx.typeof(result) === "object") {
+      const state = ctx.getPromiseState(result);
+      if (state.type !== "fulfilled" || !state.notAPromise) promise = result;
+      if (state.type === "fulfilled" && !state.notAPromise) state.value.dispose();
+      if (state.type === "rejected") state.error.dispose();
+    }
 
     for (;;) {
       // An interrupt can be swallowed by an async function (its promise just stays pending).
@@ -253,6 +254,7 @@ export class Run implements GuestRunHooks {
   /** Runs queued promise jobs; an exception out of a job (an uncatchable interrupt, OOM) ends the run. */
   #drain(): void {
     const rt = this.#guest.cell.rt;
+    if (!rt.hasPendingJob()) return;
     const res = rt.executePendingJobs(-1);
     if (res.error) this.#failFromException(res.error, "job");
   }
@@ -415,7 +417,7 @@ export class Run implements GuestRunHooks {
     const limits = this.#req.limits;
     // Room to inspect: after an out-of-memory the exception may not be readable within the cap, and
     // after an interrupt the deadline has passed. Guest getters on the error run under this grace.
-    cell.rt.setMemoryLimit((limits.memoryMb + 16) * MB);
+    cell.setLimits((limits.memoryMb + 16) * MB, undefined);
     this.#graceUntil = performance.now() + INSPECT_GRACE_MS;
     let info: { isError?: boolean; name?: string; message?: string; stack?: string; line?: number; column?: number; file?: string } = {};
     try {
@@ -428,7 +430,7 @@ export class Run implements GuestRunHooks {
     } finally {
       this.#graceUntil = undefined;
       exc.dispose();
-      cell.rt.setMemoryLimit(limits.memoryMb * MB);
+      cell.setLimits(limits.memoryMb * MB, undefined);
     }
     const name = info.name ?? "Error";
     const message = info.message ?? "";
