@@ -192,6 +192,8 @@ export class ModuleHost {
   }
 }
 
+const SERVICE_INTRINSICS = { BaseObjects: true, Eval: true, Date: true, RegExp: true, RegExpCompiler: true, JSON: true, MapSet: true, TypedArrays: true };
+
 /** Milliseconds after which a poll window counts as slow (builtins are expensive right now). */
 export const SLOW_POLL_WINDOW_MS = SLOW_WINDOW_MS;
 
@@ -219,7 +221,8 @@ export class Cell {
     this.host = host;
     this.rt = host.module.newRuntime();
     this.rt.setInterruptHandler(() => this.#onPoll());
-    this.svc = this.rt.newContext();
+    // Only the intrinsics the service code uses: every object here is walked by each GC of the runtime.
+    this.svc = this.rt.newContext({ intrinsics: SERVICE_INTRINSICS });
     const result = this.svc.evalCode(SERVICE_SOURCE, SERVICE_FILENAME, 0);
     if (result.error) {
       const detail = this.svc.dump(result.error) as unknown;
@@ -242,6 +245,24 @@ export class Cell {
     this.host.setCounter(this.svc, ticks);
     if (this.userCtx?.alive) this.host.setCounter(this.userCtx, ticks);
     return this.source?.shouldInterrupt() ?? false;
+  }
+
+  #numbers = new Map<number, QuickJSHandle>();
+
+  /** A number handle in the service realm, kept for the cell's life (the result-size cap, mostly). */
+  numberHandle(n: number): QuickJSHandle {
+    let h = this.#numbers.get(n);
+    if (!h) {
+      if (this.#numbers.size > 8) this.#freeNumbers();
+      h = this.svc.newNumber(n);
+      this.#numbers.set(n, h);
+    }
+    return h;
+  }
+
+  #freeNumbers(): void {
+    for (const h of this.#numbers.values()) h.dispose();
+    this.#numbers.clear();
   }
 
   #memoryLimit = -2;
@@ -281,6 +302,7 @@ export class Cell {
     if (this.dead || !this.host.alive) return;
     this.dead = true;
     try {
+      this.#freeNumbers();
       this.serialize.dispose();
       this.format.dispose();
       this.errorInfo.dispose();

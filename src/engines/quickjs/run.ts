@@ -339,9 +339,7 @@ export class Run implements GuestRunHooks {
     }
     if (type === "boolean") return ctx.dump(target) as boolean;
     if (type === "bigint") return ctx.getBigInt(target);
-    const maxHandle = cell.svc.newNumber(max);
-    const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, target, maxHandle);
-    maxHandle.dispose();
+    const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, target, cell.numberHandle(max));
     if (r.error) {
       this.#failFromException(r.error, "serialize");
       return undefined;
@@ -666,9 +664,7 @@ export class Run implements GuestRunHooks {
       // Arguments cross as data: the service realm serialises them in the guest, the host rebuilds them.
       const arr = ctx.newArray();
       args.forEach((a, i) => ctx.setProp(arr, i, a));
-      const maxHandle = cell.svc.newNumber(this.#req.limits.maxResultBytes);
-      const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, arr, maxHandle);
-      maxHandle.dispose();
+      const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, arr, cell.numberHandle(this.#req.limits.maxResultBytes));
       arr.dispose();
       if (r.error) {
         r.error.dispose();
