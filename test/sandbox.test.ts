@@ -57,4 +57,16 @@ describe("sandbox (javascript)", () => {
     );
     assert.deepEqual(results.map((r) => r.ok && r.value), [0, 1, 2, 3, 4, 5, 6, 7]);
   });
+
+  it("destroy() ends in-flight runs at once", async () => {
+    const sandbox = await createSandbox();
+    const waiting = sandbox.run({ language: "javascript", code: "await new Promise((r) => setTimeout(r, 5000)); 1" });
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    await sandbox.destroy();
+    const r = await waiting;
+    assert.equal(!r.ok && r.error.kind, "crashed");
+    assert.match(!r.ok ? r.error.message : "", /the sandbox was destroyed/);
+    assert.ok(Date.now() - started < 4000, "did not wait for the guest's timer");
+  });
 });

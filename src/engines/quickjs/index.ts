@@ -121,8 +121,9 @@ export class QuickJSEngine implements Engine {
 
   async destroy(): Promise<void> {
     this.#closed = true;
+    this.pool.destroy();
+    await Promise.allSettled([...this.#inFlight]);
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
-    this.pool.close();
   }
 }
 

@@ -18,6 +18,8 @@ import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
 /** What the interrupt handler asks of the run currently using a cell. */
 export interface InterruptSource {
   shouldInterrupt(): boolean;
+  /** Wakes a run that is waiting for a timer or host call (its module was poisoned under it). */
+  wake(): void;
 }
 
 /**
@@ -59,8 +61,11 @@ export class ModuleHost {
 
   /** The module's linear memory (a new ArrayBuffer after every growth). */
   #buffer(): ArrayBuffer {
-    return (this.module.getWasmMemory() as unknown as { buffer: ArrayBuffer }).buffer;
+    // getWasmMemory() re-runs the variant's init hook on every call: fetch the Memory object once.
+    this.#memory ??= this.module.getWasmMemory() as unknown as { buffer: ArrayBuffer };
+    return this.#memory.buffer;
   }
+  #memory: { buffer: ArrayBuffer } | undefined;
 
   static async create(onPoison: (host: ModuleHost) => void): Promise<ModuleHost> {
     // Emscripten prints aborts ("Aborted(Assertion failed …)") to the host's stderr; they are kept as
@@ -86,6 +91,8 @@ export class ModuleHost {
     this.idle.length = 0;
     for (const cell of this.cells) cell.dead = true;
     this.#onPoison(this);
+    // Runs waiting on this module end now (as crashed) instead of at their next timer or deadline.
+    for (const cell of this.cells) cell.source?.wake();
   }
 
   /** Bytes of linear memory the module has grown to (it never shrinks). */
@@ -386,5 +393,12 @@ export class ModulePool {
     this.#closed = true;
     this.#current = undefined;
     this.#spare = undefined;
+  }
+
+  /** Poisons the live module: runs in flight end as crashed at once. */
+  destroy(): void {
+    const current = this.#current;
+    this.close();
+    current?.poison("the sandbox was destroyed");
   }
 }

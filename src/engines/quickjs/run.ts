@@ -95,6 +95,10 @@ export class Run implements GuestRunHooks {
     this.#deadline = this.#start + req.limits.timeoutMs;
   }
 
+  wake(): void {
+    this.#wake?.();
+  }
+
   /** Called by the cell's interrupt handler (many times a millisecond while guest code runs). */
   shouldInterrupt(): boolean {
     // While the host reads an exception or the run's end state, a short grace applies instead.
