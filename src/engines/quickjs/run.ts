@@ -160,20 +160,44 @@ export class Run implements GuestRunHooks {
     });
     if (this.#failure || !result) return undefined;
 
-    // Which promise (if any) the result waits on, and how to read the value once it settles.
+    // The value is reached through promises and wrappers: an async script yields a promise of
+    // `{ value }`, a module a (promise of its) namespace whose `default` we want, and any of those
+    // may itself be a promise (`export default fetchIt()`, `(async () => 1)()`): each is awaited.
+    let unwrap: "value" | "default" | undefined = src.module ? "default" : src.async ? "value" : undefined;
     let promise: QuickJSHandle | undefined;
-    if (src.module || src.async || ctx.typeof(result) === "object") {
-      const state = ctx.getPromiseState(result);
-      if (state.type !== "fulfilled" || !state.notAPromise) promise = result;
-      if (state.type === "fulfilled" && !state.notAPromise) state.value.dispose();
-      if (state.type === "rejected") state.error.dispose();
-    }
+    const accept = (h: QuickJSHandle): void => {
+      for (let current = h; ; ) {
+        if (ctx.typeof(current) === "object") {
+          const state = ctx.getPromiseState(current);
+          if (state.type === "fulfilled" && !state.notAPromise) state.value.dispose();
+          if (state.type === "rejected") state.error.dispose();
+          if (state.type !== "fulfilled" || !state.notAPromise) {
+            promise = current;
+            return;
+          }
+        }
+        if (!unwrap) {
+          result = current;
+          return;
+        }
+        current = this.#own(ctx.getProp(current, unwrap));
+        unwrap = undefined;
+      }
+    };
+    let first = true;
 
     for (;;) {
       // An interrupt can be swallowed by an async function (its promise just stays pending).
       if (this.#interruptKind && !this.#failure) this.#setFailure(this.#interruptError());
       if (this.#failure) return undefined;
       if (!cell.host.alive) return this.#crashedByOther();
+      if (first) {
+        first = false;
+        const initial = result;
+        result = undefined;
+        if (initial) this.#turn(() => accept(initial));
+        continue;
+      }
       if (promise) {
         const st = ctx.getPromiseState(promise);
         if (st.type === "rejected") {
@@ -181,8 +205,10 @@ export class Run implements GuestRunHooks {
           return undefined;
         }
         if (st.type === "fulfilled") {
-          result = this.#own(st.value);
           promise = undefined;
+          const settled = this.#own(st.value);
+          this.#turn(() => accept(settled));
+          continue;
         }
       }
       const idle = this.#timers.size === 0 && this.#pendingHost.size === 0 && this.#deliveries.length === 0;
@@ -330,9 +356,7 @@ export class Run implements GuestRunHooks {
   #readValue(h: QuickJSHandle): unknown {
     const { ctx, cell } = this.#guest;
     const max = this.#req.limits.maxResultBytes;
-    let target = h;
-    if (this.#src.module) target = this.#own(ctx.getProp(h, "default"));
-    else if (this.#src.async) target = this.#own(ctx.getProp(h, "value"));
+    const target = h;
     const type = ctx.typeof(target);
     if (type === "number") return ctx.getNumber(target);
     if (type === "undefined") return undefined;

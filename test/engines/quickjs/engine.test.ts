@@ -36,6 +36,8 @@ describe("quickjs engine", () => {
       assert.equal(await value("const v = await Promise.resolve(20); v * 2"), 40);
       assert.equal(await value("(async () => 'later')()"), "later");
       assert.equal(await value("export default await new Promise((r) => setTimeout(() => r(7), 5))"), 7);
+      assert.equal(await value("async function f() { await null; return 5 }\nf()"), 5, "a promise after top-level await code is awaited too");
+      assert.equal(await value("export default (async () => 8)()"), 8);
     });
   });
 
