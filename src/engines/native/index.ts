@@ -227,7 +227,8 @@ class NativeEngine implements Engine {
       request.signal?.removeEventListener("abort", onAbort);
       const stats = jail.memoryStats();
       jail.kill();
-      const result = base(performance.now() - started, stats.peakMemoryBytes !== undefined ? { peakMemoryBytes: stats.peakMemoryBytes } : {});
+      const peak = stats.peakMemoryBytes ?? early.maxrss;
+      const result = base(performance.now() - started, peak !== undefined ? { peakMemoryBytes: peak } : {});
       result.files = early.files;
       return early.envelope.ok ? { ...result, ok: true, value: early.envelope.value } : { ...result, ok: false, error: early.envelope.error };
     }
@@ -246,6 +247,7 @@ class NativeEngine implements Engine {
     // A result line can also arrive with the exit (a process that ended before its pipes were read).
     const late = parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
     if (late) {
+      if (result.stats.peakMemoryBytes === undefined && late.maxrss !== undefined) result.stats.peakMemoryBytes = late.maxrss;
       result.files = late.files;
       return late.envelope.ok ? { ...result, ok: true, value: late.envelope.value } : { ...result, ok: false, error: late.envelope.error };
     }
@@ -311,7 +313,7 @@ type Envelope = { ok: true; value: unknown } | { ok: false; error: GuestError };
  * Validates the driver's line. It comes from the guest's own process, so it is untrusted: plain JSON
  * (no prototypes, no getters), checked field by field, files re-checked against the caps.
  */
-function parseResult(text: string, maxFiles: number, maxFileBytes: number): { envelope: Envelope; files: OutputFile[] } | undefined {
+function parseResult(text: string, maxFiles: number, maxFileBytes: number): { envelope: Envelope; files: OutputFile[]; maxrss?: number } | undefined {
   const line = text.trim().split("\n").pop();
   if (!line) return undefined;
   let raw: unknown;
@@ -345,7 +347,9 @@ function parseResult(text: string, maxFiles: number, maxFileBytes: number): { en
     if (total > maxFileBytes) break;
     files.push({ path: f.path, bytes, mimeType: mimeTypeOf(f.path) });
   }
-  return { envelope, files };
+  const out: { envelope: Envelope; files: OutputFile[]; maxrss?: number } = { envelope, files };
+  if (typeof raw.maxrss === "number" && Number.isSafeInteger(raw.maxrss) && raw.maxrss > 0) out.maxrss = raw.maxrss;
+  return out;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -31,6 +31,7 @@ m = np.array([[2.0, 1.0], [1.0, 3.0]])
     assert.deepEqual(r.ok && r.value, { means: { Oslo: 4.0, Rome: 20.0 }, det: 5.0, numpy: "1.24.2" });
     assert.deepEqual(r.files.map((f) => [f.path, f.mimeType, Buffer.from(f.bytes).toString()]), [["means.csv", "text/csv", "city,temp\nOslo,4.0\nRome,20.0\n"]]);
     assert.equal(r.stats.engine, "native");
+    assert.ok(r.stats.peakMemoryBytes! > 10 << 20, "peak memory is reported (cgroup peak, or the interpreter's maxrss)");
   });
 
   it("a matplotlib figure saved as PNG comes back as a file", async () => {
