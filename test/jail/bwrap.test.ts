@@ -77,6 +77,12 @@ print(json.dumps(out))`;
     assert.notEqual(hostname(), "sandbox");
   });
 
+  it("holds no descriptor but stdio and its extra pipes (the seccomp fd is consumed by bwrap)", async () => {
+    const probe = "import os\ndef ok(fd):\n    try:\n        os.fstat(fd)\n        return True\n    except OSError:\n        return False\nprint([fd for fd in range(256) if ok(fd)])";
+    const r = await runPython(probe, { extraPipes: 2 });
+    assert.equal(r.stdout, "[0, 1, 2, 4, 5]\n");
+  });
+
   it("has no /proc unless asked, and then only its own pid namespace", async () => {
     const none = await runPython("import os; print(os.path.exists('/proc'))");
     assert.equal(none.stdout, "False\n");
