@@ -263,7 +263,11 @@ class NativeEngine implements Engine {
   async destroy(): Promise<void> {
     this.#closed = true;
     this.#spare = undefined;
-    for (const jail of this.#live) jail.kill();
+    for (const jail of this.#live) {
+      // a parked spare's handles are unref'd: ref them again, or the host could exit before it is reaped
+      setParked(jail, false);
+      jail.kill();
+    }
     await Promise.allSettled([...this.#live].map((j) => j.exited));
   }
 }
