@@ -46,7 +46,8 @@ export async function bench(): Promise<string> {
   const root = process.getuid?.() === 0;
   const variants: [string, (code: string) => Promise<number>][] = [
     ["bare `python3 -I -c`", (c) => bare(c)],
-    ["bwrap only (namespaces, binds, tmpfs)", (c) => jailed(c, { ...DEFAULT_SEAL, seccomp: false, dropPrivileges: false }, false)],
+    ["launcher + prlimit, no namespaces", (c) => jailed(c, { ...DEFAULT_SEAL, bubblewrap: false, seccomp: false, dropPrivileges: false }, false)],
+    ["+ bwrap (namespaces, binds, tmpfs)", (c) => jailed(c, { ...DEFAULT_SEAL, seccomp: false, dropPrivileges: false }, false)],
     ["+ seccomp", (c) => jailed(c, { ...DEFAULT_SEAL, dropPrivileges: false }, false)],
     ...(root ? [["+ uid drop (setpriv)", (c: string) => jailed(c, DEFAULT_SEAL, false)] as [string, (code: string) => Promise<number>]] : []),
     ...(cgroupSupport().memoryParent ? [["+ memory/pids cgroup = full jail", (c: string) => jailed(c, DEFAULT_SEAL, true)] as [string, (code: string) => Promise<number>]] : []),
