@@ -186,16 +186,21 @@ export function jailArgv(
   const t = { ...DEFAULT_TOOLS, ...spec.tools };
   // The descriptors the jail may keep: stdio, the seccomp program (3) and the extra pipes (4, 5, …).
   const keep = [0, 1, 2, ...(plan.seccomp !== false ? [3] : []), ...Array.from({ length: spec.extraPipes ?? 0 }, (_, i) => 4 + i)];
-  // --norc: bash would otherwise source ~/.bashrc, taking stdin (a socketpair) for a remote shell's.
-  const argv: string[] = [t.bash, "--norc", "--noprofile", "-c", LAUNCHER, "wasmcell-jail", keep.join(" "), String(cgroupProcs.length), ...cgroupProcs];
-  const r = spec.rlimits ?? {};
-  const lim = (flag: string, v: number) => `--${flag}=${Math.floor(v)}:${Math.floor(v)}`;
-  argv.push(t.prlimit, lim("core", 0), lim("nofile", r.openFiles ?? 64));
-  if (r.cpuSeconds !== undefined) argv.push(lim("cpu", Math.max(1, Math.ceil(r.cpuSeconds))));
-  if (r.fileSizeBytes !== undefined) argv.push(lim("fsize", r.fileSizeBytes));
-  const as = Math.min(r.addressSpaceBytes ?? Infinity, memory.rlimitAs ?? Infinity);
-  if (Number.isFinite(as)) argv.push(lim("as", as));
-  argv.push("--");
+  const argv: string[] = [];
+  // Off Linux (possible only with every seal layer turned off) there is no launcher, prlimit or
+  // cgroup: the program just runs, with the wall-clock kill as its only limit.
+  if (process.platform === "linux") {
+    // --norc: bash would otherwise source ~/.bashrc, taking stdin (a socketpair) for a remote shell's.
+    argv.push(t.bash, "--norc", "--noprofile", "-c", LAUNCHER, "wasmcell-jail", keep.join(" "), String(cgroupProcs.length), ...cgroupProcs);
+    const r = spec.rlimits ?? {};
+    const lim = (flag: string, v: number) => `--${flag}=${Math.floor(v)}:${Math.floor(v)}`;
+    argv.push(t.prlimit, lim("core", 0), lim("nofile", r.openFiles ?? 64));
+    if (r.cpuSeconds !== undefined) argv.push(lim("cpu", Math.max(1, Math.ceil(r.cpuSeconds))));
+    if (r.fileSizeBytes !== undefined) argv.push(lim("fsize", r.fileSizeBytes));
+    const as = Math.min(r.addressSpaceBytes ?? Infinity, memory.rlimitAs ?? Infinity);
+    if (Number.isFinite(as)) argv.push(lim("as", as));
+    argv.push("--");
+  }
   if (plan.uidDrop) {
     argv.push(t.setpriv, `--reuid=${plan.uidDrop.uid}`, `--regid=${plan.uidDrop.gid}`, "--clear-groups", "--no-new-privs", "--");
   }
@@ -263,6 +268,7 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
     cgroup = JailCgroup.create(support, undefined, spec.pidsMax ?? 64);
   }
   if (mechanism !== "cgroup" && spec.rlimits?.addressSpaceBytes !== undefined) mechanism = "rlimit";
+  if (process.platform !== "linux") mechanism = "none";
 
   // Without bubblewrap there is no private scratch: give the program a fresh host directory it owns.
   let hostScratch: string | undefined;
