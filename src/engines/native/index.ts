@@ -5,10 +5,12 @@
 // the interpreter, its libraries and packages, read-only; a tmpfs scratch) and the seccomp allowlist
 // (no socket, no fork, no kill, no ptrace, no namespaces) are the real boundary, not Python.
 //
-// A run: spawn the jail → write {code, files, caps} to stdin → the driver (driver.py) writes input files
-// into /tmp/work, runs the code through the shared harness (../python/harness.py), collects the files
-// the run wrote, and sends one JSON line on fd 4 → the host validates that untrusted line and builds
-// the RunResult. stdout/stderr are read from the pipes, capped together at maxOutputBytes.
+// A run: take the pre-started jail (or spawn one) → arm its deadline → write {code, files, caps} to
+// stdin → the driver (driver.py) writes input files into /tmp/work, runs the code through the shared
+// harness (../python/harness.py), collects the files the run wrote, sends one JSON line on fd 4 and
+// leaves with os._exit → the host validates that untrusted line and builds the RunResult. The guest's
+// stdout/stderr arrive on fds 5/6, capped together at maxOutputBytes. No result line: the way the jail
+// ended (deadline, OOM kill, SIGSYS, crash) says what happened.
 
 import { existsSync } from "node:fs";
 import type { Duplex } from "node:stream";
