@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startListener } from "../helpers/host.ts";
 import { closeNative, PROBES, runNative } from "../helpers/native.ts";
+import { closePyodide, PY_PROBE, runPy } from "../helpers/pyodide.ts";
 
 describe("native", () => {
   let listener: Awaited<ReturnType<typeof startListener>>;
@@ -47,6 +48,30 @@ import socket, urllib.request
       raw_socketpair_inet: "EPERM",
       raw_connect_fd0: "EPERM",
     });
+    assert.equal(listener.connections(), 0);
+  });
+});
+
+describe("pyodide", () => {
+  let listener: Awaited<ReturnType<typeof startListener>>;
+  before(async () => (listener = await startListener()));
+  after(async () => {
+    await listener.close();
+    await closePyodide();
+  });
+
+  // (Emscripten answers getaddrinfo from a fake in-process table, so DNS "works" without any network.)
+  it("TCP and HTTP fail from Python; the host listener sees nothing", async () => {
+    const port = listener.port;
+    const r = await runPy(`${PY_PROBE}
+import socket, urllib.request
+{
+  "tcp": probe(lambda: socket.create_connection(("127.0.0.1", ${port}), timeout=2)),
+  "http": probe(lambda: urllib.request.urlopen("http://127.0.0.1:${port}/", timeout=2)),
+}`);
+    assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+    const v = (r.ok ? r.value : {}) as Record<string, string>;
+    for (const [k, outcome] of Object.entries(v)) assert.notEqual(outcome, "ALLOWED", k);
     assert.equal(listener.connections(), 0);
   });
 });

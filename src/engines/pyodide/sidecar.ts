@@ -181,7 +181,8 @@ function joined(): Buffer {
 }
 function consume(n: number): void {
   const all = joined();
-  chunks = n < all.length ? [all.subarray(n)] : [];
+  // Copy the rest: a view would keep the whole (snapshot-sized) buffer alive.
+  chunks = n < all.length ? [Buffer.from(all.subarray(n))] : [];
   buffered -= n;
 }
 
@@ -289,12 +290,56 @@ interface PyodideAPI {
 const WORKDIR = "/home/pyodide";
 const HARNESS_MODULE = "wasmcell_harness";
 
-// Python run once before the checkpoint: imports what every run needs (so it is in the snapshot and
-// the checkpoint), the guest-level hardening, and the per-run entry point.
+// Python run once per interpreter, before the checkpoint (and before the snapshot is taken, so a
+// sidecar started from the snapshot skips it): imports, the guest-visible refusals, the entry point.
 const SETUP_PY = String.raw`
 import sys, os, asyncio, json, ast, linecache, traceback, types, inspect, random
 import ${HARNESS_MODULE} as _h
 
+
+os.chdir(${JSON.stringify(WORKDIR)})
+
+# Emscripten's libc system() calls Node's child_process.spawnSync(cmd, {shell: true}) when it runs
+# in Node: a path from Python to a host shell that needs no JS bridge. The seal stops it (permission
+# model, seccomp, no shell in the jail); this makes the Python-level answer a clean error. (ctypes can
+# still call the C function; then the sidecar's JS error is reported as kind "denied" and it retires.)
+def _wasmcell_no_system(*args, **kwargs):
+    raise PermissionError(1, "starting processes is not available in the sandbox")
+os.system = _wasmcell_no_system
+os.popen = _wasmcell_no_system
+
+# Pyodide's event loop is always running here, and blocking on it (its asyncio.run) needs a stack
+# switch our entry point cannot offer: say what works instead of Pyodide's internal message.
+_pyodide_asyncio_run = asyncio.run
+def _wasmcell_asyncio_run(main, *, debug=None, loop_factory=None):
+    if asyncio.events._get_running_loop() is not None and loop_factory is None:
+        if inspect.iscoroutine(main):
+            main.close()
+        raise RuntimeError("asyncio.run() cannot block inside the sandbox's running event loop; use top-level 'await main()' instead")
+    return _pyodide_asyncio_run(main, debug=debug, loop_factory=loop_factory)
+asyncio.run = _wasmcell_asyncio_run
+
+def _wasmcell_start(code, max_result_bytes, fresh):
+    # Every run starts from the checkpoint, which holds one random state: reseed so runs differ.
+    random.seed()
+    prepared = _h._prepare(code)
+    if isinstance(prepared, dict):
+        return _h.encode_envelope(prepared)
+    body, last = prepared
+    ns = _h.new_namespace() if fresh else _wasmcell_session_ns
+    if _h._is_coroutine_code(body) or _h._is_coroutine_code(last):
+        async def _go():
+            return _h.encode_envelope(await _h.run_async_envelope(code, ns, max_result_bytes))
+        return _go()
+    return _h.encode_envelope(_h.run_envelope(code, ns, max_result_bytes))
+
+_wasmcell_session_ns = _h.new_namespace()
+`;
+
+// The guest-level blocks on the JavaScript bridge. Run after every load: Pyodide's own start-up from a
+// snapshot imports _pyodide_core and friends, so these cannot be in the snapshot.
+const HARDEN_PY = String.raw`
+import sys, types
 _BLOCKED_ROOTS = frozenset({"js", "pyodide_js", "pyodide", "_pyodide", "_pyodide_core", "micropip"})
 
 class _WasmcellBlockedFinder:
@@ -329,35 +374,6 @@ def _wasmcell_audit(event, args):
     if event in _REFUSED_EVENTS:
         raise RuntimeError("%s is not available in the sandbox" % event)
 sys.addaudithook(_wasmcell_audit)
-
-os.chdir(${JSON.stringify(WORKDIR)})
-
-# Pyodide's event loop is always running here, and blocking on it (its asyncio.run) needs a stack
-# switch our entry point cannot offer: say what works instead of Pyodide's internal message.
-_pyodide_asyncio_run = asyncio.run
-def _wasmcell_asyncio_run(main, *, debug=None, loop_factory=None):
-    if asyncio.events._get_running_loop() is not None and loop_factory is None:
-        if inspect.iscoroutine(main):
-            main.close()
-        raise RuntimeError("asyncio.run() cannot block inside the sandbox's running event loop; use top-level 'await main()' instead")
-    return _pyodide_asyncio_run(main, debug=debug, loop_factory=loop_factory)
-asyncio.run = _wasmcell_asyncio_run
-
-def _wasmcell_start(code, max_result_bytes, fresh):
-    # Every run starts from the checkpoint, which holds one random state: reseed so runs differ.
-    random.seed()
-    prepared = _h._prepare(code)
-    if isinstance(prepared, dict):
-        return _h.encode_envelope(prepared)
-    body, last = prepared
-    ns = _h.new_namespace() if fresh else _wasmcell_session_ns
-    if _h._is_coroutine_code(body) or _h._is_coroutine_code(last):
-        async def _go():
-            return _h.encode_envelope(await _h.run_async_envelope(code, ns, max_result_bytes))
-        return _go()
-    return _h.encode_envelope(_h.run_envelope(code, ns, max_result_bytes))
-
-_wasmcell_session_ns = _h.new_namespace()
 del _name
 `;
 
@@ -588,10 +604,14 @@ function makeFailure(kind: string, name: string, message: string): string {
 async function main(): Promise<void> {
   const first = await nextMessage();
   if (first !== "init" || !init) die("expected init");
+  const receivedAt = performance.now() - started;
   const mode = init.mode;
   const loadStart = performance.now();
   const py = await loadPyodideRuntime(snapshot, mode === "snapshot");
   snapshot = undefined;
+  // Pyodide keeps its load options; drop its reference to the 30 MB snapshot so it can be collected.
+  const config = (py as unknown as { _api?: { config?: Record<string, unknown> } })._api?.config;
+  if (config) delete config._loadSnapshot;
   const loadMs = performance.now() - loadStart;
   const M = py._module;
   const FS = M.FS;
@@ -601,20 +621,22 @@ async function main(): Promise<void> {
     FS.writeFile(`/lib/python3.14/site-packages/${HARNESS_MODULE}.py`, readFileSync(harnessFile!));
   }
   if (mode === "snapshot") {
-    // Import what the setup imports, so a sidecar started from this snapshot skips that work too.
-    py.runPython(`import sys, os, asyncio, json, ast, linecache, traceback, types, inspect, random\nimport ${HARNESS_MODULE}`);
+    // The setup (imports, hardening, entry point) is pure Python state, so it goes into the snapshot
+    // and a sidecar started from it skips that work (~0.1 s). It never ran guest code.
+    py.runPython(SETUP_PY);
     const bytes = py.makeMemorySnapshot();
     send({ t: "snapshot", bytes: bytes.length });
     writeAll(bytes);
     process.exit(0);
   }
-  // The harness module was imported into the snapshot; its file is also needed for tracebacks only
-  // of harness frames, which we hide, so the MEMFS copy exists just for a cold load.
-
+  const setupStart = performance.now();
   py.setStdout(writer("stdout"));
   py.setStderr(writer("stderr"));
   py.setInterruptBuffer(interruptSource);
-  py.runPython(SETUP_PY);
+  // From a snapshot the setup already ran; only the file system's cwd (JS-side state) is not in it.
+  // From a snapshot the setup already ran; the cwd is JS-side file-system state, not in the snapshot.
+  py.runPython(init.snapshotBytes ? `import os\nos.chdir(${JSON.stringify(WORKDIR)})` : SETUP_PY);
+  py.runPython(HARDEN_PY);
   const start = py.globals.get("_wasmcell_start");
   if (!start) die("setup did not define _wasmcell_start");
   const stateful = init.stateful;
@@ -623,11 +645,13 @@ async function main(): Promise<void> {
     // on memory that no longer holds them. The reset frees everything a run made, so nothing leaks.
     M.finalizationRegistry = { register() {}, unregister() {} };
   }
+  const checkpointStart = performance.now();
   const checkpoint = stateful ? undefined : takeCheckpoint(M);
   send({
     t: "ready",
     startMs: performance.now() - started,
     loadMs,
+    phases: { received: receivedAt, setup: checkpointStart - setupStart, checkpoint: performance.now() - checkpointStart },
     fromSnapshot: init.snapshotBytes > 0,
     heapBytes: M.HEAPU8.length,
   });
@@ -673,6 +697,9 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     if (deadline.fired) envelope = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
     else if (memoryCapHit) envelope = makeFailure("memory", "MemoryError", "out of memory (limits.memoryMb)");
     else if (/Maximum call stack|stack overflow/i.test(text)) envelope = makeFailure("stack", "RangeError", "the call stack overflowed");
+    else if ((error as NodeJS.ErrnoException)?.code === "ERR_ACCESS_DENIED" || /ERR_ACCESS_DENIED|Access to this API has been restricted/.test(text)) {
+      envelope = makeFailure("denied", "PermissionError", `the sandbox denied an operation: ${text.slice(0, 300)}`);
+    }
     else envelope = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
     fatal = text;
   } finally {
