@@ -150,6 +150,19 @@ describe("wasmcell CLI", () => {
     assert.equal(await readFile(join(outDir, "out", "total.txt"), "utf8"), "6");
   });
 
+  test("--engine native: a matplotlib plot comes back as a PNG in --out-dir", async () => {
+    const script = join(dir, "plot.py");
+    await writeFile(script, "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.savefig('plot.png')\n'saved'");
+    const outDir = join(dir, "plots");
+    const r = await cli(["run", "--engine", "native", "--json", script, "--out-dir", outDir]);
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const out = JSON.parse(r.stdout) as { value: string; stats: { engine: string }; files: { path: string; mimeType: string; writtenTo: string }[] };
+    assert.equal(out.value, "saved");
+    assert.equal(out.stats.engine, "native");
+    assert.deepEqual(out.files.map((f) => [f.path, f.mimeType, f.writtenTo]), [["plot.png", "image/png", join(outDir, "plot.png")]]);
+    assert.deepEqual([...(await readFile(join(outDir, "plot.png"))).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+  });
+
   test("--json lists returned files with size and mime type", async () => {
     const r = await cli(["run", "--json", "--lang", "python", "-e", "open('a.csv', 'w').write('x,y\\n1,2\\n')"]);
     assert.equal(r.code, 0, r.stderr);
