@@ -73,6 +73,13 @@ function exercise(connect: () => Promise<{ client: Client; close: () => Promise<
     assert.match(textOf(r), /value: "done"/);
     assert.match(progress.join(""), /tick 0\ntick 1\ntick 2\n/);
     assert.match(logs.filter((l) => l.startsWith("stdout:")).join(""), /tick 0\n.*tick 2\n/s);
+    // Python's output comes from the sidecar while it runs, not after.
+    progress.length = 0;
+    const py = "import time\nfor i in range(3):\n    print('py tick', i, flush=True)\n    time.sleep(0.15)\n'done'";
+    const r2 = await callTool(client, { language: "python", code: py }, { onprogress: (p) => void progress.push(p.message ?? "") });
+    assert.match(textOf(r2), /value: "done"/);
+    assert.ok(progress.length >= 2, `progress notifications: ${JSON.stringify(progress)}`);
+    assert.equal(progress.join(""), "py tick 0\npy tick 1\npy tick 2\n");
   });
 
   test("bad input gets a clean, readable isError result and nothing runs", async () => {
