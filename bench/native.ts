@@ -3,6 +3,7 @@
 // bench native` runs it with the others. Interleaved runs, p50/p90 — the machine is shared, so
 // compare within one run, never across runs.
 import { spawn } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
 import { pythonJailSpec, pythonLayout } from "../src/engines/native/binds.ts";
 import { cgroupSupport } from "../src/jail/host.ts";
 import { spawnJailed, type JailSpec } from "../src/jail/index.ts";
@@ -82,6 +83,9 @@ export async function bench(): Promise<string> {
     for (const [, fn] of rows) await fn(code); // warm the page cache and the checkSeal probe
     for (let i = 0; i < N; i++) {
       for (const [j, [, fn]] of rows.entries()) samples[j]!.push(await fn(code));
+      // The engine refills its pre-started jail in the background after a run; let that finish so
+      // it does not load the next round's samples.
+      await sleep(300);
     }
     rows.forEach(([name], j) => {
       const s = samples[j]!;

@@ -13,13 +13,13 @@
 // and a guest with /proc could read it.
 
 import { spawn, type ChildProcessByStdio } from "node:child_process";
-import { mkdtempSync, rmSync, chownSync } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { Duplex, Readable, Writable } from "node:stream";
 import { SealUnavailableError } from "../errors.ts";
 import type { ResolvedSeal } from "../options.ts";
 import { bwrapArgs, type Bind } from "./bwrap.ts";
-import { JailCgroup } from "./cgroup.ts";
+import { JailCgroup, type CgroupStats } from "./cgroup.ts";
 import { checkSeal, type SealPlan } from "./check.ts";
 import { cgroupSupport, DEFAULT_TOOLS, readableBy, sharedLibraries, type HostTools } from "./host.ts";
 import { PROFILES, type SeccompProfileName } from "./profiles.ts";
@@ -122,6 +122,8 @@ export interface JailedProcess extends AsyncDisposable {
   setDeadline(ms: number): void;
   /** Resolves once the jail is gone (and its cgroup removed). Never rejects. */
   readonly exited: Promise<JailExit>;
+  /** Peak memory so far and whether the OOM killer fired (cgroup only; `{ oomKilled: false }` otherwise). */
+  memoryStats(): CgroupStats;
 }
 
 const SIGNALS_BY_NUMBER: Record<number, NodeJS.Signals> = { 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS" };
@@ -165,7 +167,7 @@ export function jailArgv(
   plan: SealPlan,
   cgroupProcs: readonly string[],
   memory: { mechanism: MemoryMechanism; rlimitAs?: number },
-  hostWorkDir?: string,
+  hostScratch?: string,
 ): string[] {
   const t = { ...DEFAULT_TOOLS, ...spec.tools };
   const argv: string[] = [];
@@ -187,10 +189,17 @@ export function jailArgv(
   }
   const scratchDir = spec.scratchDir ?? "/tmp";
   const workDir = spec.workDir ?? scratchDir;
-  const env = { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", HOME: hostWorkDir ?? workDir, ...spec.env };
+  const env = { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", HOME: workDir, ...spec.env };
   if (!plan.bubblewrap) {
-    // No mount namespace: the program runs as itself, from a private host directory (see spawnJailed).
-    argv.push("/usr/bin/env", "-i", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), spec.executable, ...(spec.args ?? []));
+    // No mount namespace: the program runs on the host, from a private temp directory standing in for
+    // the scratch. Jail paths in args and env are translated to the host paths they would be bound from.
+    const map: [string, string][] = [[scratchDir, hostScratch ?? scratchDir], ...(spec.roBinds ?? []).map((b): [string, string] => [b.jail, b.host])];
+    const translate = (v: string) => {
+      for (const [jail, host] of map) if (v === jail || v.startsWith(`${jail}/`)) return host + v.slice(jail.length);
+      return v;
+    };
+    const hostEnv = Object.entries(env).map(([k, v]) => `${k}=${translate(v)}`);
+    argv.push("/usr/bin/env", "-i", ...hostEnv, spec.executable, ...(spec.args ?? []).map(translate));
     return argv;
   }
   const program = spec.jailExecutable ?? spec.executable;
@@ -244,17 +253,21 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
   if (mechanism !== "cgroup" && spec.rlimits?.addressSpaceBytes !== undefined) mechanism = "rlimit";
 
   // Without bubblewrap there is no private scratch: give the program a fresh host directory it owns.
+  let hostScratch: string | undefined;
   let hostWorkDir: string | undefined;
   let argv: string[];
   try {
     if (!plan.bubblewrap) {
-      hostWorkDir = mkdtempSync(`${tmpdir()}/wasmcell-`);
-      if (plan.uidDrop) chownSync(hostWorkDir, plan.uidDrop.uid, plan.uidDrop.gid);
+      hostScratch = mkdtempSync(`${tmpdir()}/wasmcell-`);
+      const scratchDir = spec.scratchDir ?? "/tmp";
+      hostWorkDir = hostScratch + (spec.workDir ?? scratchDir).slice(scratchDir.length);
+      mkdirSync(hostWorkDir, { recursive: true });
+      if (plan.uidDrop) for (const d of new Set([hostScratch, hostWorkDir])) chownSync(d, plan.uidDrop.uid, plan.uidDrop.gid);
     }
-    argv = jailArgv(spec, plan, cgroup?.procsFiles ?? [], rlimitAs === undefined ? { mechanism } : { mechanism, rlimitAs }, hostWorkDir);
+    argv = jailArgv(spec, plan, cgroup?.procsFiles ?? [], rlimitAs === undefined ? { mechanism } : { mechanism, rlimitAs }, hostScratch);
   } catch (error) {
     await cgroup?.remove();
-    if (hostWorkDir) rmSync(hostWorkDir, { recursive: true, force: true });
+    if (hostScratch) rmSync(hostScratch, { recursive: true, force: true });
     throw error;
   }
 
@@ -310,7 +323,7 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
       if (timer) clearTimeout(timer);
       const stats = cgroup?.stats() ?? { oomKilled: false };
       await cgroup?.remove();
-      if (hostWorkDir) rmSync(hostWorkDir, { recursive: true, force: true });
+      if (hostScratch) rmSync(hostScratch, { recursive: true, force: true });
       // bubblewrap reports a program killed by signal N as exit code 128 + N.
       let sig = signal;
       let c = code;
@@ -341,6 +354,7 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
     kill,
     setDeadline,
     exited,
+    memoryStats: () => cgroup?.stats() ?? { oomKilled: false },
     async [Symbol.asyncDispose]() {
       kill();
       await exited;

@@ -91,7 +91,7 @@ export class WarmPool<T> implements AsyncDisposable {
         waiter.onAbort = () => {
           const i = this.#waiters.indexOf(waiter);
           if (i >= 0) this.#waiters.splice(i, 1);
-          reject(signal.reason);
+          reject(signal.reason instanceof Error ? signal.reason : new Error("aborted", { cause: signal.reason }));
         };
         signal.addEventListener("abort", waiter.onAbort, { once: true });
       }

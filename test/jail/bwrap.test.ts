@@ -25,7 +25,7 @@ describe("bwrap argv", () => {
       "--clearenv", "--hostname", "sandbox",
       "--ro-bind", "/usr/bin/python3.11", "/usr/bin/python3",
       "--symlink", "usr/lib", "/lib",
-      "--dev", "/dev",
+      "--dev", "/dev", "--remount-ro", "/dev",
       "--size", "1048576", "--tmpfs", "/tmp", "--dir", "/tmp/work",
       "--remount-ro", "/",
       "--setenv", "HOME", "/tmp/work",

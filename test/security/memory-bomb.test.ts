@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { cgroupSupport } from "../../src/jail/host.ts";
 import { closeNative, runNative } from "../helpers/native.ts";
+import { closePyodide, runPy } from "../helpers/pyodide.ts";
 
 describe("native", () => {
   after(closeNative);
@@ -31,5 +32,28 @@ describe("native", () => {
     const r = await runNative("import errno\nn = 0\ntry:\n    while True:\n        with open(f'/tmp/fill{n}', 'wb') as f:\n            f.write(b'x' * (1 << 20))\n        n += 1\nexcept OSError as e:\n    res = [errno.errorcode[e.errno], 40 <= n <= 48]\nres", { memoryMb: 256, maxFileBytes: 8 << 20 });
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
     assert.deepEqual(r.ok && r.value, ["ENOSPC", true]);
+  });
+});
+
+describe("pyodide", () => {
+  after(closePyodide);
+
+  it("growing allocations end as kind memory at memoryMb (the WASM heap cannot grow past it); the sidecar lives", async () => {
+    const r = await runPy("x = []\nwhile True:\n    x.append(bytearray(1 << 20))", { memoryMb: 128 });
+    assert.equal(!r.ok && r.error.kind, "memory", JSON.stringify(r));
+    assert.equal(!r.ok && r.error.name, "MemoryError");
+    assert.ok(r.stats.peakMemoryBytes! <= 128 << 20);
+    const next = await runPy("'next'");
+    assert.equal(next.ok && next.value, "next");
+  });
+
+  it("one huge allocation is kind memory", async () => {
+    const r = await runPy("b = bytearray(1500 * 1024**2)", { memoryMb: 256 });
+    assert.equal(!r.ok && r.error.kind, "memory");
+  });
+
+  it("a string blow-up is kind memory", async () => {
+    const r = await runPy("s = 'x'\nwhile True:\n    s = s + s", { memoryMb: 128 });
+    assert.equal(!r.ok && r.error.kind, "memory");
   });
 });

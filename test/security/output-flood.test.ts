@@ -1,7 +1,48 @@
-// Threat: guest code writes without end, to exhaust host memory or the caller's context window.
+// Threat: flooding the host with output. stdout and stderr together are capped at maxOutputBytes; the
+// cut is visible (a marker and outputTruncated), the streamed chunks obey the same cap, and a flood
+// that never ends is stopped by the deadline.
 import assert from "node:assert/strict";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
+import { createSandbox, type Sandbox } from "../../src/index.ts";
 import { closeNative, runNative } from "../helpers/native.ts";
+import { closePyodide, runPy } from "../helpers/pyodide.ts";
+
+describe("quickjs", () => {
+  let sandbox: Sandbox;
+  before(async () => {
+    sandbox = await createSandbox({ limits: { maxOutputBytes: 1000, timeoutMs: 300 } });
+  });
+  after(() => sandbox.close());
+
+  it("cuts stdout+stderr at the cap with a marker, and streams only what was kept", async () => {
+    const chunks: string[] = [];
+    const r = await sandbox.run({
+      language: "javascript",
+      code: `for (let i = 0; i < 500; i++) { console.log("out " + i); console.error("err " + i); } "done"`,
+      onOutput: (c) => chunks.push(c.text),
+    });
+    assert.equal(r.ok && r.value, "done");
+    assert.equal(r.outputTruncated, true);
+    assert.match(r.stdout + r.stderr, /output truncated — stdout and stderr together are capped at 1000 bytes \(limits\.maxOutputBytes\)/);
+    const kept = Buffer.byteLength(r.stdout + r.stderr) - Buffer.byteLength(/\n\[wasmcell: output truncated[^\n]*\n/.exec(r.stdout + r.stderr)![0]);
+    assert.ok(kept <= 1000, `kept ${kept} bytes`);
+    assert.equal(chunks.join("").length, r.stdout.length + r.stderr.length, "streamed chunks are exactly what was kept");
+    assert.ok(r.stats.outputBytes > 5000, "stats count what the guest tried to write");
+  });
+
+  it("an endless flood ends as timeout with the output still capped", async () => {
+    const r = await sandbox.run({ language: "javascript", code: `while (true) console.log("x".repeat(100))` });
+    assert.equal(!r.ok && r.error.kind, "timeout");
+    assert.equal(r.outputTruncated, true);
+    assert.ok(Buffer.byteLength(r.stdout) < 1300);
+  });
+
+  it("multi-byte text is cut on a character boundary", async () => {
+    const r = await sandbox.run({ language: "javascript", code: `console.log("é".repeat(2000))` });
+    assert.equal(r.outputTruncated, true);
+    assert.ok(!r.stdout.includes("\uFFFD"));
+  });
+});
 
 describe("native", () => {
   after(closeNative);
@@ -34,5 +75,25 @@ describe("native", () => {
     assert.match(!many.ok ? many.error.message : "", /more than 3 files \(limits\.maxFiles\)/);
     const big = await runNative("open('big.bin', 'wb').write(b'x' * 5000)", { maxFileBytes: 4000 });
     assert.equal(!big.ok && big.error.kind, "output_limit");
+  });
+});
+
+describe("pyodide", () => {
+  after(closePyodide);
+
+  it("stdout + stderr are cut at maxOutputBytes with a marker; the bytes written are still counted", async () => {
+    const r = await runPy("import sys\nfor i in range(100000):\n    print('x' * 99)\n    print('e' * 9, file=sys.stderr)\n'done'", { maxOutputBytes: 10_000 });
+    assert.equal(r.ok && r.value, "done", JSON.stringify(!r.ok && r.error));
+    assert.equal(r.outputTruncated, true);
+    assert.equal(r.stats.outputBytes, 100_000 * (100 + 10));
+    assert.ok(Buffer.byteLength(r.stdout) + Buffer.byteLength(r.stderr) <= 10_000 + 100);
+    assert.match(r.stdout + r.stderr, /\n\[output truncated: limits\.maxOutputBytes reached\]\n$/);
+  });
+
+  it("an endless flood ends at the deadline, truncated", async () => {
+    const r = await runPy("while True:\n    print('x' * 1000)", { maxOutputBytes: 1000, timeoutMs: 1000 });
+    assert.equal(!r.ok && r.error.kind, "timeout");
+    assert.equal(r.outputTruncated, true);
+    assert.ok(Buffer.byteLength(r.stdout) <= 1000 + 100);
   });
 });

@@ -11,6 +11,7 @@
 // the RunResult. stdout/stderr are read from the pipes, capped together at maxOutputBytes.
 
 import { existsSync } from "node:fs";
+import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { EngineUnavailableError } from "../../errors.ts";
 import { checkSeal, spawnJailed, type JailExit, type JailedProcess, type JailSpec } from "../../jail/index.ts";
@@ -71,11 +72,11 @@ class NativeEngine implements Engine {
 
   #takeSpare(limits: Limits): JailedProcess | undefined {
     const spare = this.#spare;
+    // A spare built for other limits stays for the next run that matches them.
+    if (!spare || spare.dead || spare.key !== limitsKey(limits)) return undefined;
     this.#spare = undefined;
-    if (!spare) return undefined;
-    if (!spare.dead && spare.key === limitsKey(limits)) return spare.jail;
-    spare.jail.kill();
-    return undefined;
+    setParked(spare.jail, false);
+    return spare.jail;
   }
 
   /** Starts the spare in the background (createEngine calls it; runs call it after taking one). */
@@ -93,6 +94,7 @@ class NativeEngine implements Engine {
           return;
         }
         const spare = { jail, key: limitsKey(limits), dead: false };
+        setParked(jail, true);
         void jail.exited.then(() => {
           spare.dead = true;
           if (this.#spare === spare) this.#spare = undefined;
@@ -126,7 +128,8 @@ class NativeEngine implements Engine {
       memoryBytes,
       memoryFallbackAddressSpaceBytes: memoryBytes + ADDRESS_SPACE_RESERVE,
       pidsMax: 32,
-      extraPipes: 1,
+      // fd 4: the driver's result line; fds 5/6: the guest's stdout/stderr (see driver.py)
+      extraPipes: 3,
     };
     const jail = await spawnJailed(spec);
     this.#live.add(jail);
@@ -162,6 +165,10 @@ class NativeEngine implements Engine {
     // A pre-started process built for these limits, or a fresh one. Either way it has run nothing yet.
     const jail = this.#takeSpare(limits) ?? (await this.#spawn(limits));
     this.#refillSpare();
+    if (request.signal?.aborted) {
+      jail.kill();
+      return { ...base(performance.now() - started), ok: false, error: abortedError() };
+    }
     const takenAt = Date.now();
     jail.setDeadline(limits.timeoutMs);
     let aborted = false;
@@ -176,9 +183,13 @@ class NativeEngine implements Engine {
       s.once("close", resolve);
       s.once("error", () => resolve());
     });
+    // The jail's own stdio carry only what is written before the driver moves the guest's output to
+    // fds 5/6 (an interpreter that cannot start, bubblewrap's errors): kept for crash messages.
     jail.child.stdout.on("data", (c: Buffer) => output.push("stdout", c));
     jail.child.stderr.on("data", (c: Buffer) => output.push("stderr", c));
-    const resultPipe = jail.pipes[0]!;
+    const [resultPipe, guestStdout, guestStderr] = jail.pipes as [Duplex, Duplex, Duplex];
+    guestStdout.on("data", (c: Buffer) => output.push("stdout", c));
+    guestStderr.on("data", (c: Buffer) => output.push("stderr", c));
     // Envelope + base64 files; anything longer is a guest writing junk to fd 4.
     const resultCap = limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
     const resultChunks: Buffer[] = [];
@@ -189,7 +200,8 @@ class NativeEngine implements Engine {
       if (resultBytes > resultCap) resultOverflow = true;
       else resultChunks.push(c);
     });
-    const streamsDone = Promise.all([ended(jail.child.stdout), ended(jail.child.stderr), ended(resultPipe)]);
+    const guestDone = Promise.all([ended(resultPipe), ended(guestStdout), ended(guestStderr)]);
+    const jailStdioDone = Promise.all([ended(jail.child.stdout), ended(jail.child.stderr)]);
 
     const files: Record<string, string> = {};
     for (const [path, bytes] of request.files) files[path] = Buffer.from(bytes).toString("base64");
@@ -207,9 +219,23 @@ class NativeEngine implements Engine {
       }),
     );
 
+    // The guest's pipes end when the driver exits: with a valid result line that is the end of the
+    // run, and the jail (whose namespaces take ~15 ms to tear down) is left to finish on its own.
+    await Promise.race([guestDone, jail.exited]);
+    const early = aborted || resultOverflow ? undefined : parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
+    if (early) {
+      request.signal?.removeEventListener("abort", onAbort);
+      const stats = jail.memoryStats();
+      jail.kill();
+      const result = base(performance.now() - started, stats.peakMemoryBytes !== undefined ? { peakMemoryBytes: stats.peakMemoryBytes } : {});
+      result.files = early.files;
+      return early.envelope.ok ? { ...result, ok: true, value: early.envelope.value } : { ...result, ok: false, error: early.envelope.error };
+    }
+
+    // No result: find out why from the way the jail ended.
     const exit = await jail.exited;
     // Every writer is dead once the jail is gone; don't wait forever on a stream that never closes.
-    await Promise.race([streamsDone, new Promise((r) => setTimeout(r, 1000).unref())]);
+    await Promise.race([Promise.all([guestDone, jailStdioDone]), new Promise((r) => setTimeout(r, 1000).unref())]);
     request.signal?.removeEventListener("abort", onAbort);
 
     const wallMs = performance.now() - started;
@@ -217,10 +243,11 @@ class NativeEngine implements Engine {
     if (aborted) return { ...result, ok: false, error: abortedError() };
     if (exit.timedOut) return { ...result, ok: false, error: { kind: "timeout", name: "TimeoutError", message: `the run passed its deadline of ${limits.timeoutMs} ms (limits.timeoutMs) and was killed` } };
     if (resultOverflow) return { ...result, ok: false, error: { kind: "output_limit", name: "OutputLimitError", message: `the run's result was over ${resultCap} bytes` } };
-    const parsed = parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
-    if (parsed) {
-      result.files = parsed.files;
-      return parsed.envelope.ok ? { ...result, ok: true, value: parsed.envelope.value } : { ...result, ok: false, error: parsed.envelope.error };
+    // A result line can also arrive with the exit (a process that ended before its pipes were read).
+    const late = parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
+    if (late) {
+      result.files = late.files;
+      return late.envelope.ok ? { ...result, ok: true, value: late.envelope.value } : { ...result, ok: false, error: late.envelope.error };
     }
     return { ...result, ok: false, error: exitError(exit, limits.memoryMb, jail.memoryMechanism, result.stderr) };
   }
@@ -237,6 +264,15 @@ class NativeEngine implements Engine {
     for (const jail of this.#live) jail.kill();
     await Promise.allSettled([...this.#live].map((j) => j.exited));
   }
+}
+
+/**
+ * A parked spare must not keep the host's event loop alive: a program that forgets `close()` still
+ * exits (and `--die-with-parent` takes the spare with it).
+ */
+function setParked(jail: JailedProcess, parked: boolean): void {
+  const handles = [jail.child, jail.child.stdin, jail.child.stdout, jail.child.stderr, ...jail.pipes] as { ref?: () => void; unref?: () => void }[];
+  for (const h of handles) (parked ? h.unref : h.ref)?.call(h);
 }
 
 /** The limits a jail is built with; a spare serves a run only when these match. */

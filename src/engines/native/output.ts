@@ -12,6 +12,7 @@ export class CappedOutput {
   readonly #decoders = { stdout: new TextDecoder("utf-8"), stderr: new TextDecoder("utf-8") };
   readonly #text = { stdout: "", stderr: "" };
   #kept = 0;
+  #finished = false;
   /** Bytes the guest wrote, before the cap. */
   total = 0;
   truncated = false;
@@ -22,6 +23,7 @@ export class CappedOutput {
   }
 
   push(stream: "stdout" | "stderr", chunk: Buffer): void {
+    if (this.#finished) return;
     this.total += chunk.byteLength;
     const room = this.#limit - this.#kept;
     if (room <= 0) {
@@ -49,6 +51,7 @@ export class CappedOutput {
 
   /** Flushes the decoders and adds the marker (to stdout, or stderr when only stderr was written). */
   finish(): { stdout: string; stderr: string; outputTruncated: boolean } {
+    this.#finished = true;
     for (const stream of ["stdout", "stderr"] as const) this.#append(stream, this.#decoders[stream].decode());
     if (this.truncated) this.#append(this.#text.stdout || !this.#text.stderr ? "stdout" : "stderr", truncationMarker(this.#limit));
     return { stdout: this.#text.stdout, stderr: this.#text.stderr, outputTruncated: this.truncated };

@@ -28,6 +28,8 @@ export class PyodideEngine implements Engine {
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #sessions = new Set<PyodideSession>();
   #closed = false;
+  /** Sidecars started so far (pool members and sessions): a reset reuses one, a recycle starts one. */
+  sidecarsStarted = 0;
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
@@ -53,7 +55,9 @@ export class PyodideEngine implements Engine {
   }
 
   async startSidecar(stateful: boolean): Promise<SidecarProcess> {
-    return SidecarProcess.start(await this.sidecarOptions(stateful));
+    const options = await this.sidecarOptions(stateful);
+    this.sidecarsStarted++;
+    return SidecarProcess.start(options);
   }
 
   async run(request: ResolvedRequest): Promise<RunResult> {

@@ -37,6 +37,11 @@ export interface LaunchOptions {
   seal: ResolvedSeal;
   /** The process-level memory cap (cgroup, or RLIMIT_AS when there is no cgroup), in MiB. */
   processMemoryMb: number;
+  /**
+   * @internal Tests only: a host script run in the sidecar's place, with exactly the sidecar's
+   * flags, binds and jail, to probe what each seal layer stops once code runs in the JS realm.
+   */
+  program?: string;
 }
 
 // Node + V8 + Pyodide's JS side, on top of the WASM heap the guest may use.
@@ -46,7 +51,7 @@ const PROCESS_OVERHEAD_MB = 256;
 const ADDRESS_SPACE_OVERHEAD_MB = 2048;
 
 export async function launchSidecar(options: LaunchOptions): Promise<JailedProcess> {
-  const files = sidecarFiles();
+  const files = options.program ? { ...sidecarFiles(), sidecar: options.program } : sidecarFiles();
   const { seal } = options;
   const jailed = seal.bubblewrap;
   const ext = files.sidecar.slice(files.sidecar.lastIndexOf("."));

@@ -34,6 +34,7 @@ export interface SidecarTiming {
   innerStartMs: number;
   loadMs: number;
   fromSnapshot: boolean;
+  phases: Record<string, number>;
 }
 
 type State = "starting" | "idle" | "busy" | "dead";
@@ -101,6 +102,7 @@ export class SidecarProcess {
         innerStartMs: Number(ready.startMs) || 0,
         loadMs: Number(ready.loadMs) || 0,
         fromSnapshot: ready.fromSnapshot === true,
+        phases: typeof ready.phases === "object" && ready.phases !== null ? (ready.phases as Record<string, number>) : {},
       });
       jail.child.stderr.off("data", onStderr);
       sidecar.#stderrTail = stderrTail;
@@ -403,7 +405,7 @@ function parseFiles(raw: unknown, maxFiles: number, maxFileBytes: number): Outpu
  * not make the host buffer without limit), and raw byte runs for the snapshot.
  */
 class LineReader {
-  #buffer = Buffer.alloc(0);
+  #buffer: Buffer = Buffer.alloc(0);
   #ended = false;
   #waiter: (() => void) | undefined;
   #error: Error | undefined;

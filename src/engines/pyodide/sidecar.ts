@@ -63,7 +63,7 @@ const toStderr = (...args: unknown[]): void => {
   process.stderr.write(format(...args) + "\n");
 };
 console.log = console.info = console.debug = console.warn = console.error = toStderr;
-process.stdout.write = ((chunk: string | Uint8Array) => process.stderr.write(chunk)) as typeof process.stdout.write;
+process.stdout.write = ((chunk: string | Uint8Array) => process.stderr.write(chunk));
 
 function die(message: string, code = 70): never {
   try {
@@ -72,7 +72,7 @@ function die(message: string, code = 70): never {
     process.exit(code);
   }
 }
-process.on("uncaughtException", (error) => die(`uncaught: ${String((error as Error)?.stack ?? error)}`));
+process.on("uncaughtException", (error) => die(`uncaught: ${String((error)?.stack ?? error)}`));
 process.on("unhandledRejection", (error) => die(`unhandled rejection: ${String((error as Error)?.stack ?? error)}`));
 
 const bindingConstants = Object.freeze({ fs: fsConstants, os: osConstants });
@@ -124,8 +124,18 @@ const WASM_PAGE = 65536;
 let memoryCapBytes = Number.POSITIVE_INFINITY;
 let memoryCapHit = false;
 let peakMemoryBytes = 0;
-const realGrow = WebAssembly.Memory.prototype.grow;
-WebAssembly.Memory.prototype.grow = function grow(this: WebAssembly.Memory, delta: number): number {
+// The TS libs this project uses carry no WebAssembly declarations; this is the little we touch.
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(this: WasmMemory, delta: number): number;
+}
+interface WasmTable {
+  readonly length: number;
+}
+const WasmMemoryProto = (globalThis as unknown as { WebAssembly: { Memory: { prototype: WasmMemory } } }).WebAssembly.Memory.prototype;
+// eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be called with .call(memory)
+const realGrow = WasmMemoryProto.grow;
+WasmMemoryProto.grow = function grow(this: WasmMemory, delta: number): number {
   const next = this.buffer.byteLength + delta * WASM_PAGE;
   if (next > memoryCapBytes) {
     memoryCapHit = true;
@@ -171,7 +181,8 @@ function joined(): Buffer {
 }
 function consume(n: number): void {
   const all = joined();
-  chunks = n < all.length ? [all.subarray(n)] : [];
+  // Copy the rest: a view would keep the whole (snapshot-sized) buffer alive.
+  chunks = n < all.length ? [Buffer.from(all.subarray(n))] : [];
   buffered -= n;
 }
 
@@ -259,7 +270,7 @@ interface PyodideModule {
   stackRestore(sp: number): void;
   __hiwire_get(index: number): unknown;
   __hiwire_set(index: number, value: unknown): number;
-  wasmTable: WebAssembly.Table;
+  wasmTable: WasmTable;
   LDSO: { loadedLibsByName: Record<string, unknown> };
 }
 interface PyProxyFn {
@@ -279,36 +290,34 @@ interface PyodideAPI {
 const WORKDIR = "/home/pyodide";
 const HARNESS_MODULE = "wasmcell_harness";
 
-// Python run once before the checkpoint: imports what every run needs (so it is in the snapshot and
-// the checkpoint), the guest-level hardening, and the per-run entry point.
+// Python run once per interpreter, before the checkpoint (and before the snapshot is taken, so a
+// sidecar started from the snapshot skips it): imports, the guest-visible refusals, the entry point.
 const SETUP_PY = String.raw`
 import sys, os, asyncio, json, ast, linecache, traceback, types, inspect, random
 import ${HARNESS_MODULE} as _h
 
-_BLOCKED_ROOTS = frozenset({"js", "pyodide_js", "pyodide", "_pyodide", "_pyodide_core", "micropip"})
-
-class _WasmcellBlockedFinder:
-    """Refuses imports of the modules that bridge to the JavaScript realm."""
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name.split(".", 1)[0] in _BLOCKED_ROOTS:
-            raise ModuleNotFoundError("No module named %r (the sandbox has no JavaScript bridge)" % name, name=name)
-        return None
-
-# None in sys.modules makes "import x" raise ModuleNotFoundError even for modules already loaded;
-# the objects Pyodide's own code holds (the event loop's scheduler) keep working.
-for _name in list(sys.modules):
-    if _name.split(".", 1)[0] in _BLOCKED_ROOTS:
-        sys.modules[_name] = None
-sys.meta_path.insert(0, _WasmcellBlockedFinder)
-
-_REFUSED_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
-def _wasmcell_audit(event, args):
-    if event in _REFUSED_EVENTS:
-        raise RuntimeError("%s is not available in the sandbox" % event)
-sys.addaudithook(_wasmcell_audit)
 
 os.chdir(${JSON.stringify(WORKDIR)})
+
+# Emscripten's libc system() calls Node's child_process.spawnSync(cmd, {shell: true}) when it runs
+# in Node: a path from Python to a host shell that needs no JS bridge. The seal stops it (permission
+# model, seccomp, no shell in the jail); this makes the Python-level answer a clean error. (ctypes can
+# still call the C function; then the sidecar's JS error is reported as kind "denied" and it retires.)
+def _wasmcell_no_system(*args, **kwargs):
+    raise PermissionError(1, "starting processes is not available in the sandbox")
+os.system = _wasmcell_no_system
+os.popen = _wasmcell_no_system
+
+# Pyodide's event loop is always running here, and blocking on it (its asyncio.run) needs a stack
+# switch our entry point cannot offer: say what works instead of Pyodide's internal message.
+_pyodide_asyncio_run = asyncio.run
+def _wasmcell_asyncio_run(main, *, debug=None, loop_factory=None):
+    if asyncio.events._get_running_loop() is not None and loop_factory is None:
+        if inspect.iscoroutine(main):
+            main.close()
+        raise RuntimeError("asyncio.run() cannot block inside the sandbox's running event loop; use top-level 'await main()' instead")
+    return _pyodide_asyncio_run(main, debug=debug, loop_factory=loop_factory)
+asyncio.run = _wasmcell_asyncio_run
 
 def _wasmcell_start(code, max_result_bytes, fresh):
     # Every run starts from the checkpoint, which holds one random state: reseed so runs differ.
@@ -325,6 +334,46 @@ def _wasmcell_start(code, max_result_bytes, fresh):
     return _h.encode_envelope(_h.run_envelope(code, ns, max_result_bytes))
 
 _wasmcell_session_ns = _h.new_namespace()
+`;
+
+// The guest-level blocks on the JavaScript bridge. Run after every load: Pyodide's own start-up from a
+// snapshot imports _pyodide_core and friends, so these cannot be in the snapshot.
+const HARDEN_PY = String.raw`
+import sys, types
+_BLOCKED_ROOTS = frozenset({"js", "pyodide_js", "pyodide", "_pyodide", "_pyodide_core", "micropip"})
+
+class _WasmcellBlockedFinder:
+    """Refuses imports of the modules that bridge to the JavaScript realm."""
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".", 1)[0] in _BLOCKED_ROOTS:
+            raise ModuleNotFoundError("No module named %r (the sandbox has no JavaScript bridge)" % name, name=name)
+        return None
+
+# None in sys.modules makes "import x" raise ModuleNotFoundError even for modules already loaded;
+# the objects Pyodide's own code holds (the event loop's scheduler) keep working. Pyodide's asyncio
+# glue (asyncio.run, run_until_complete) imports "pyodide_js._api.config" lazily for one flag: it
+# gets a pure-Python stand-in holding that flag and no JavaScript object.
+import pyodide_js as _pjs
+_config = types.SimpleNamespace(enableRunUntilComplete=bool(_pjs._api.config.enableRunUntilComplete))
+del _pjs
+for _name in list(sys.modules):
+    if _name.split(".", 1)[0] in _BLOCKED_ROOTS:
+        sys.modules[_name] = None
+_api_stub = types.ModuleType("pyodide_js._api", "wasmcell stand-in: configuration flags only")
+_api_stub.config = _config
+_js_stub = types.ModuleType("pyodide_js", "wasmcell stand-in: no JavaScript objects")
+_js_stub._api = _api_stub
+sys.modules["pyodide_js"] = _js_stub
+sys.modules["pyodide_js._api"] = _api_stub
+del _api_stub, _js_stub, _config
+sys.meta_path.insert(0, _WasmcellBlockedFinder)
+
+_REFUSED_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
+def _wasmcell_audit(event, args):
+    if event in _REFUSED_EVENTS:
+        raise RuntimeError("%s is not available in the sandbox" % event)
+sys.addaudithook(_wasmcell_audit)
 del _name
 `;
 
@@ -555,10 +604,14 @@ function makeFailure(kind: string, name: string, message: string): string {
 async function main(): Promise<void> {
   const first = await nextMessage();
   if (first !== "init" || !init) die("expected init");
+  const receivedAt = performance.now() - started;
   const mode = init.mode;
   const loadStart = performance.now();
   const py = await loadPyodideRuntime(snapshot, mode === "snapshot");
   snapshot = undefined;
+  // Pyodide keeps its load options; drop its reference to the 30 MB snapshot so it can be collected.
+  const config = (py as unknown as { _api?: { config?: Record<string, unknown> } })._api?.config;
+  if (config) delete config._loadSnapshot;
   const loadMs = performance.now() - loadStart;
   const M = py._module;
   const FS = M.FS;
@@ -568,20 +621,22 @@ async function main(): Promise<void> {
     FS.writeFile(`/lib/python3.14/site-packages/${HARNESS_MODULE}.py`, readFileSync(harnessFile!));
   }
   if (mode === "snapshot") {
-    // Import what the setup imports, so a sidecar started from this snapshot skips that work too.
-    py.runPython(`import sys, os, asyncio, json, ast, linecache, traceback, types, inspect, random\nimport ${HARNESS_MODULE}`);
+    // The setup (imports, hardening, entry point) is pure Python state, so it goes into the snapshot
+    // and a sidecar started from it skips that work (~0.1 s). It never ran guest code.
+    py.runPython(SETUP_PY);
     const bytes = py.makeMemorySnapshot();
     send({ t: "snapshot", bytes: bytes.length });
     writeAll(bytes);
     process.exit(0);
   }
-  // The harness module was imported into the snapshot; its file is also needed for tracebacks only
-  // of harness frames, which we hide, so the MEMFS copy exists just for a cold load.
-
+  const setupStart = performance.now();
   py.setStdout(writer("stdout"));
   py.setStderr(writer("stderr"));
   py.setInterruptBuffer(interruptSource);
-  py.runPython(SETUP_PY);
+  // From a snapshot the setup already ran; only the file system's cwd (JS-side state) is not in it.
+  // From a snapshot the setup already ran; the cwd is JS-side file-system state, not in the snapshot.
+  py.runPython(init.snapshotBytes ? `import os\nos.chdir(${JSON.stringify(WORKDIR)})` : SETUP_PY);
+  py.runPython(HARDEN_PY);
   const start = py.globals.get("_wasmcell_start");
   if (!start) die("setup did not define _wasmcell_start");
   const stateful = init.stateful;
@@ -590,11 +645,13 @@ async function main(): Promise<void> {
     // on memory that no longer holds them. The reset frees everything a run made, so nothing leaks.
     M.finalizationRegistry = { register() {}, unregister() {} };
   }
+  const checkpointStart = performance.now();
   const checkpoint = stateful ? undefined : takeCheckpoint(M);
   send({
     t: "ready",
     startMs: performance.now() - started,
     loadMs,
+    phases: { received: receivedAt, setup: checkpointStart - setupStart, checkpoint: performance.now() - checkpointStart },
     fromSnapshot: init.snapshotBytes > 0,
     heapBytes: M.HEAPU8.length,
   });
@@ -631,7 +688,7 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     deadline.lastSent = Number.NEGATIVE_INFINITY;
     deadline.at = performance.now() + limits.timeoutMs;
     let value = start(message.code, limits.maxResultBytes, !stateful);
-    if (typeof value !== "string") value = await (value as Promise<unknown>);
+    if (typeof value !== "string") value = await (value);
     envelope = typeof value === "string" ? value : makeFailure("crashed", "InternalError", "the harness returned no envelope");
   } catch (error) {
     // A PythonError escaping the harness (KeyboardInterrupt while building the envelope), or a
@@ -640,6 +697,9 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     if (deadline.fired) envelope = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
     else if (memoryCapHit) envelope = makeFailure("memory", "MemoryError", "out of memory (limits.memoryMb)");
     else if (/Maximum call stack|stack overflow/i.test(text)) envelope = makeFailure("stack", "RangeError", "the call stack overflowed");
+    else if ((error as NodeJS.ErrnoException)?.code === "ERR_ACCESS_DENIED" || /ERR_ACCESS_DENIED|Access to this API has been restricted/.test(text)) {
+      envelope = makeFailure("denied", "PermissionError", `the sandbox denied an operation: ${text.slice(0, 300)}`);
+    }
     else envelope = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
     fatal = text;
   } finally {
@@ -649,7 +709,7 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     const rest = output.decoders[stream].decode();
     if (rest && !output.truncated) send({ t: "out", id: message.id, stream, text: rest });
   }
-  let collected: { files: { path: string; data: string }[]; over?: string } = { files: [] };
+  let collected: { files: { path: string; data: string }[]; over?: string };
   try {
     collected = collectOutputFiles(M.FS, message.files, limits);
   } catch (error) {

@@ -1,5 +1,213 @@
-// Placeholder until the quickjs engine lands.
-import { EngineUnavailableError } from "../../errors.ts";
-import type { EngineFactory } from "../engine.ts";
+// The JavaScript/TypeScript engine: QuickJS compiled to WebAssembly, in the host process.
+//
+// Per run: a pooled cell (QuickJS runtime + service realm, see modules.ts) from a warm WASM module, a
+// fresh user context in it, the host globals the code can reach, one deadline over everything. When a
+// module is poisoned (an abort, a trap, a host-stack overflow) it is thrown away and the spare module,
+// already instantiated in the background, takes over.
 
-export const createEngine: EngineFactory = () => Promise.reject(new EngineUnavailableError("quickjs", "not built yet"));
+import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
+import type { ResolvedRequest } from "../../options.ts";
+import type { ErrorKind, GuestError, RunFailure, RunResult } from "../../types.ts";
+import { ClosedError } from "../../errors.ts";
+import { Guest } from "./guest.ts";
+import { describeHostError, ModulePool, type Cell, type ModuleHost } from "./modules.ts";
+import { Run, type PreparedSource } from "./run.ts";
+import { ALL_GLOBALS, globalNeeds, isModule, stripTypes, usesAwait } from "./source.ts";
+
+/** Run endings after which the runtime is known to be in a clean state and may serve the next run. */
+const REUSABLE: ReadonlySet<ErrorKind | undefined> = new Set([undefined, "syntax", "runtime", "output_limit", "denied"]);
+
+function failure(req: ResolvedRequest, error: GuestError, startedAt: number): RunFailure {
+  return {
+    ok: false,
+    error,
+    language: req.language,
+    stdout: "",
+    stderr: "",
+    outputTruncated: false,
+    files: [],
+    stats: { engine: "quickjs", wallMs: performance.now() - startedAt, outputBytes: 0 },
+  };
+}
+
+/** JavaScript passes through; TypeScript is type-stripped (positions kept). */
+function prepare(req: ResolvedRequest): PreparedSource | { error: GuestError } {
+  let code = req.code;
+  const filename = req.language === "typescript" ? "main.ts" : "main.js";
+  if (req.language === "typescript") {
+    const stripped = stripTypes(code);
+    if ("error" in stripped) return stripped;
+    code = stripped.code;
+  }
+  return { code, filename, module: isModule(code), async: usesAwait(code) };
+}
+
+export class QuickJSEngine implements Engine {
+  readonly name = "quickjs" as const;
+  readonly pool = new ModulePool();
+  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #sessions = new Set<QuickJSSession>();
+  #closed = false;
+
+  /** Instantiates the first module (and starts its spare) so the first run does not wait. */
+  async warm(): Promise<void> {
+    await this.pool.get();
+  }
+
+  run(req: ResolvedRequest): Promise<RunResult> {
+    if (this.#closed) return Promise.reject(new ClosedError("quickjs engine"));
+    const work = this.#run(req);
+    this.#inFlight.add(work);
+    const done = () => this.#inFlight.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  async #run(req: ResolvedRequest): Promise<RunResult> {
+    const startedAt = performance.now();
+    const src = prepare(req);
+    if ("error" in src) return failure(req, src.error, startedAt);
+    const host = this.pool.ready() ?? (await this.pool.get());
+    const hostNames = Object.keys(req.hostFunctions);
+    const opened = this.#openGuest(host, globalNeedsFor(src.code, hostNames), hostNames);
+    if ("error" in opened) return failure(req, opened.error, startedAt);
+    const { guest, cell } = opened;
+    const run = new Run(guest, req, src);
+    const result = await run.execute();
+    run.release();
+    if (host.alive && !cell.dead) {
+      try {
+        guest.dispose();
+      } catch (error) {
+        host.poison(`freeing a context failed: ${describeHostError(error)}`);
+      }
+    }
+    host.releaseCell(cell, REUSABLE.has(run.failureKind) && host.alive);
+    retireIfGrown(host, req);
+    return result;
+  }
+
+  /** A cell and a fresh user context with the globals installed; a throw here poisons the module. */
+  #openGuest(host: ModuleHost, needs: ReturnType<typeof globalNeeds>, hostNames: string[]): { guest: Guest; cell: Cell } | { error: GuestError } {
+    let cell: Cell | undefined;
+    try {
+      cell = host.takeCell();
+      const guest = new Guest(cell, cell.rt.newContext());
+      guest.install(needs, hostNames);
+      return { guest, cell };
+    } catch (error) {
+      host.poison(`starting a context failed: ${describeHostError(error)}`);
+      if (cell) host.releaseCell(cell, false);
+      return { error: { kind: "crashed", name: "EngineCrash", message: `the QuickJS engine failed to start a context (${describeHostError(error)}); it was replaced, run the code again` } };
+    }
+  }
+
+  async openSession(): Promise<EngineSession> {
+    if (this.#closed) throw new ClosedError("quickjs engine");
+    const host = await this.pool.get();
+    const cell = host.takeCell();
+    const guest = new Guest(cell, cell.rt.newContext());
+    const session = new QuickJSSession(guest, () => this.#sessions.delete(session));
+    this.#sessions.add(session);
+    return session;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#inFlight]);
+    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
+    this.pool.close();
+  }
+
+  async destroy(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
+    this.pool.close();
+  }
+}
+
+/**
+ * WASM memory never shrinks: after a run that grew the module far past what runs need (an allocation
+ * bomb), the module is retired so its memory goes back to the host once its runs finish.
+ */
+function retireIfGrown(host: ModuleHost, req: ResolvedRequest): void {
+  if (host.alive && host.memoryBytes() > Math.max(RETIRE_BYTES, 2 * req.limits.memoryMb * 1024 * 1024 + RETIRE_BYTES)) host.retire();
+}
+const RETIRE_BYTES = 64 * 1024 * 1024;
+
+function globalNeedsFor(code: string, hostNames: string[]) {
+  return globalNeeds(code, hostNames);
+}
+
+/**
+ * A user context kept alive across runs, on purpose: globals and declarations survive. Runs are
+ * serialised; each has its own limits and deadline. If the module under it is poisoned the session is
+ * dead and every later run reports `crashed`.
+ */
+export class QuickJSSession implements EngineSession {
+  readonly #guest: Guest;
+  readonly #onClose: () => void;
+  #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  constructor(guest: Guest, onClose: () => void) {
+    this.#guest = guest;
+    this.#onClose = onClose;
+  }
+
+  get alive(): boolean {
+    return !this.#closed && this.#guest.cell.host.alive && !this.#guest.cell.dead;
+  }
+
+  run(req: ResolvedRequest): Promise<RunResult> {
+    const next = this.#queue.then(() => this.#run(req));
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async #run(req: ResolvedRequest): Promise<RunResult> {
+    const startedAt = performance.now();
+    if (this.#closed) throw new ClosedError("session");
+    if (!this.alive) {
+      return failure(req, { kind: "crashed", name: "EngineCrash", message: "this session's engine crashed in an earlier run and its state is gone; open a new session" }, startedAt);
+    }
+    const src = prepare(req);
+    if ("error" in src) return failure(req, src.error, startedAt);
+    try {
+      this.#guest.install(ALL_GLOBALS, Object.keys(req.hostFunctions));
+    } catch (error) {
+      this.#guest.cell.host.poison(`installing globals failed: ${describeHostError(error)}`);
+      return failure(req, { kind: "crashed", name: "EngineCrash", message: "this session's engine crashed; open a new session" }, startedAt);
+    }
+    const run = new Run(this.#guest, req, src);
+    const result = await run.execute();
+    run.release();
+    return result;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#queue;
+    this.#onClose();
+    const { cell } = this.#guest;
+    if (cell.host.alive && !cell.dead) {
+      try {
+        this.#guest.dispose();
+      } catch (error) {
+        cell.host.poison(`freeing a session failed: ${describeHostError(error)}`);
+      }
+    }
+    cell.host.releaseCell(cell, false);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+export const createEngine: EngineFactory = async () => {
+  const engine = new QuickJSEngine();
+  await engine.warm();
+  return engine;
+};

@@ -41,6 +41,7 @@ fig.savefig("plot.png")
 import matplotlib; matplotlib.get_backend()`);
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
     assert.equal(r.ok && r.value, "agg");
+    assert.equal(r.stderr, "");
     assert.equal(r.files.length, 1);
     const png = r.files[0]!;
     assert.equal(png.path, "plot.png");
@@ -86,6 +87,18 @@ import matplotlib; matplotlib.get_backend()`);
     assert.equal(!memory.ok && memory.error.name, "MemoryError");
   });
 
+  it("top-level await (asyncio) and sqlite3 in the working directory work", async () => {
+    const r = await run(`import asyncio, sqlite3
+await asyncio.sleep(0.01)
+results = await asyncio.gather(*(asyncio.sleep(0.01, result=i) for i in range(3)))
+db = sqlite3.connect("db.sqlite")
+db.execute("create table t(x)"); db.executemany("insert into t values (?)", [(i,) for i in results]); db.commit()
+db.execute("select sum(x) from t").fetchone()[0]`);
+    assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+    assert.equal(r.ok && r.value, 3);
+    assert.deepEqual(r.files.map((f) => f.path), ["db.sqlite"]);
+  });
+
   it("a caller's abort ends the run as kind aborted", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
@@ -105,6 +118,20 @@ import matplotlib; matplotlib.get_backend()`);
     await run("import json\njson.dumps = lambda *a, **k: 'patched'\nopen('left.txt', 'w').write('x')");
     const r = await run("import json, os\n[json.dumps(1), os.path.exists('left.txt')]");
     assert.deepEqual(r.ok && r.value, ["1", false]);
+  });
+
+  it("with bubblewrap and seccomp turned off on purpose it runs unjailed (uid drop and rlimits still on), files still round-trip", async () => {
+    await using unjailed = await createSandbox({ seal: { bubblewrap: false, seccomp: false } });
+    const r = await unjailed.run({
+      language: "python",
+      engine: "native",
+      code: "import os\nopen('out.txt', 'w').write(open('in.txt').read().upper())\n[os.path.exists('/etc/passwd'), os.getcwd().startswith('/tmp/wasmcell-')]",
+      files: { "in.txt": "hi" },
+    });
+    assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+    // no mount namespace: the host's files are visible, which is what turning bubblewrap off means
+    assert.deepEqual(r.ok && r.value, [true, true]);
+    assert.deepEqual(r.files.map((f) => [f.path, Buffer.from(f.bytes).toString()]), [["out.txt", "HI"]]);
   });
 
   it("guesses MIME types from file names", () => {

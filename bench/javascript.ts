@@ -1,0 +1,140 @@
+// Benchmark of the JavaScript engine: latency and throughput of a small expression through
+// sandbox.run, next to the seed's naive per-call QuickJS recipe and node:vm with a new context, all
+// measured the same way in one process (interleaved rounds, so machine noise hits all three alike);
+// memory per concurrent run (open sessions); RSS over 100,000 runs.
+//
+//   node bench/javascript.ts            prints the markdown report
+//   import { bench } from "./javascript.ts"   returns it (npm run bench)
+//
+// Not a test: numbers depend on the machine and its load. Nothing here asserts a timing.
+
+import vm from "node:vm";
+import { fileURLToPath } from "node:url";
+import { newQuickJSWASMModuleFromVariant, type QuickJSSyncVariant } from "quickjs-emscripten-core";
+import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
+import { createSandbox } from "../src/index.ts";
+
+/** The research's comparison snippet: a little array work and an object result. */
+const CODE = `({sum: [1, 2, 3, 4, 5].map(x => x * 2).reduce((a, b) => a + b), s: "ab".repeat(3)})`;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 1000);
+const RSS_RUNS = Number(process.env.BENCH_RSS_RUNS ?? 100_000);
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
+
+interface Stats {
+  p50: number;
+  p99: number;
+  perSecond: number;
+}
+
+function summarise(samples: number[], totalMs: number): Stats {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99), perSecond: (samples.length / totalMs) * 1000 };
+}
+
+function mb(bytes: number): string {
+  return (bytes / 1024 / 1024).toFixed(1);
+}
+
+function gc(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+export async function bench(): Promise<string> {
+  const sandbox = await createSandbox();
+  const quickjs = await newQuickJSWASMModuleFromVariant(releaseSync as unknown as QuickJSSyncVariant);
+
+  // The seed's runJs, reduced to its per-call work.
+  const seedRecipe = (): unknown => {
+    const runtime = quickjs.newRuntime();
+    runtime.setMemoryLimit(128 * 1024 * 1024);
+    runtime.setMaxStackSize(1024 * 1024);
+    const deadline = Date.now() + 5000;
+    runtime.setInterruptHandler(() => Date.now() > deadline);
+    const context = runtime.newContext();
+    const result = context.evalCode(CODE);
+    let value: unknown;
+    if (result.error) {
+      result.error.dispose();
+    } else {
+      value = context.dump(result.value);
+      result.value.dispose();
+    }
+    context.dispose();
+    runtime.dispose();
+    return value;
+  };
+  const nodeVm = (): unknown => vm.runInNewContext(CODE);
+  const wasmcell = async (): Promise<unknown> => {
+    const r = await sandbox.run({ language: "javascript", code: CODE });
+    if (!r.ok) throw new Error(`benchmark run failed: ${r.error.message}`);
+    return r.value;
+  };
+
+  const subjects: [string, () => unknown][] = [
+    ["wasmcell `sandbox.run`", wasmcell],
+    ["seed recipe (newRuntime + limits + newContext + evalCode + dump + dispose)", seedRecipe],
+    ["node:vm `runInNewContext` (not a security boundary)", nodeVm],
+  ];
+  const samples = new Map<string, number[]>(subjects.map(([name]) => [name, []]));
+  const totals = new Map<string, number>(subjects.map(([name]) => [name, 0]));
+  for (const [, fn] of subjects) for (let i = 0; i < 300; i++) await fn(); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, fn] of subjects) {
+      const list = samples.get(name) ?? [];
+      const start = performance.now();
+      for (let i = 0; i < PER_ROUND; i++) {
+        const t = performance.now();
+        await fn();
+        list.push(performance.now() - t);
+      }
+      totals.set(name, (totals.get(name) ?? 0) + performance.now() - start);
+    }
+  }
+
+  // Memory per concurrent run: sessions hold a runtime + context each, like a run in flight.
+  gc();
+  const before = process.memoryUsage().rss;
+  const sessions = [];
+  for (let i = 0; i < SESSIONS; i++) {
+    const s = await sandbox.session({ language: "javascript" });
+    await s.run({ code: "globalThis.n = 1" });
+    sessions.push(s);
+  }
+  gc();
+  const during = process.memoryUsage().rss;
+  for (const s of sessions) await s.close();
+
+  // RSS across many runs.
+  gc();
+  const rssStart = process.memoryUsage().rss;
+  for (let i = 0; i < RSS_RUNS; i++) await wasmcell();
+  gc();
+  const rssEnd = process.memoryUsage().rss;
+  await sandbox.close();
+
+  const rows = subjects.map(([name]) => {
+    const s = summarise(samples.get(name) ?? [], totals.get(name) ?? 1);
+    return `| ${name} | ${s.p50.toFixed(3)} | ${s.p99.toFixed(3)} | ${Math.round(s.perSecond).toLocaleString("en-US")} |`;
+  });
+  const load = (await import("node:os")).loadavg()[0]?.toFixed(2) ?? "?";
+  return [
+    "### JavaScript engine (QuickJS) — measured",
+    "",
+    `Snippet: \`${CODE}\`. ${ROUNDS} interleaved rounds × ${PER_ROUND} sequential runs each, one core (one async loop), Node ${process.version}, load average ${load} at the end.`,
+    "",
+    "| subject | p50 ms | p99 ms | runs/s (one core) |",
+    "|---|---|---|---|",
+    ...rows,
+    "",
+    `Memory per concurrent run: ${SESSIONS.toLocaleString("en-US")} open sessions (a runtime + context each) grew RSS by ${mb(during - before)} MB → ${((during - before) / SESSIONS / 1024).toFixed(0)} KB per run.`,
+    "",
+    `RSS across ${RSS_RUNS.toLocaleString("en-US")} runs: ${mb(rssStart)} MB before, ${mb(rssEnd)} MB after (${rssEnd >= rssStart ? "+" : ""}${mb(rssEnd - rssStart)} MB).`,
+    "",
+  ].join("\n");
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  console.log(await bench());
+}

@@ -1,0 +1,127 @@
+// A user context and the host globals installed into it: console, timers, queueMicrotask, the
+// in-memory fs, and the caller's host functions. Every function here is a *user-realm* function
+// (created with newFunction in the user's context), so `console.log.constructor` is the user's own
+// Function — nothing of the service realm or the host leaks through them. Their bodies run in the host
+// and touch guest values only through handles: strings and numbers are copied out, objects are
+// serialised by the service realm first.
+
+import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
+import type { Cell } from "./modules.ts";
+import type { GlobalNeeds } from "./source.ts";
+
+/** The part of a run the installed globals talk to. */
+export interface GuestRunHooks {
+  console(stream: "stdout" | "stderr", args: QuickJSHandle[]): void;
+  setTimer(args: QuickJSHandle[], repeat: boolean): QuickJSHandle;
+  clearTimer(id: QuickJSHandle | undefined): void;
+  queueMicrotask(fn: QuickJSHandle | undefined): void;
+  fs(op: FsOp, args: QuickJSHandle[]): QuickJSHandle | undefined;
+  hostCall(name: string, args: QuickJSHandle[]): QuickJSHandle;
+}
+
+export type FsOp = "readFileSync" | "writeFileSync" | "appendFileSync" | "existsSync" | "readdirSync" | "unlinkSync" | "mkdirSync";
+const FS_OPS: FsOp[] = ["readFileSync", "writeFileSync", "appendFileSync", "existsSync", "readdirSync", "unlinkSync", "mkdirSync"];
+
+const CONSOLE: [string, "stdout" | "stderr"][] = [
+  ["log", "stdout"],
+  ["info", "stdout"],
+  ["debug", "stdout"],
+  ["dir", "stdout"],
+  ["warn", "stderr"],
+  ["error", "stderr"],
+  ["trace", "stderr"],
+];
+
+export class Guest {
+  readonly cell: Cell;
+  readonly ctx: QuickJSContext;
+  /** The run the globals currently answer to (a session has many runs, one at a time). */
+  hooks: GuestRunHooks | undefined;
+  readonly installed = { console: false, timers: false, fs: false };
+  readonly hostNames = new Set<string>();
+  /** User-realm intrinsics captured before any user code ran (used to build values in the user realm). */
+  jsonParse: QuickJSHandle | undefined;
+  promiseResolve: QuickJSHandle | undefined;
+  promiseCtor: QuickJSHandle | undefined;
+  toUint8Array: QuickJSHandle | undefined;
+  readonly #owned: QuickJSHandle[] = [];
+
+  constructor(cell: Cell, ctx: QuickJSContext) {
+    this.cell = cell;
+    this.ctx = ctx;
+  }
+
+  #hooks(): GuestRunHooks {
+    if (!this.hooks) throw new Error("wasmcell: no run is active in this context");
+    return this.hooks;
+  }
+
+  #define(target: QuickJSHandle, name: string, fn: (...args: QuickJSHandle[]) => QuickJSHandle | undefined): void {
+    const handle = this.ctx.newFunction(name, fn);
+    this.ctx.setProp(target, name, handle);
+    handle.dispose();
+  }
+
+  #capture(path: string[]): QuickJSHandle {
+    let handle = this.ctx.getProp(this.ctx.global, path[0] ?? "");
+    for (const key of path.slice(1)) {
+      const next = this.ctx.getProp(handle, key);
+      handle.dispose();
+      handle = next;
+    }
+    this.#owned.push(handle);
+    return handle;
+  }
+
+  /** Installs what `needs` asks for and is not there yet. Must run before user code (captures intrinsics). */
+  install(needs: GlobalNeeds, hostNames: readonly string[]): void {
+    const ctx = this.ctx;
+    if (needs.console && !this.installed.console) {
+      const consoleObj = ctx.newObject();
+      for (const [name, stream] of CONSOLE) this.#define(consoleObj, name, (...args) => (this.#hooks().console(stream, args), undefined));
+      ctx.setProp(ctx.global, "console", consoleObj);
+      consoleObj.dispose();
+      this.installed.console = true;
+    }
+    if (needs.timers && !this.installed.timers) {
+      this.promiseCtor = this.#capture(["Promise"]);
+      this.promiseResolve = this.#capture(["Promise", "resolve"]);
+      this.#define(ctx.global, "setTimeout", (...args) => this.#hooks().setTimer(args, false));
+      this.#define(ctx.global, "setInterval", (...args) => this.#hooks().setTimer(args, true));
+      this.#define(ctx.global, "clearTimeout", (id) => (this.#hooks().clearTimer(id), undefined));
+      this.#define(ctx.global, "clearInterval", (id) => (this.#hooks().clearTimer(id), undefined));
+      this.#define(ctx.global, "queueMicrotask", (fn) => (this.#hooks().queueMicrotask(fn), undefined));
+      this.installed.timers = true;
+    }
+    if (needs.fs && !this.installed.fs) {
+      const fsObj = ctx.newObject();
+      for (const op of FS_OPS) this.#define(fsObj, op, (...args) => this.#hooks().fs(op, args));
+      ctx.setProp(ctx.global, "fs", fsObj);
+      fsObj.dispose();
+      // `new` has no handle API; a one-line user-realm helper builds Uint8Arrays for readFileSync.
+      const helper = ctx.evalCode("(function (b) { return new Uint8Array(b); })", "wasmcell:fs", 0);
+      if (helper.error) {
+        helper.error.dispose();
+        throw new Error("wasmcell: could not create the fs helper");
+      }
+      this.toUint8Array = helper.value;
+      this.#owned.push(helper.value);
+      this.installed.fs = true;
+    }
+    if (needs.hostFunctions) {
+      for (const name of hostNames) {
+        if (this.hostNames.has(name)) continue;
+        this.jsonParse ??= this.#capture(["JSON", "parse"]);
+        this.#define(ctx.global, name, (...args) => this.#hooks().hostCall(name, args));
+        this.hostNames.add(name);
+      }
+    }
+  }
+
+  /** Frees the captured handles and the context. Throws if the module aborts (the caller poisons it). */
+  dispose(): void {
+    for (const h of this.#owned) if (h.alive) h.dispose();
+    this.#owned.length = 0;
+    this.ctx.dispose();
+  }
+}

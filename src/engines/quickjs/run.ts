@@ -1,0 +1,779 @@
+// One run of guest code in a Guest (a user context inside a cell): evaluation, the event loop for
+// promises, timers and host calls under one deadline, and turning what happened into a RunResult.
+//
+// Every entry into WASM that can run guest code is a *turn* (#turn). A turn that throws in the host —
+// V8's RangeError when QuickJS's C recursion outruns the host stack, an emscripten abort, a trap — has
+// left the module half-unwound: the module is poisoned (never used again) and the run reports `stack`
+// or `crashed`. Guest exceptions never throw in the host; they come back as handles and are read by the
+// service realm.
+
+import type { QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten-core";
+import type { ResolvedRequest } from "../../options.ts";
+import type { ErrorKind, GuestError, HostFunction, RunResult } from "../../types.ts";
+import { decodeValue } from "./decode.ts";
+import type { FsOp, Guest, GuestRunHooks } from "./guest.ts";
+import { FileLimitError, FsError, MemFs } from "./memfs.ts";
+import { ctxPointer, describeHostError } from "./modules.ts";
+import { OutputSink, utf8Length } from "./output.ts";
+import { SERVICE_FILENAME } from "./service.ts";
+
+const EVAL_TYPE_MODULE = 1 << 0;
+const EVAL_FLAG_ASYNC = 1 << 7;
+const MB = 1024 * 1024;
+/** Linear-memory growth allowed beyond memoryMb before a run fails with `memory` (allocator slack). */
+const MEMORY_SLACK_MB = 32;
+/** How long the host may spend reading an exception (guest getters on it included). */
+const INSPECT_GRACE_MS = 100;
+/**
+ * QuickJS's stack limit is clamped: on quickjs-emscripten 0.32 the host's native stack runs out at
+ * roughly 2,500 plain JS frames (~480 KiB of QuickJS stack), and a limit of a few MiB makes QuickJS
+ * reject even parsing (its limit underflows the WASM shadow stack). Below the clamp QuickJS's own check
+ * fires first for ordinary recursion; C-level recursion that still outruns the host stack is caught as
+ * a host RangeError (kind `stack`, module replaced).
+ */
+const MAX_EFFECTIVE_STACK_KB = 384;
+export function effectiveStackKb(requested: number): number {
+  return Math.min(requested, MAX_EFFECTIVE_STACK_KB);
+}
+/** Runs shorter than this do not measure memory (the measurement would be a large share of the run). */
+const PEAK_MIN_RUN_MS = 2;
+/** Stack frames kept in a reported error; longer stacks are cut, repeated frames collapsed. */
+const MAX_FRAMES = 12;
+
+export interface PreparedSource {
+  code: string;
+  filename: string;
+  module: boolean;
+  async: boolean;
+}
+
+interface Timer {
+  fn: QuickJSHandle;
+  args: QuickJSHandle[];
+  due: number;
+  repeat: number | undefined;
+}
+
+interface Delivery {
+  deferred: QuickJSDeferredPromise;
+  ok: boolean;
+  value: unknown;
+}
+
+/** An exception the host throws *into* the guest on purpose (bad argument, limit reached). */
+class GuestThrow extends Error {}
+
+export class Run implements GuestRunHooks {
+  readonly #guest: Guest;
+  readonly #req: ResolvedRequest;
+  readonly #src: PreparedSource;
+  readonly #out: OutputSink;
+  readonly #start = performance.now();
+  readonly #deadline: number;
+  #fs: MemFs | undefined;
+  #failure: GuestError | undefined;
+  #interruptKind: ErrorKind | undefined;
+  #hostFailure = false;
+  #timers = new Map<number, Timer>();
+  #timerSerial = 0;
+  #timersCreated = 0;
+  #hostCalls = 0;
+  #pendingHost = new Set<QuickJSDeferredPromise>();
+  #deliveries: Delivery[] = [];
+  #wake: (() => void) | undefined;
+  #abortController: AbortController | undefined;
+  #handles: QuickJSHandle[] = [];
+  #peakBytes = 0;
+  #graceUntil: number | undefined;
+  #memoryCeiling = Infinity;
+  #memoryExceeded = false;
+
+  constructor(guest: Guest, req: ResolvedRequest, src: PreparedSource) {
+    this.#guest = guest;
+    this.#req = req;
+    this.#src = src;
+    this.#out = new OutputSink(req.limits.maxOutputBytes, req.onOutput);
+    this.#deadline = this.#start + req.limits.timeoutMs;
+  }
+
+  /** Called by the cell's interrupt handler (many times a millisecond while guest code runs). */
+  shouldInterrupt(): boolean {
+    // While the host reads an exception or the run's end state, a short grace applies instead.
+    if (this.#graceUntil !== undefined) return performance.now() > this.#graceUntil;
+    if (this.#interruptKind) return true;
+    if (performance.now() > this.#deadline) {
+      this.#interruptKind = "timeout";
+      return true;
+    }
+    if (this.#req.signal?.aborted) {
+      this.#interruptKind = "aborted";
+      return true;
+    }
+    // QuickJS does not count every allocation against setMemoryLimit (many small ArrayBuffers slip
+    // past it), so the module's linear memory is watched too: growth past the run's cap is a memory
+    // failure, caught within one polling window.
+    if (this.#guest.cell.host.memoryBytes() > this.#memoryCeiling) {
+      this.#memoryExceeded = true;
+      this.#interruptKind = "memory";
+      return true;
+    }
+    return false;
+  }
+
+  async execute(): Promise<RunResult> {
+    const { cell, ctx } = this.#guest;
+    const limits = this.#req.limits;
+    cell.rt.setMemoryLimit(limits.memoryMb * MB);
+    cell.rt.setMaxStackSize(effectiveStackKb(limits.maxStackKb) * 1024);
+    this.#memoryCeiling = cell.host.memoryBytes() + (limits.memoryMb + MEMORY_SLACK_MB) * MB;
+    cell.source = this;
+    cell.userCtx = ctx;
+    cell.runs++;
+    this.#guest.hooks = this;
+    const onAbort = () => this.#wake?.();
+    this.#req.signal?.addEventListener("abort", onAbort);
+    let value: unknown;
+    try {
+      if (this.#req.signal?.aborted) this.#interruptKind = "aborted";
+      else value = await this.#main();
+    } finally {
+      this.#req.signal?.removeEventListener("abort", onAbort);
+    }
+    return this.#finish(value);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // evaluation and the event loop
+
+  async #main(): Promise<unknown> {
+    const { cell, ctx } = this.#guest;
+    const src = this.#src;
+    let result: QuickJSHandle | undefined;
+    cell.armCounter(ctx);
+    this.#turn(() => {
+      const flags = src.module ? EVAL_TYPE_MODULE : src.async ? EVAL_FLAG_ASYNC : 0;
+      const r = ctx.evalCode(src.code, src.filename, flags);
+      if (r.error) this.#failFromException(r.error, "eval");
+      else result = this.#own(r.value);
+      if (!this.#failure) this.#drain();
+    });
+    if (this.#failure || !result) return undefined;
+
+    // Which promise (if any) the result waits on, and how to read the value once it settles.
+    let promise: QuickJSHandle | undefined;
+    const state = ctx.getPromiseState(result);
+    if (state.type !== "fulfilled" || !state.notAPromise) promise = result;
+    if (state.type === "fulfilled" && !state.notAPromise) state.value.dispose();
+    if (state.type === "rejected") state.error.dispose();
+
+    for (;;) {
+      // An interrupt can be swallowed by an async function (its promise just stays pending).
+      if (this.#interruptKind && !this.#failure) this.#setFailure(this.#interruptError());
+      if (this.#failure) return undefined;
+      if (!cell.host.alive) return this.#crashedByOther();
+      if (promise) {
+        const st = ctx.getPromiseState(promise);
+        if (st.type === "rejected") {
+          this.#failFromException(st.error, "job");
+          return undefined;
+        }
+        if (st.type === "fulfilled") {
+          result = this.#own(st.value);
+          promise = undefined;
+        }
+      }
+      const idle = this.#timers.size === 0 && this.#pendingHost.size === 0 && this.#deliveries.length === 0;
+      if (idle) {
+        if (promise) {
+          this.#setFailure({
+            kind: "runtime",
+            name: "Error",
+            message: "the code awaits a promise that can never settle: no timers or host calls are pending",
+          });
+          return undefined;
+        }
+        break;
+      }
+      await this.#waitForEvent();
+      if (this.shouldInterrupt()) {
+        this.#setFailure(this.#interruptError());
+        return undefined;
+      }
+      this.#turn(() => this.#fireEvents());
+    }
+    if (!result) return undefined;
+    let out: unknown;
+    const final = result;
+    this.#turn(() => {
+      out = this.#readValue(final);
+    });
+    return out;
+  }
+
+  /** Runs a step that enters WASM. A host-side throw poisons the module and fails the run. */
+  #turn(step: () => void): void {
+    const host = this.#guest.cell.host;
+    if (!host.alive) {
+      this.#crashedByOther();
+      return;
+    }
+    try {
+      step();
+    } catch (error) {
+      this.#onHostThrow(error);
+    }
+    if (this.#hostFailure) host.poison(this.#failure?.message ?? "host failure");
+  }
+
+  #onHostThrow(error: unknown): void {
+    this.#hostFailure = true;
+    const hostStack = error instanceof RangeError && /call stack/i.test(error.message);
+    this.#guest.cell.host.poison(describeHostError(error));
+    if (this.#failure && this.#failure.kind !== "runtime") return;
+    this.#failure = hostStack
+      ? {
+          kind: "stack",
+          name: "RangeError",
+          message: `the call stack overflowed (recursion too deep for the host's native stack before the ${effectiveStackKb(this.#req.limits.maxStackKb)} KiB guest limit fired); the engine was replaced`,
+        }
+      : {
+          kind: "crashed",
+          name: "EngineCrash",
+          message: `the QuickJS engine crashed under this code (${describeHostError(error)}); it was replaced and later runs are unaffected`,
+        };
+  }
+
+  #crashedByOther(): undefined {
+    this.#setFailure({
+      kind: "crashed",
+      name: "EngineCrash",
+      message: `the shared QuickJS engine was replaced while this run was waiting (${this.#guest.cell.host.poisonReason || "another run crashed it"}); run the code again`,
+    });
+    return undefined;
+  }
+
+  /** Runs queued promise jobs; an exception out of a job (an uncatchable interrupt, OOM) ends the run. */
+  #drain(): void {
+    const rt = this.#guest.cell.rt;
+    const res = rt.executePendingJobs(-1);
+    if (res.error) this.#failFromException(res.error, "job");
+  }
+
+  #waitForEvent(): Promise<void> {
+    if (this.#deliveries.length > 0) return Promise.resolve();
+    const now = performance.now();
+    let until = this.#deadline;
+    for (const t of this.#timers.values()) if (t.due < until) until = t.due;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(
+        () => {
+          this.#wake = undefined;
+          resolve();
+        },
+        Math.max(0, Math.ceil(until - now)),
+      );
+      this.#wake = () => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        resolve();
+      };
+    });
+  }
+
+  #fireEvents(): void {
+    const ctx = this.#guest.ctx;
+    for (const d of this.#deliveries.splice(0)) {
+      this.#pendingHost.delete(d.deferred);
+      if (!d.deferred.alive) continue;
+      if (d.ok) {
+        const handle = this.#toGuest(d.value);
+        d.deferred.resolve(handle);
+        handle.dispose();
+      } else {
+        const err = d.value instanceof Error ? d.value : new Error(String(d.value));
+        const handle = ctx.newError({ name: err.name, message: err.message });
+        d.deferred.reject(handle);
+        handle.dispose();
+      }
+      d.deferred.dispose();
+      if (this.#failure) return;
+    }
+    this.#drain();
+    const now = performance.now();
+    const due = [...this.#timers.entries()].filter(([, t]) => t.due <= now).sort((a, b) => a[1].due - b[1].due || a[0] - b[0]);
+    for (const [id, t] of due) {
+      if (this.#failure) return;
+      if (!this.#timers.has(id)) continue; // cleared by an earlier callback in this turn
+      if (t.repeat === undefined) this.#timers.delete(id);
+      else t.due = now + t.repeat;
+      const r = ctx.callFunction(t.fn, ctx.undefined, ...t.args);
+      if (r.error) this.#failFromException(r.error, "timer");
+      else r.value.dispose();
+      if (t.repeat === undefined) this.#freeTimer(t);
+      if (!this.#failure) this.#drain();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // values and errors
+
+  #own(h: QuickJSHandle): QuickJSHandle {
+    this.#handles.push(h);
+    return h;
+  }
+
+  /** Copies the final value out: primitives directly, everything else through the service serialiser. */
+  #readValue(h: QuickJSHandle): unknown {
+    const { ctx, cell } = this.#guest;
+    const max = this.#req.limits.maxResultBytes;
+    let target = h;
+    if (this.#src.module) target = this.#own(ctx.getProp(h, "default"));
+    else if (this.#src.async) target = this.#own(ctx.getProp(h, "value"));
+    const type = ctx.typeof(target);
+    if (type === "number") return ctx.getNumber(target);
+    if (type === "undefined") return undefined;
+    if (type === "string") {
+      const s = ctx.getString(target);
+      if (utf8Length(s) + 2 > max) return this.#resultTooLarge();
+      return s;
+    }
+    if (type === "boolean") return ctx.dump(target) as boolean;
+    if (type === "bigint") return ctx.getBigInt(target);
+    const maxHandle = cell.svc.newNumber(max);
+    const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, target, maxHandle);
+    maxHandle.dispose();
+    if (r.error) {
+      this.#failFromException(r.error, "serialize");
+      return undefined;
+    }
+    const text = cell.svc.typeof(r.value) === "string" ? cell.svc.getString(r.value) : undefined;
+    r.value.dispose();
+    if (text === undefined || utf8Length(text) > max) return this.#resultTooLarge();
+    return decodeValue(text);
+  }
+
+  #resultTooLarge(): undefined {
+    this.#setFailure({
+      kind: "output_limit",
+      name: "OutputLimitError",
+      message: `the result is larger than ${this.#req.limits.maxResultBytes} bytes (limits.maxResultBytes); return a summary or write the data to a file`,
+    });
+    return undefined;
+  }
+
+  /** Host data -> a user-realm value, parsed by the user realm's own JSON.parse captured before user code. */
+  #toGuest(value: unknown): QuickJSHandle {
+    const { ctx, jsonParse } = this.#guest;
+    if (value === undefined) return ctx.undefined.dup();
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value);
+    } catch (error) {
+      return this.#throwValue(`the host function's result is not JSON-serialisable (${describeHostError(error)})`);
+    }
+    if (json === undefined) return ctx.undefined.dup();
+    if (utf8Length(json) > this.#req.limits.maxResultBytes) return this.#throwValue(`the host function's result is larger than ${this.#req.limits.maxResultBytes} bytes (limits.maxResultBytes)`);
+    if (!jsonParse) throw new Error("wasmcell: JSON.parse was not captured");
+    const text = ctx.newString(json);
+    const r = ctx.callFunction(jsonParse, ctx.undefined, text);
+    text.dispose();
+    if (r.error) return r.error; // resolving with an error value is better than losing the call
+    return r.value;
+  }
+
+  #throwValue(message: string): QuickJSHandle {
+    return this.#guest.ctx.newError({ name: "TypeError", message });
+  }
+
+  #setFailure(error: GuestError): void {
+    this.#failure ??= error;
+    this.#interruptKind ??= error.kind;
+  }
+
+  #interruptError(): GuestError {
+    const kind = this.#interruptKind ?? "timeout";
+    if (this.#failure) return this.#failure;
+    if (kind === "aborted") return { kind, name: "AbortError", message: "the run was aborted by the caller's signal" };
+    if (kind === "memory") {
+      this.#peakBytes = this.#req.limits.memoryMb * MB;
+      return { kind, name: "MemoryError", message: `the run used more than its ${this.#req.limits.memoryMb} MB memory limit (limits.memoryMb); use less data per run` };
+    }
+    return {
+      kind: "timeout",
+      name: "TimeoutError",
+      message: `the run did not finish within ${this.#req.limits.timeoutMs} ms (limits.timeoutMs) and was stopped; look for an endless loop, or do less work per run`,
+    };
+  }
+
+  /** Reads an exception through the service realm and turns it into a GuestError with the right kind. */
+  #failFromException(exc: QuickJSHandle, phase: "eval" | "job" | "timer" | "serialize"): void {
+    const { cell } = this.#guest;
+    if (this.#interruptKind && !this.#failure) {
+      // The run was being stopped (deadline, abort, a limit): whatever surfaced is a symptom of that.
+      exc.dispose();
+      this.#setFailure(this.#interruptError());
+      return;
+    }
+    const limits = this.#req.limits;
+    // Room to inspect: after an out-of-memory the exception may not be readable within the cap, and
+    // after an interrupt the deadline has passed. Guest getters on the error run under this grace.
+    cell.rt.setMemoryLimit((limits.memoryMb + 16) * MB);
+    this.#graceUntil = performance.now() + INSPECT_GRACE_MS;
+    let info: { isError?: boolean; name?: string; message?: string; stack?: string; line?: number; column?: number; file?: string } = {};
+    try {
+      const r = cell.svc.callFunction(cell.errorInfo, cell.svc.undefined, exc);
+      if (r.error) r.error.dispose();
+      else {
+        info = JSON.parse(cell.svc.getString(r.value)) as typeof info;
+        r.value.dispose();
+      }
+    } finally {
+      this.#graceUntil = undefined;
+      exc.dispose();
+      cell.rt.setMemoryLimit(limits.memoryMb * MB);
+    }
+    const name = info.name ?? "Error";
+    const message = info.message ?? "";
+    if (this.#failure) return;
+    if (name === "InternalError" && message === "interrupted") return this.#setFailure(this.#interruptError());
+    if (name === "InternalError" && (message === "out of memory" || message === "string too long") || (!info.isError && message === "Uncaught null" && this.#nearMemoryLimit())) {
+      this.#peakBytes = limits.memoryMb * MB;
+      return this.#setFailure({
+        kind: "memory",
+        name: "MemoryError",
+        message: `the run used more than its ${limits.memoryMb} MB memory limit (limits.memoryMb)${message === "string too long" ? ": a string grew past QuickJS's maximum string length" : ""}; use less data per run`,
+      });
+    }
+    if (name === "InternalError" && message === "stack overflow") {
+      return this.#setFailure({
+        kind: "stack",
+        name: "RangeError",
+        message: `the call stack overflowed (${effectiveStackKb(limits.maxStackKb)} KiB of stack, limits.maxStackKb); look for unbounded recursion`,
+        ...this.#location(info),
+      });
+    }
+    const missing = /^could not load module '(.*)'$/.exec(message);
+    if (name === "ReferenceError" && missing) {
+      return this.#setFailure({
+        kind: "denied",
+        name: "ImportError",
+        message: `import of '${missing[1]}' is not available: the sandbox has no module loader (no import, no require); use the globals it provides`,
+      });
+    }
+    const kind: ErrorKind = phase === "eval" && name === "SyntaxError" && info.file === this.#src.filename ? "syntax" : "runtime";
+    const prefix = phase === "serialize" ? "while serialising the result: " : "";
+    this.#setFailure({ kind, name, message: prefix + message, ...this.#location(info) });
+  }
+
+  #nearMemoryLimit(): boolean {
+    try {
+      return this.#guest.cell.memoryUsed() > this.#req.limits.memoryMb * MB * 0.8;
+    } catch {
+      return false;
+    }
+  }
+
+  #location(info: { stack?: string; line?: number; column?: number }): Partial<GuestError> {
+    const file = this.#src.filename;
+    const frames = (info.stack ?? "").split("\n").filter((l) => l.trim() !== "" && !l.includes(SERVICE_FILENAME) && !l.includes("wasmcell:"));
+    const out: Partial<GuestError> = {};
+    if (frames.length) out.stack = trimStack(frames);
+    if (typeof info.line === "number") {
+      out.line = info.line;
+      if (typeof info.column === "number") out.column = info.column;
+      return out;
+    }
+    for (const f of frames) {
+      const m = new RegExp(`${file.replace(/\./g, "\\.")}:(\\d+):(\\d+)`).exec(f);
+      if (m) {
+        out.line = Number(m[1]);
+        out.column = Number(m[2]);
+        break;
+      }
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // host side of the installed globals (GuestRunHooks)
+
+  /** Wraps a host callback: deliberate GuestThrows go to the guest; anything else is a host failure. */
+  #callback<T>(body: () => T): T {
+    try {
+      return body();
+    } catch (error) {
+      if (error instanceof GuestThrow || error instanceof FsError || error instanceof TypeError) throw error;
+      if (error instanceof FileLimitError) {
+        this.#setFailure({ kind: "output_limit", name: "OutputLimitError", message: error.message });
+        throw new GuestThrow(error.message);
+      }
+      this.#onHostThrow(error);
+      throw error;
+    }
+  }
+
+  console(stream: "stdout" | "stderr", args: QuickJSHandle[]): void {
+    this.#callback(() => {
+      const { cell } = this.#guest;
+      const r = cell.svc.callFunction(cell.format, cell.svc.undefined, ...args);
+      if (r.error) {
+        // A guest getter or proxy threw while being formatted: rethrow it into the guest.
+        throw new GuestThrow(`console: could not format a value: ${(cell.svc.dump(r.error) as { message?: string })?.message ?? "error"}`);
+      }
+      const text = cell.svc.getString(r.value);
+      r.value.dispose();
+      this.#out.write(stream, `${text}\n`);
+    });
+  }
+
+  setTimer(args: QuickJSHandle[], repeat: boolean): QuickJSHandle {
+    return this.#callback(() => {
+      const { ctx } = this.#guest;
+      const [fn, delayHandle, ...rest] = args;
+      if (!fn || ctx.typeof(fn) !== "function") throw new TypeError(`The "callback" argument must be of type function`);
+      if (this.#timersCreated >= this.#req.limits.maxTimers) {
+        throw new GuestThrow(`too many timers: this run may create ${this.#req.limits.maxTimers} (limits.maxTimers)`);
+      }
+      this.#timersCreated++;
+      let delay = delayHandle && ctx.typeof(delayHandle) === "number" ? ctx.getNumber(delayHandle) : 0;
+      if (!(delay >= 1 && delay <= 2 ** 31 - 1)) delay = 1;
+      const id = ++this.#timerSerial;
+      this.#timers.set(id, { fn: fn.dup(), args: rest.map((a) => a.dup()), due: performance.now() + delay, repeat: repeat ? delay : undefined });
+      return ctx.newNumber(id);
+    });
+  }
+
+  clearTimer(idHandle: QuickJSHandle | undefined): void {
+    this.#callback(() => {
+      const { ctx } = this.#guest;
+      if (!idHandle || ctx.typeof(idHandle) !== "number") return;
+      const id = ctx.getNumber(idHandle);
+      const t = this.#timers.get(id);
+      if (!t) return;
+      this.#timers.delete(id);
+      this.#freeTimer(t);
+    });
+  }
+
+  #freeTimer(t: Timer): void {
+    if (t.fn.alive) t.fn.dispose();
+    for (const a of t.args) if (a.alive) a.dispose();
+  }
+
+  queueMicrotask(fn: QuickJSHandle | undefined): void {
+    this.#callback(() => {
+      const { ctx, promiseResolve, promiseCtor } = this.#guest;
+      if (!fn || ctx.typeof(fn) !== "function") throw new TypeError(`The "callback" argument must be of type function`);
+      if (!promiseResolve || !promiseCtor) throw new Error("wasmcell: Promise was not captured");
+      const p = ctx.callFunction(promiseResolve, promiseCtor);
+      if (p.error) throw new GuestThrow("queueMicrotask: could not schedule");
+      const then = ctx.getProp(p.value, "then");
+      const r = ctx.callFunction(then, p.value, fn);
+      then.dispose();
+      p.value.dispose();
+      (r.error ?? r.value).dispose();
+    });
+  }
+
+  fs(op: FsOp, args: QuickJSHandle[]): QuickJSHandle | undefined {
+    return this.#callback(() => {
+      const { ctx, toUint8Array } = this.#guest;
+      this.#fs ??= new MemFs(this.#req.files, this.#req.limits.maxFiles, this.#req.limits.maxFileBytes);
+      const fs = this.#fs;
+      const str = (h: QuickJSHandle | undefined) => (h && ctx.typeof(h) === "string" ? ctx.getString(h) : h && ctx.typeof(h) !== "undefined" ? (ctx.dump(h) as unknown) : undefined);
+      const path = str(args[0]) as string;
+      switch (op) {
+        case "readFileSync": {
+          const bytes = fs.read(path);
+          const opt = args[1] ? (ctx.typeof(args[1]) === "object" ? str(ctx.getProp(args[1], "encoding")) : str(args[1])) : undefined;
+          if (typeof opt === "string") return ctx.newString(new TextDecoder().decode(bytes));
+          const buf = ctx.newArrayBuffer(bytes.slice().buffer);
+          const r = ctx.callFunction(toUint8Array as QuickJSHandle, ctx.undefined, buf);
+          buf.dispose();
+          if (r.error) return r.error; // cannot happen with a captured helper; surfaces as a value
+          return r.value;
+        }
+        case "writeFileSync":
+        case "appendFileSync": {
+          const data = args[1];
+          let bytes: Uint8Array;
+          if (!data) throw new TypeError(`The "data" argument must be a string or a Uint8Array`);
+          if (ctx.typeof(data) === "string") bytes = new TextEncoder().encode(ctx.getString(data));
+          else bytes = this.#bytesOf(data);
+          fs.write(path, bytes, op === "appendFileSync");
+          return undefined;
+        }
+        case "existsSync":
+          return fs.exists(path) ? ctx.true : ctx.false;
+        case "readdirSync": {
+          const names = fs.readdir(args[0] ? path : undefined);
+          const arr = ctx.newArray();
+          names.forEach((n, i) => {
+            const s = ctx.newString(n);
+            ctx.setProp(arr, i, s);
+            s.dispose();
+          });
+          return arr;
+        }
+        case "unlinkSync":
+          fs.unlink(path);
+          return undefined;
+        case "mkdirSync":
+          fs.resolve(path); // directories are implied by file paths; only the path is checked
+          return undefined;
+      }
+    });
+  }
+
+  #bytesOf(data: QuickJSHandle): Uint8Array {
+    const { ctx } = this.#guest;
+    const tryBuffer = (h: QuickJSHandle): Uint8Array | undefined => {
+      const len = this.#guest.cell.host.module.getFFI().QTS_GetArrayBufferLength(ctxPointer(ctx) as never, h.value);
+      if (!len) return undefined;
+      const lt = ctx.getArrayBuffer(h);
+      const copy = lt.value.slice();
+      lt.dispose();
+      return copy;
+    };
+    const direct = ctx.typeof(data) === "object" ? tryBuffer(data) : undefined;
+    if (direct) return direct;
+    const buffer = ctx.getProp(data, "buffer");
+    const off = ctx.getProp(data, "byteOffset");
+    const len = ctx.getProp(data, "byteLength");
+    try {
+      if (ctx.typeof(buffer) !== "object" || ctx.typeof(off) !== "number" || ctx.typeof(len) !== "number") {
+        throw new TypeError(`The "data" argument must be a string or a Uint8Array`);
+      }
+      const all = tryBuffer(buffer) ?? new Uint8Array(0);
+      const o = ctx.getNumber(off);
+      return all.slice(o, o + ctx.getNumber(len));
+    } finally {
+      buffer.dispose();
+      off.dispose();
+      len.dispose();
+    }
+  }
+
+  hostCall(name: string, args: QuickJSHandle[]): QuickJSHandle {
+    return this.#callback(() => {
+      const { ctx, cell } = this.#guest;
+      const fn: HostFunction | undefined = this.#req.hostFunctions[name];
+      if (!fn) throw new GuestThrow(`${name} is not available in this run`);
+      if (this.#hostCalls >= this.#req.limits.maxHostCalls) {
+        throw new GuestThrow(`too many host calls: this run may make ${this.#req.limits.maxHostCalls} (limits.maxHostCalls)`);
+      }
+      this.#hostCalls++;
+      // Arguments cross as data: the service realm serialises them in the guest, the host rebuilds them.
+      const arr = ctx.newArray();
+      args.forEach((a, i) => ctx.setProp(arr, i, a));
+      const maxHandle = cell.svc.newNumber(this.#req.limits.maxResultBytes);
+      const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, arr, maxHandle);
+      maxHandle.dispose();
+      arr.dispose();
+      if (r.error) {
+        r.error.dispose();
+        throw new GuestThrow(`${name}: its arguments could not be serialised`);
+      }
+      const text = cell.svc.typeof(r.value) === "string" ? cell.svc.getString(r.value) : undefined;
+      r.value.dispose();
+      if (text === undefined) throw new GuestThrow(`${name}: its arguments are larger than ${this.#req.limits.maxResultBytes} bytes (limits.maxResultBytes)`);
+      const data = decodeValue(text) as unknown[];
+      this.#abortController ??= new AbortController();
+      const deferred = ctx.newPromise();
+      this.#pendingHost.add(deferred);
+      let settled: Promise<unknown>;
+      try {
+        settled = Promise.resolve(fn(data, { signal: this.#abortController.signal }));
+      } catch (error) {
+        settled = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      }
+      settled.then(
+        (value) => this.#deliver({ deferred, ok: true, value }),
+        (error: unknown) => this.#deliver({ deferred, ok: false, value: error }),
+      );
+      return deferred.handle;
+    });
+  }
+
+  #deliver(d: Delivery): void {
+    if (!this.#pendingHost.has(d.deferred)) return; // the run has ended
+    this.#deliveries.push(d);
+    this.#wake?.();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // the result
+
+  #finish(value: unknown): RunResult {
+    const { cell } = this.#guest;
+    if (!this.#failure && this.#interruptKind) this.#setFailure(this.#interruptError());
+    // Measuring costs ~30 µs (a memory walk); it is skipped for runs shorter than PEAK_MIN_RUN_MS.
+    if (cell.host.alive && this.#peakBytes === 0 && performance.now() - this.#start >= PEAK_MIN_RUN_MS) {
+      try {
+        this.#peakBytes = Math.max(0, cell.memoryUsed() - cell.baselineBytes);
+      } catch (error) {
+        this.#onHostThrow(error);
+      }
+    }
+    this.#abortController?.abort(new Error("the run has ended"));
+    const base = {
+      language: this.#req.language,
+      stdout: this.#out.stdout,
+      stderr: this.#out.stderr,
+      outputTruncated: this.#out.truncated,
+      files: this.#failure ? [] : (this.#fs?.outputs() ?? []),
+      stats: {
+        engine: "quickjs" as const,
+        wallMs: performance.now() - this.#start,
+        outputBytes: this.#out.attempted,
+        ...(this.#peakBytes > 0 ? { peakMemoryBytes: this.#peakBytes } : {}),
+      },
+    };
+    if (this.#failure) return { ...base, ok: false, error: this.#failure };
+    return { ...base, ok: true, value };
+  }
+
+  /** The kind the run ended with (undefined when it succeeded). */
+  get failureKind(): ErrorKind | undefined {
+    return this.#failure?.kind;
+  }
+
+  /** Frees every handle the run holds. Must happen before the context is freed (or QuickJS aborts). */
+  release(): void {
+    const { cell } = this.#guest;
+    this.#guest.hooks = undefined;
+    cell.source = undefined;
+    cell.userCtx = undefined;
+    for (const d of this.#pendingHost) if (d.alive) this.#safeDispose(() => d.dispose());
+    this.#pendingHost.clear();
+    for (const d of this.#deliveries) if (d.deferred.alive) this.#safeDispose(() => d.deferred.dispose());
+    this.#deliveries.length = 0;
+    for (const t of this.#timers.values()) this.#safeDispose(() => this.#freeTimer(t));
+    this.#timers.clear();
+    for (const h of this.#handles) if (h.alive) this.#safeDispose(() => h.dispose());
+    this.#handles.length = 0;
+  }
+
+  #safeDispose(fn: () => void): void {
+    if (!this.#guest.cell.host.alive) return;
+    try {
+      fn();
+    } catch (error) {
+      this.#guest.cell.host.poison(describeHostError(error));
+    }
+  }
+}
+
+/** Collapses repeated frames (deep recursion) and keeps the first MAX_FRAMES lines. */
+function trimStack(frames: string[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < frames.length; ) {
+    let j = i + 1;
+    while (j < frames.length && frames[j] === frames[i]) j++;
+    out.push(frames[i] ?? "");
+    if (j - i > 1) out.push(`    ... the frame above repeated ${j - i - 1} more times`);
+    i = j;
+  }
+  if (out.length > MAX_FRAMES) return [...out.slice(0, MAX_FRAMES), `    ... ${out.length - MAX_FRAMES} more frames`].join("\n");
+  return out.join("\n");
+}

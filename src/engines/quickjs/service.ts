@@ -1,0 +1,329 @@
+// The service realm: guest-side JavaScript that serialises results and formats console output.
+//
+// It is evaluated once per pooled QuickJS runtime, in its own context (a separate realm), never in the
+// user's context. User code cannot name, reach or tamper with it: no object of this realm is ever
+// handed to user code (the host calls these functions with user values as arguments and gets strings
+// back). That is stronger than capturing intrinsics in a prelude: the serialiser's `Object.keys`,
+// `JSON.stringify`, `Map.prototype.forEach`, … are the pristine ones of a realm no guest code runs in.
+// Brand checks use the service realm's own methods (`Map.prototype.forEach`, `Date.prototype.getTime`,
+// the `%TypedArray%` tag getter): QuickJS checks the class id, so they work across realms and cannot be
+// spoofed with `Symbol.toStringTag`.
+//
+// What still runs guest code while serialising: own enumerable getters, `toJSON`, and Proxy traps of
+// the user's values — inside the guest, under the same deadline and memory cap. Never in the host.
+//
+// Encoding (a JSON text the host rebuilds, see decode.ts): strings, booleans, null and finite numbers
+// other than -0 are themselves; everything else is a tagged array:
+//   ["u"] undefined · ["n","NaN"|"Infinity"|"-Infinity"|"-0"] · ["b","123"] bigint · ["y",desc] symbol
+//   ["f",name] function · ["a",...items] array · ["o",k1,v1,...] object · ["m",k1,v1,...] Map
+//   ["s",...items] Set · ["d",time] Date · ["t",type,...items] typed array / ArrayBuffer
+//   ["e",name,message,stack] Error · ["c"] cycle · ["x"] nested deeper than the depth limit · ["p"] Promise
+
+/** The source of the service realm. Evaluates to `{ serialize, format, errorInfo }`. */
+export const SERVICE_SOURCE = String.raw`(function () {
+"use strict";
+var O = Object, keys = O.keys, gopd = O.getOwnPropertyDescriptor, getProto = O.getPrototypeOf;
+var isArray = Array.isArray, apply = Reflect.apply, ownKeys = Reflect.ownKeys;
+var stringify = JSON.stringify, objToString = O.prototype.toString;
+var mapForEach = Map.prototype.forEach, setForEach = Set.prototype.forEach;
+var mapSize = gopd(Map.prototype, "size").get, setSize = gopd(Set.prototype, "size").get;
+var dateTime = Date.prototype.getTime, dateIso = Date.prototype.toISOString;
+var isView = ArrayBuffer.isView, abSlice = ArrayBuffer.prototype.slice;
+var taProto = getProto(Uint8Array.prototype);
+var taTag = gopd(taProto, Symbol.toStringTag).get, taLength = gopd(taProto, "length").get;
+var abByteLength = gopd(ArrayBuffer.prototype, "byteLength").get;
+var regexpToString = RegExp.prototype.toString, symToString = Symbol.prototype.toString;
+var fnToString = Function.prototype.toString, errToString = Error.prototype.toString;
+var promiseThen = Promise.prototype.then;
+var push = Array.prototype.push, join = Array.prototype.join;
+var strRepeat = String.prototype.repeat, strSlice = String.prototype.slice, strIndexOf = String.prototype.indexOf;
+var strReplace = String.prototype.replace, regexpTest = RegExp.prototype.test;
+var MAX_DEPTH = 200;
+
+function brand(v) {
+  // The class of v. The tag is only a hint (user code can set Symbol.toStringTag); every class other
+  // than plain Object is confirmed by a method that checks QuickJS's class id, so a spoofed tag falls
+  // back to "Object". Plain objects and arrays cost no exception.
+  var tag = apply(objToString, v, []);
+  switch (tag) {
+    case "[object Object]": return isView(v) ? viewBrand(v) : "Object";
+    case "[object Array]": return isArray(v) ? "Array" : "Object";
+    case "[object Map]": try { apply(mapSize, v, []); return "Map"; } catch (e) { return "Object"; }
+    case "[object Set]": try { apply(setSize, v, []); return "Set"; } catch (e) { return "Object"; }
+    case "[object Date]": try { apply(dateTime, v, []); return "Date"; } catch (e) { return "Object"; }
+    case "[object ArrayBuffer]": try { apply(abByteLength, v, []); return "ArrayBuffer"; } catch (e) { return "Object"; }
+    case "[object Error]": return "Error";
+    case "[object RegExp]": try { apply(regexpToString, v, []); return "RegExp"; } catch (e) { return "Object"; }
+    case "[object Promise]": return "Promise";
+  }
+  return isView(v) ? viewBrand(v) : "Object";
+}
+
+function viewBrand(v) {
+  var t = apply(taTag, v, []);
+  return t === undefined ? "DataView" : t;
+}
+
+function LimitError() {}
+
+// --- serialise: value -> tagged tree -> JSON text ---------------------------------------------
+function serialize(value, maxBytes) {
+  var budget = { left: maxBytes };
+  var stack = [];
+  var tree = enc(value, "", stack, budget);
+  var text = stringify(tree);
+  if (text.length > maxBytes) throw new LimitError();
+  return text;
+}
+
+function spend(budget, n) { budget.left -= n; if (budget.left < 0) throw new LimitError(); }
+
+function encNumber(v) {
+  if (v !== v) return ["n", "NaN"];
+  if (v === Infinity) return ["n", "Infinity"];
+  if (v === -Infinity) return ["n", "-Infinity"];
+  if (v === 0 && 1 / v < 0) return ["n", "-0"];
+  return v;
+}
+
+function enc(v, key, stack, budget) {
+  var t = typeof v;
+  spend(budget, 4);
+  if (v === null || t === "boolean") return v;
+  if (t === "string") { spend(budget, v.length); return v; }
+  if (t === "number") return encNumber(v);
+  if (t === "undefined") return ["u"];
+  if (t === "bigint") return ["b", "" + v];
+  if (t === "symbol") return ["y", apply(symToString, v, [])];
+  if (t === "function") return ["f", fnName(v)];
+  // objects
+  for (var i = 0; i < stack.length; i++) if (stack[i] === v) return ["c"];
+  if (stack.length >= MAX_DEPTH) return ["x"];
+  var b = brand(v);
+  if (b === "Object" && typeof v.toJSON === "function") {
+    var j = v.toJSON(key);
+    if (typeof j !== "object" || j === null) return enc(j, key, stack, budget);
+    if (j !== v) { v = j; b = brand(v); }
+  }
+  stack.push(v);
+  var out;
+  try {
+    if (b === "Array") {
+      out = ["a"];
+      var n = v.length;
+      for (var k = 0; k < n; k++) push.call(out, enc(v[k], "" + k, stack, budget));
+    } else if (b === "Map") {
+      out = ["m"];
+      apply(mapForEach, v, [function (val, k2) { push.call(out, enc(k2, "", stack, budget), enc(val, "", stack, budget)); }]);
+    } else if (b === "Set") {
+      out = ["s"];
+      apply(setForEach, v, [function (val) { push.call(out, enc(val, "", stack, budget)); }]);
+    } else if (b === "Date") {
+      var time = apply(dateTime, v, []);
+      out = ["d", time === time ? time : null];
+    } else if (b === "ArrayBuffer") {
+      out = ["t", "ArrayBuffer"];
+      var bytes = new Uint8Array(apply(abSlice, v, []));
+      spend(budget, bytes.length * 4);
+      for (var q = 0; q < bytes.length; q++) push.call(out, bytes[q]);
+    } else if (b === "DataView") {
+      out = ["o"];
+    } else if (b !== "Object" && b !== "Error" && b !== "RegExp" && b !== "Promise") {
+      var len = apply(taLength, v, []);
+      out = ["t", b];
+      spend(budget, len * 4);
+      var big = b === "BigInt64Array" || b === "BigUint64Array";
+      for (var r = 0; r < len; r++) push.call(out, big ? "" + v[r] : encNumber(v[r]));
+    } else if (b === "Error") {
+      out = ["e", str(v.name), str(v.message), str(v.stack)];
+    } else if (b === "RegExp") {
+      out = apply(regexpToString, v, []);
+    } else if (b === "Promise") {
+      out = ["p"];
+    } else {
+      out = ["o"];
+      var ks = keys(v);
+      for (var m = 0; m < ks.length; m++) {
+        var kk = ks[m];
+        spend(budget, kk.length);
+        push.call(out, kk, enc(v[kk], kk, stack, budget));
+      }
+    }
+  } finally {
+    stack.pop();
+  }
+  return out;
+}
+
+function str(v) { return v === undefined ? "" : typeof v === "string" ? v : "" + v; }
+
+function fnName(f) {
+  var d = gopd(f, "name");
+  var n = d && typeof d.value === "string" ? d.value : "";
+  return n;
+}
+
+// --- format: console arguments -> text, like Node's util.format / util.inspect -----------------
+function format(args) {
+  var first = args[0], out = [], start = 0;
+  if (typeof first === "string" && apply(strIndexOf, first, ["%"]) >= 0 && args.length > 1) {
+    var ai = 1, s = "", i = 0;
+    while (i < first.length) {
+      var c = first[i];
+      if (c === "%" && i + 1 < first.length) {
+        var d = first[i + 1];
+        if (d === "%") { s += "%"; i += 2; continue; }
+        if (ai < args.length && (d === "s" || d === "d" || d === "i" || d === "f" || d === "j" || d === "o" || d === "O" || d === "c")) {
+          var a = args[ai++];
+          if (d === "s") s += typeof a === "string" ? a : inspect(a, 1, []);
+          else if (d === "d") s += typeof a === "bigint" ? a + "n" : typeof a === "object" ? "NaN" : fmtNum(+a);
+          else if (d === "i") s += typeof a === "bigint" ? a + "n" : typeof a === "object" ? "NaN" : fmtNum(parseInt(a, 10));
+          else if (d === "f") s += typeof a === "symbol" ? "NaN" : fmtNum(parseFloat(a));
+          else if (d === "j") { try { s += stringify(a); } catch (e) { s += "[Circular]"; } }
+          else if (d === "o" || d === "O") s += inspect(a, 4, []);
+          i += 2; continue;
+        }
+      }
+      s += c; i++;
+    }
+    push.call(out, s);
+    start = ai;
+  }
+  for (var k = start; k < args.length; k++) {
+    var v = args[k];
+    push.call(out, typeof v === "string" ? v : inspect(v, 2, []));
+  }
+  return apply(join, out, [" "]);
+}
+
+function fmtNum(n) { return n === 0 && 1 / n < 0 ? "-0" : "" + n; }
+
+function quote(s) {
+  s = apply(strReplace, s, [/\\/g, "\\\\"]);
+  s = apply(strReplace, s, [/\n/g, "\\n"]);
+  if (apply(strIndexOf, s, ["'"]) < 0) return "'" + s + "'";
+  if (apply(strIndexOf, s, ['"']) < 0) return '"' + s + '"';
+  return "'" + apply(strReplace, s, [/'/g, "\\'"]) + "'";
+}
+
+function keyText(k) {
+  if (typeof k === "symbol") return "[" + apply(symToString, k, []) + "]";
+  return apply(regexpTest, /^[A-Za-z_$][A-Za-z0-9_$]*$/, [k]) ? k : quote(k);
+}
+
+function ctorName(v) {
+  try {
+    var p = getProto(v);
+    if (p === null) return null;
+    var d = gopd(p, "constructor");
+    var c = d && d.value;
+    if (typeof c === "function") { var n = fnName(c); if (n) return n; }
+  } catch (e) {}
+  return "Object";
+}
+
+function wrap(open, items, close, indent) {
+  if (items.length === 0) return open + close;
+  var total = 0;
+  for (var i = 0; i < items.length; i++) total += items[i].length + 2;
+  var multiline = total + open.length > 72;
+  for (var j = 0; j < items.length && !multiline; j++) if (apply(strIndexOf, items[j], ["\n"]) >= 0) multiline = true;
+  if (!multiline) return open + " " + apply(join, items, [", "]) + " " + close;
+  var pad = apply(strRepeat, " ", [indent + 2]);
+  var lines = [];
+  for (var k = 0; k < items.length; k++) push.call(lines, pad + apply(strReplace, items[k], [/\n/g, "\n" + pad]));
+  return open + "\n" + apply(join, lines, [",\n"]) + "\n" + apply(strRepeat, " ", [indent]) + close;
+}
+
+function inspect(v, depth, seen) {
+  var t = typeof v;
+  if (t === "string") return seen.length ? quote(v) : v;
+  if (t === "number") return fmtNum(v);
+  if (t === "bigint") return v + "n";
+  if (t === "symbol") return apply(symToString, v, []);
+  if (t === "undefined" || v === null || t === "boolean") return "" + v;
+  if (t === "function") {
+    var src = "";
+    try { src = apply(fnToString, v, []); } catch (e) {}
+    var n = fnName(v);
+    if (apply(strSlice, src, [0, 6]) === "class ") return "[class " + (n || "(anonymous)") + "]";
+    return "[Function: " + (n || "(anonymous)") + "]";
+  }
+  for (var i = 0; i < seen.length; i++) if (seen[i] === v) return "[Circular]";
+  var b = brand(v);
+  if (b === "Date") { var tm = apply(dateTime, v, []); return tm === tm ? apply(dateIso, v, []) : "Invalid Date"; }
+  if (b === "RegExp") return apply(regexpToString, v, []);
+  if (b === "Error") {
+    var stack = v.stack, head;
+    try { head = apply(errToString, v, []); } catch (e) { head = "Error"; }
+    return typeof stack === "string" && stack ? head + "\n" + apply(strReplace, stack, [/\n$/, ""]) : head;
+  }
+  if (b === "Promise") return "Promise { <unknown> }";
+  var name = b === "Object" ? ctorName(v) : b;
+  if (seen.length > depth) return b === "Array" ? "[Array]" : "[" + (name || "Object") + "]";
+  push.call(seen, v);
+  var items = [], indent = (seen.length - 1) * 2, out;
+  try {
+    if (b === "Array") {
+      var n2 = v.length, shown = n2 > 100 ? 100 : n2;
+      for (var a = 0; a < shown; a++) push.call(items, a in v ? inspect(v[a], depth, seen) : "<empty>");
+      if (n2 > shown) push.call(items, "... " + (n2 - shown) + " more items");
+      out = wrap("[", items, "]", indent);
+    } else if (b === "Map") {
+      apply(mapForEach, v, [function (val, k) { if (items.length < 100) push.call(items, inspect(k, depth, seen) + " => " + inspect(val, depth, seen)); }]);
+      out = "Map(" + apply(mapSize, v, []) + ") " + wrap("{", items, "}", indent);
+    } else if (b === "Set") {
+      apply(setForEach, v, [function (val) { if (items.length < 100) push.call(items, inspect(val, depth, seen)); }]);
+      out = "Set(" + apply(setSize, v, []) + ") " + wrap("{", items, "}", indent);
+    } else if (b === "ArrayBuffer") {
+      out = "ArrayBuffer { byteLength: " + apply(abByteLength, v, []) + " }";
+    } else if (b !== "Object" && b !== "DataView") {
+      var len = apply(taLength, v, []), sh = len > 100 ? 100 : len;
+      for (var q = 0; q < sh; q++) push.call(items, b === "BigInt64Array" || b === "BigUint64Array" ? v[q] + "n" : fmtNum(v[q]));
+      if (len > sh) push.call(items, "... " + (len - sh) + " more items");
+      out = b + "(" + len + ") " + wrap("[", items, "]", indent);
+    } else {
+      var ks = ownKeys(v);
+      for (var m = 0; m < ks.length && items.length < 100; m++) {
+        var k2 = ks[m], desc = gopd(v, k2);
+        if (!desc || !desc.enumerable) continue;
+        var shownVal = "get" in desc || "set" in desc
+          ? (desc.get ? (desc.set ? "[Getter/Setter]" : "[Getter]") : "[Setter]")
+          : inspect(desc.value, depth, seen);
+        push.call(items, keyText(k2) + ": " + shownVal);
+      }
+      var prefix = name === null ? "[Object: null prototype] " : name === "Object" ? "" : name + " ";
+      out = prefix + wrap("{", items, "}", indent);
+    }
+  } finally {
+    seen.pop();
+  }
+  return out;
+}
+
+// --- errorInfo: an exception value -> JSON {name, message, stack, isError} ------------------------
+function errorInfo(e) {
+  if (e !== null && typeof e === "object" && brand(e) === "Error") {
+    var name, message, stack;
+    try { name = str(e.name); } catch (x) { name = "Error"; }
+    try { message = str(e.message); } catch (x) { message = ""; }
+    try { stack = str(e.stack); } catch (x) { stack = ""; }
+    var extra = {};
+    try { var ln = gopd(e, "lineNumber"), fn = gopd(e, "fileName"), cn = gopd(e, "columnNumber");
+      if (ln && typeof ln.value === "number") extra.line = ln.value;
+      if (cn && typeof cn.value === "number") extra.column = cn.value;
+      if (fn && typeof fn.value === "string") extra.file = fn.value; } catch (x) {}
+    return stringify({ isError: true, name: name, message: message, stack: stack, line: extra.line, column: extra.column, file: extra.file });
+  }
+  var text;
+  try { text = inspect(e, 2, []); } catch (x) { text = "(an uninspectable value)"; }
+  return stringify({ isError: false, name: "Error", message: "Uncaught " + (typeof e === "string" ? quote(e) : text), stack: "" });
+}
+
+return { serialize: function (v, max) {
+  try { return serialize(v, max); } catch (e) { if (e instanceof LimitError) return null; throw e; }
+}, format: function () { return format(arguments); }, errorInfo: errorInfo };
+})()`;
+
+/** The file name service frames carry in QuickJS stacks; user-facing stacks drop them. */
+export const SERVICE_FILENAME = "wasmcell:service";

@@ -1,0 +1,77 @@
+// Pyodide-engine sandboxes for tests: one per seal configuration per test file, shared by its tests
+// (a sidecar start is ~1 s from the cached snapshot). Seccomp runs in the "kill" mode, so a syscall
+// missing from the allowlist kills the sidecar and shows up as a failure.
+import { launchSidecar } from "../../src/engines/pyodide/launch.ts";
+import { DEFAULT_SEAL, type ResolvedSeal, type SealOptions } from "../../src/options.ts";
+import { createSandbox, type Sandbox } from "../../src/sandbox.ts";
+import type { Limits, RunResult } from "../../src/types.ts";
+
+/** The full seal: bubblewrap, seccomp (kill mode), Node's permission model, the uid drop. */
+export const FULL: SealOptions = { seccomp: "kill" };
+
+/** Python prelude: `probe(fn)` → "ALLOWED" or the name of the exception that stopped it. */
+export const PY_PROBE = `
+def probe(fn):
+    try:
+        fn()
+        return "ALLOWED"
+    except BaseException as e:
+        return type(e).__name__
+`;
+
+const sandboxes = new Map<string, Promise<Sandbox>>();
+
+export function pyodideSandbox(seal: SealOptions = FULL, pool = 1): Promise<Sandbox> {
+  const key = JSON.stringify([seal, pool]);
+  let s = sandboxes.get(key);
+  if (!s) {
+    s = createSandbox({ python: { engine: "pyodide", pool, maxQueue: 8 }, seal });
+    sandboxes.set(key, s);
+  }
+  return s;
+}
+
+export async function runPy(code: string, limits: Partial<Limits> = {}, files?: Record<string, string | Uint8Array>, seal: SealOptions = FULL): Promise<RunResult> {
+  const sandbox = await pyodideSandbox(seal);
+  return sandbox.run({ language: "python", engine: "pyodide", code, limits: { timeoutMs: 10_000, ...limits }, ...(files ? { files } : {}) });
+}
+
+export async function closePyodide(): Promise<void> {
+  const all = [...sandboxes.values()];
+  sandboxes.clear();
+  await Promise.allSettled(all.map(async (s) => (await s).close()));
+}
+
+export function resolvedSeal(seal: SealOptions): ResolvedSeal {
+  return {
+    bubblewrap: seal.bubblewrap ?? DEFAULT_SEAL.bubblewrap,
+    seccomp: seal.seccomp === undefined || seal.seccomp === true ? "enforce" : seal.seccomp,
+    nodePermissions: seal.nodePermissions ?? DEFAULT_SEAL.nodePermissions,
+    dropPrivileges: seal.dropPrivileges === undefined || seal.dropPrivileges === true ? DEFAULT_SEAL.dropPrivileges : seal.dropPrivileges,
+  };
+}
+
+const PROBE = new URL("../engines/pyodide/fixtures/seal-probe.ts", import.meta.url).pathname;
+
+/**
+ * Runs the seal probe in the sidecar's place — same Node flags, binds and jail as a real sidecar —
+ * as if a guest had already escaped Python into the sidecar's JavaScript realm, and returns what each
+ * attempt got.
+ */
+export async function probeSeal(seal: SealOptions, input: { port: number; victimPid: number; hostFile: string }): Promise<Record<string, string>> {
+  const jail = await launchSidecar({ seal: resolvedSeal(seal), processMemoryMb: 512, program: PROBE });
+  let stdout = "";
+  let stderr = "";
+  jail.child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  jail.child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  jail.child.stdin.end(JSON.stringify(input) + "\n");
+  const timer = setTimeout(() => jail.kill(), 30_000);
+  const exit = await jail.exited;
+  clearTimeout(timer);
+  const line = stdout.trim().split("\n").pop() ?? "";
+  try {
+    return JSON.parse(line) as Record<string, string>;
+  } catch {
+    throw new Error(`probe failed (${JSON.stringify(exit)}): ${stdout.slice(-500)} ${stderr.slice(-1500)}`);
+  }
+}

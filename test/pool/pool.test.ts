@@ -1,0 +1,131 @@
+// The generic warm pool: members are plain objects here because the pool only counts, queues and
+// replaces them; the Pyodide tests exercise it with real sidecars.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ClosedError, QueueFullError } from "../../src/errors.ts";
+import { WarmPool } from "../../src/pool/pool.ts";
+
+interface Member {
+  id: number;
+  alive: boolean;
+}
+
+function makePool(size: number, maxQueue: number, failStarts = 0) {
+  let created = 0;
+  const destroyed: number[] = [];
+  let failures = failStarts;
+  const pool = new WarmPool<Member>({
+    name: "test pool",
+    size,
+    maxQueue,
+    create: async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      if (failures > 0) {
+        failures--;
+        throw new Error("start failed");
+      }
+      return { id: ++created, alive: true };
+    },
+    destroy: (m) => {
+      m.alive = false;
+      destroyed.push(m.id);
+      return Promise.resolve();
+    },
+    isAlive: (m) => m.alive,
+  });
+  return { pool, destroyed, created: () => created };
+}
+
+describe("WarmPool", () => {
+  it("prewarm fills the pool; acquire hands out idle members without starting new ones", async () => {
+    const { pool, created } = makePool(2, 4);
+    await pool.prewarm();
+    await pool.whenFull();
+    assert.equal(created(), 2);
+    const a = await pool.acquire();
+    const b = await pool.acquire();
+    assert.notEqual(a.id, b.id);
+    assert.equal(created(), 2);
+    pool.release(a, true);
+    pool.release(b, true);
+    await pool.close();
+  });
+
+  it("a member released as not reusable is destroyed and replaced in the background", async () => {
+    const { pool, destroyed, created } = makePool(1, 4);
+    await pool.prewarm();
+    const a = await pool.acquire();
+    pool.release(a, false);
+    assert.deepEqual(destroyed, [a.id]);
+    await pool.whenFull();
+    assert.equal(created(), 2);
+    const b = await pool.acquire();
+    assert.notEqual(b.id, a.id);
+    pool.release(b, true);
+    await pool.close();
+  });
+
+  it("waiters queue in order up to maxQueue; one more is QueueFullError", async () => {
+    const { pool } = makePool(1, 2);
+    await pool.prewarm();
+    const held = await pool.acquire();
+    const order: number[] = [];
+    const w1 = pool.acquire().then((m) => (order.push(1), m));
+    const w2 = pool.acquire().then((m) => (order.push(2), m));
+    await assert.rejects(pool.acquire(), QueueFullError);
+    pool.release(held, true);
+    const m1 = await w1;
+    pool.release(m1, true);
+    const m2 = await w2;
+    pool.release(m2, true);
+    assert.deepEqual(order, [1, 2]);
+    await pool.close();
+  });
+
+  it("a dead idle member is skipped and replaced", async () => {
+    const { pool, created } = makePool(1, 2);
+    await pool.prewarm();
+    const a = await pool.acquire();
+    pool.release(a, true);
+    a.alive = false; // died while idle
+    const b = await pool.acquire();
+    assert.notEqual(b.id, a.id);
+    assert.equal(created(), 2);
+    pool.release(b, true);
+    await pool.close();
+  });
+
+  it("a failed start rejects the waiters with its error; the next acquire tries again", async () => {
+    const { pool } = makePool(1, 2, 1);
+    await assert.rejects(pool.acquire(), /start failed/);
+    const m = await pool.acquire();
+    assert.equal(m.alive, true);
+    pool.release(m, true);
+    await pool.close();
+  });
+
+  it("an aborted waiter leaves the queue", async () => {
+    const { pool } = makePool(1, 1);
+    await pool.prewarm();
+    const held = await pool.acquire();
+    const controller = new AbortController();
+    const waiting = pool.acquire(controller.signal);
+    controller.abort();
+    await assert.rejects(waiting);
+    const next = pool.acquire();
+    pool.release(held, true);
+    pool.release(await next, true);
+    await pool.close();
+  });
+
+  it("close fails waiters and refuses new acquires", async () => {
+    const { pool } = makePool(1, 2);
+    await pool.prewarm();
+    const held = await pool.acquire();
+    const waiting = pool.acquire();
+    await pool.close();
+    await assert.rejects(waiting, ClosedError);
+    await assert.rejects(pool.acquire(), ClosedError);
+    pool.release(held, true);
+  });
+});
