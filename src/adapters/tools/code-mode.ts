@@ -80,7 +80,12 @@ export function defineCodeModeTool(options: CodeModeOptions, tools: Record<strin
         } catch (error) {
           throw new Error(`tools.${name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
         }
-        const json = JSON.stringify(output ?? null);
+        let json: string;
+        try {
+          json = JSON.stringify(output ?? null);
+        } catch (error) {
+          throw new Error(`tools.${name} returned a value that is not JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+        }
         if (new TextEncoder().encode(json).byteLength > maxToolOutputBytes) {
           throw new Error(`tools.${name} returned more than ${maxToolOutputBytes} bytes of JSON; ask it for less`);
         }
