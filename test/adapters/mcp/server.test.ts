@@ -65,6 +65,13 @@ function exercise(connect: () => Promise<{ client: Client; close: () => Promise<
     assert.match(textOf(r), /red\.png \(image\/png/);
   });
 
+  test("a written CSV comes back as an embedded text resource", async () => {
+    const r = await callTool(client, { language: "python", code: "open('t.csv', 'w').write('a,b\\n1,2\\n')" });
+    const resource = r.content.find((c) => c.type === "resource");
+    assert.ok(resource && resource.type === "resource", textOf(r));
+    assert.deepEqual(resource.resource, { uri: "wasmcell://output/t.csv", mimeType: "text/csv", text: "a,b\n1,2\n" });
+  });
+
   test("stdout streams as progress and log notifications before the result", async () => {
     const progress: string[] = [];
     logs.length = 0;
