@@ -95,7 +95,7 @@ export function defineCodeModeTool(options: CodeModeOptions, tools: Record<strin
         const request: RunRequest = { language: "typescript", code, limits, hostFunctions: { [BRIDGE]: bridge } };
         if (hooks.signal) request.signal = hooks.signal;
         if (hooks.onOutput) request.onOutput = hooks.onOutput;
-        return runForModel(options.sandbox, request, format);
+        return runForModel(() => options.sandbox.run(request), format);
       };
       // The prelude shares line 1 with the program, so line numbers in errors are the model's own.
       let prefix = prelude;
