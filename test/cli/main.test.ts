@@ -49,6 +49,7 @@ describe("wasmcell CLI", () => {
       [["run", "--engine", "native", "-e", "1"], /--engine native runs Python, but the language is javascript/],
       [["frobnicate"], /unknown command "frobnicate"/],
       [["mcp", "--http", "--host", "0.0.0.0", "--port", "0"], /not a loopback address/],
+      [["mcp", "--session", "--engine", "native"], /--session needs --engine pyodide/],
     ];
     for (const [args, expected] of cases) {
       test(args.join(" "), async () => {

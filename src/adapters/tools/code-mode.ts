@@ -108,6 +108,7 @@ export function defineCodeModeTool(options: CodeModeOptions, tools: Record<strin
       }
       return withCalls(output, calls, prefix.length);
     },
+    close: () => Promise.resolve(),
   };
 }
 

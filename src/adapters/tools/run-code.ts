@@ -67,6 +67,8 @@ export interface CodeTool<INPUT> {
   readonly jsonSchema: Record<string, unknown>;
   /** Validates `input` (bad input comes back as an `isError` output, never a throw) and runs it. */
   call(input: unknown, hooks?: CallHooks): Promise<ToolOutput>;
+  /** Closes what the tool holds (its sessions, with `session: true`); the sandbox stays open. */
+  close(): Promise<void>;
 }
 
 /** The limits a call will run under: the sandbox's defaults with the tool's overrides. */
@@ -117,6 +119,7 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
       if (restarted) output.text += "\nThe session was restarted after this error: variables and imports from earlier calls are gone.";
       return output;
     },
+    close: () => sessions?.close() ?? Promise.resolve(),
   };
 }
 
@@ -143,6 +146,12 @@ class SessionPerLanguage {
       session.catch(() => this.#open.delete(language));
     }
     return (await session).run(rest);
+  }
+
+  async close(): Promise<void> {
+    const open = [...this.#open.values()];
+    this.#open.clear();
+    await Promise.allSettled(open.map(async (s) => (await s).close()));
   }
 
   reset(language: Language): void {

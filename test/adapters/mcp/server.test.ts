@@ -176,3 +176,23 @@ describe("wasmcell mcp over Streamable HTTP on loopback", () => {
     assert.equal(status, 403);
   });
 });
+
+describe("wasmcell mcp --session", () => {
+  test("each client keeps its variables between calls, per language", async () => {
+    const connect = async () => {
+      const client = new Client({ name: "wasmcell-test", version: "1.0.0" });
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", "--session", ...SERVER_FLAGS], stderr: "pipe" }));
+      return client;
+    };
+    const client = await connect();
+    try {
+      assert.match((await client.listTools()).tools[0]!.description!, /State persists between calls/);
+      await callTool(client, { language: "python", code: "total = 40" });
+      assert.match(textOf(await callTool(client, { language: "python", code: "total + 2" })), /value: 42/);
+      await callTool(client, { language: "javascript", code: "var n = 7" });
+      assert.match(textOf(await callTool(client, { language: "javascript", code: "n * 6" })), /value: 42/);
+    } finally {
+      await client.close();
+    }
+  });
+});
