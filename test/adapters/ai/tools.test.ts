@@ -105,7 +105,7 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
       { call: "run_code", input: { language: "javascript", code: "typeof seen" } },
       { say: echo },
     ]);
-    const run_code = runCodeTool({ sandbox, session: true, limits: { timeoutMs: 500 } });
+    await using run_code = runCodeTool({ sandbox, session: true, limits: { timeoutMs: 500 } });
     await generateText({ model, tools: { run_code }, stopWhen: isStepCount(8), prompt: "stateful" });
     assert.match(model.doGenerateCalls[0]!.tools!.map((t) => (t as { description: string }).description).join(), /State persists between calls/);
     assert.match(model.seen[2]![0]!.text, /value: 12\.57/);
