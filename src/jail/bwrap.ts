@@ -4,8 +4,8 @@
 // - new user, pid, net, ipc, uts, cgroup and mount namespaces (`--unshare-all`, plus `--unshare-user`
 //   so the user namespace is made even as root, which `--disable-userns` needs: no nested namespaces);
 // - a root that is an empty read-only tmpfs holding only the read-only binds listed (the program, its
-//   shared libraries, whatever the caller adds), `/dev` (null, zero, urandom, …; no host devices) and,
-//   only if asked, a `/proc` for its own pid namespace;
+//   shared libraries, whatever the caller adds), a read-only `/dev` (null, zero, urandom, …; no host
+//   devices) and, only if asked, a `/proc` for its own pid namespace;
 // - one writable, size-capped tmpfs scratch (`--size N --tmpfs`), with the working directory in it;
 // - an empty environment plus the few variables named here (`--clearenv`);
 // - no capabilities, its own session (no TIOCSTI into our terminal), hostname `sandbox`, and death
@@ -50,7 +50,9 @@ export function bwrapArgs(input: BwrapInput): string[] {
   ];
   for (const bind of input.roBinds) argv.push("--ro-bind", bind.host, bind.jail);
   for (const link of input.symlinks) argv.push("--symlink", link.target, link.jail);
-  argv.push("--dev", "/dev");
+  // /dev is a tmpfs of bwrap's with no size cap: read-only, so it cannot hold a guest's files (device
+  // nodes such as /dev/null stay writable: a read-only mount does not affect writes to devices).
+  argv.push("--dev", "/dev", "--remount-ro", "/dev");
   if (input.proc) argv.push("--proc", "/proc");
   argv.push("--size", String(input.scratchBytes), "--tmpfs", input.scratchDir);
   if (input.workDir !== input.scratchDir) argv.push("--dir", input.workDir);

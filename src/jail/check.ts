@@ -29,6 +29,9 @@ export async function checkSeal(seal: ResolvedSeal, tools: Partial<HostTools> = 
     const layer = seal.bubblewrap ? "bubblewrap" : seal.seccomp !== false ? "seccomp" : "dropPrivileges";
     throw new SealUnavailableError(layer, `it needs Linux; this is ${process.platform}. Turn the layer off in seal options to run without it`);
   }
+  if (process.platform === "linux" && !isExecutable(t.bash)) {
+    throw new SealUnavailableError("launcher", `${t.bash} is missing: the jail's launcher needs it to join cgroups and close inherited descriptors`);
+  }
   const uidDrop = seal.dropPrivileges !== false && isRoot() ? seal.dropPrivileges : false;
   if (uidDrop && !isExecutable(t.setpriv)) {
     throw new SealUnavailableError("dropPrivileges", `the host runs as root and ${t.setpriv} (util-linux) is not installed to drop to uid ${uidDrop.uid}`);
@@ -60,7 +63,7 @@ export async function checkSeal(seal: ResolvedSeal, tools: Partial<HostTools> = 
  * Starts the smallest sandbox with the same namespace flags (as the dropped uid when there is one) and
  * returns why it failed, or undefined. This catches what no file check can: AppArmor or sysctls that
  * forbid unprivileged user namespaces, a seccomp'd container, a bwrap that is too old for
- * `--disable-userns`. Cached per tool set and uid.
+ * `--disable-userns`. Successes are cached per tool set and uid.
  */
 function probeBwrap(t: HostTools, uidDrop: { uid: number; gid: number } | false): Promise<string | undefined> {
   const key = JSON.stringify([t.bwrap, t.setpriv, uidDrop]);
@@ -70,6 +73,8 @@ function probeBwrap(t: HostTools, uidDrop: { uid: number; gid: number } | false)
     const argv = uidDrop ? [t.setpriv, `--reuid=${uidDrop.uid}`, `--regid=${uidDrop.gid}`, "--clear-groups", "--", ...bwrap] : bwrap;
     hit = new Promise((resolve) => {
       execFile(argv[0]!, argv.slice(1), { env: {}, timeout: 10_000 }, (error, _stdout, stderr) => {
+        // Only a success is remembered: a host that gets fixed is seen at the next check.
+        if (error) probeCache.delete(key);
         resolve(error ? (String(stderr).trim() || error.message).slice(0, 500) : undefined);
       });
     });

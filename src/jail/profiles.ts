@@ -42,10 +42,19 @@ const PR_GET_NAME = 16;
 const PR_SET_VMA = 0x53564d41;
 const prctlNames: ArgRule = { syscall: "prctl", when: [{ arg: 0, op: "in", values: [PR_GET_DUMPABLE, PR_SET_NAME, PR_GET_NAME, PR_SET_VMA] }] };
 
+// socketpair(AF_UNIX) only: asyncio's event loop wakes itself through one (its "self-pipe"). The pair
+// is connected to nothing but itself; socket(), connect(), bind() and listen() stay denied, so no
+// socket can ever reach outside the process.
+const AF_UNIX = 1;
+const socketpairUnix: ArgRule = { syscall: "socketpair", when: [{ arg: 0, op: "in", values: [AF_UNIX] }] };
+
 /** Probes a runtime makes and handles: answered the same way in production and in the kill test mode. */
 const PROBES: Record<string, SeccompAction> = {
   // glibc tries clone3 first and falls back to clone (which the rule above can inspect) on ENOSYS.
   clone3: errno(ENOSYS),
+  // Denied on purpose, and tried by ordinary code that copes with the refusal (uuid1's MAC lookup,
+  // getaddrinfo, logging handlers): an EPERM in the kill mode too, so only *unplanned* calls kill.
+  socket: errno(EPERM),
 };
 
 /** What any process in the jail needs: its own memory, threads, time, signals, and I/O on open fds. */
@@ -62,7 +71,8 @@ const RUNTIME = [
   "open", "openat", "stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs", "access",
   "faccessat", "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd",
   // memory
-  "brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync", "mincore", "membarrier",
+  // (not mincore: it would tell the guest which pages of the host's shared libraries are cached)
+  "brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync", "membarrier",
   // threads and exit
   "futex", "set_robust_list", "get_robust_list", "set_tid_address", "rseq", "gettid", "getpid",
   "getppid", "exit", "exit_group", "sched_yield", "sched_getaffinity", "sched_getparam",
@@ -105,7 +115,8 @@ export const NODE_PYODIDE: SeccompProfile = Object.freeze({
 
 /**
  * Debian's /usr/bin/python3 with numpy, pandas and matplotlib. It writes files (into the tmpfs working
- * directory: that is where outputs come from), uses NUMA hints (OpenBLAS) and may ask for a process.
+ * directory: that is where outputs come from), uses NUMA hints (OpenBLAS), runs asyncio (top-level
+ * await) and may ask for a process.
  */
 export const PYTHON_NATIVE: SeccompProfile = Object.freeze({
   name: "python-native",
@@ -113,12 +124,19 @@ export const PYTHON_NATIVE: SeccompProfile = Object.freeze({
     ...RUNTIME,
     // writes in the jail's tmpfs (the mount namespace decides where they can land: nowhere else is writable)
     "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename", "renameat", "renameat2", "link", "linkat",
+    // flock and fcntl's locks stay: sqlite3 needs them in the tmpfs. On the read-only binds a guest
+    // could at most hold a read lock that a host writer of the same file would wait for.
     "symlink", "symlinkat", "ftruncate", "truncate", "fallocate", "fsync", "fdatasync", "flock", "fchmod",
     "fchmodat", "chmod", "umask", "utimensat", "chdir", "fchdir", "sendfile", "copy_file_range",
+    // extended attributes (shutil.copy2/copystat copy them; EPERM would make those raise)
+    "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", "setxattr", "lsetxattr",
+    "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
     // OpenBLAS NUMA hints
     "mbind", "get_mempolicy",
+    // send/recv on the sockets the process holds: its asyncio socketpair and its stdio
+    "sendto", "recvfrom", "sendmsg", "recvmsg",
   ],
-  rules: [cloneThreadsOnly, ioctlNoTty, prctlNames],
+  rules: [cloneThreadsOnly, ioctlNoTty, prctlNames, socketpairUnix],
   fixed: {
     ...PROBES,
     // platform.processor() runs `uname -p` through vfork; subprocess uses vfork too. A clear EPERM

@@ -299,8 +299,8 @@ export function disassemble(program: readonly BpfInstruction[]): string {
 }
 
 /**
- * Runs a program the way the kernel would, for one syscall (tests and `doctor` use it to check a
- * profile's verdicts without a kernel). `args` are the six argument words (low 32 bits used).
+ * Runs a program the way the kernel would, for one syscall (the tests use it to check a profile's
+ * verdicts without a kernel). `args` are the six argument words (low 32 bits used).
  */
 export function evaluateFilter(program: readonly BpfInstruction[], data: { nr: number; arch?: number; args?: readonly number[] }): number {
   const arch = data.arch ?? AUDIT_ARCH_X86_64;

@@ -49,6 +49,7 @@ describe("wasmcell CLI", () => {
       [["run", "--engine", "native", "-e", "1"], /--engine native runs Python, but the language is javascript/],
       [["frobnicate"], /unknown command "frobnicate"/],
       [["mcp", "--http", "--host", "0.0.0.0", "--port", "0"], /not a loopback address/],
+      [["mcp", "--session", "--engine", "native"], /--session needs --engine pyodide/],
     ];
     for (const [args, expected] of cases) {
       test(args.join(" "), async () => {
@@ -148,6 +149,19 @@ describe("wasmcell CLI", () => {
     assert.equal(r.stdout, "summed\n6\n");
     assert.match(r.stderr, /wrote .*total\.txt/);
     assert.equal(await readFile(join(outDir, "out", "total.txt"), "utf8"), "6");
+  });
+
+  test("--engine native: a matplotlib plot comes back as a PNG in --out-dir", async () => {
+    const script = join(dir, "plot.py");
+    await writeFile(script, "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.savefig('plot.png')\n'saved'");
+    const outDir = join(dir, "plots");
+    const r = await cli(["run", "--engine", "native", "--json", script, "--out-dir", outDir]);
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const out = JSON.parse(r.stdout) as { value: string; stats: { engine: string }; files: { path: string; mimeType: string; writtenTo: string }[] };
+    assert.equal(out.value, "saved");
+    assert.equal(out.stats.engine, "native");
+    assert.deepEqual(out.files.map((f) => [f.path, f.mimeType, f.writtenTo]), [["plot.png", "image/png", join(outDir, "plot.png")]]);
+    assert.deepEqual([...(await readFile(join(outDir, "plot.png"))).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
   });
 
   test("--json lists returned files with size and mime type", async () => {

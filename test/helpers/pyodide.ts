@@ -9,6 +9,16 @@ import type { Limits, RunResult } from "../../src/types.ts";
 /** The full seal: bubblewrap, seccomp (kill mode), Node's permission model, the uid drop. */
 export const FULL: SealOptions = { seccomp: "kill" };
 
+/** Python prelude: `probe(fn)` → "ALLOWED" or the name of the exception that stopped it. */
+export const PY_PROBE = `
+def probe(fn):
+    try:
+        fn()
+        return "ALLOWED"
+    except BaseException as e:
+        return type(e).__name__
+`;
+
 const sandboxes = new Map<string, Promise<Sandbox>>();
 
 export function pyodideSandbox(seal: SealOptions = FULL, pool = 1): Promise<Sandbox> {

@@ -26,9 +26,10 @@ function makePool(size: number, maxQueue: number, failStarts = 0) {
       }
       return { id: ++created, alive: true };
     },
-    destroy: async (m) => {
+    destroy: (m) => {
       m.alive = false;
       destroyed.push(m.id);
+      return Promise.resolve();
     },
     isAlive: (m) => m.alive,
   });

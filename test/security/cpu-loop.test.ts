@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { closeNative, runNative } from "../helpers/native.ts";
+import { closePyodide, runPy } from "../helpers/pyodide.ts";
 
 describe("native", () => {
   after(closeNative);
@@ -23,6 +24,31 @@ describe("native", () => {
       assert.equal(r.ok, false);
       assert.equal(!r.ok && r.error.kind, "timeout");
       assert.equal(!r.ok && r.error.name, name);
+    });
+  }
+});
+
+describe("pyodide", () => {
+  after(closePyodide);
+  // [what, code, name]: KeyboardInterrupt = the in-sidecar interrupt ended it and the sidecar lived;
+  // TimeoutError = the host killed the sidecar at the deadline + grace (stuck in C, or interrupt ignored).
+  const cases: [string, string, string][] = [
+    ["a Python loop", "while True:\n    pass", "KeyboardInterrupt"],
+    ["a loop that swallows the interrupt", "while True:\n    try:\n        sum(range(10**6))\n    except KeyboardInterrupt:\n        pass", "TimeoutError"],
+    ["time.sleep past the deadline", "import time\ntime.sleep(60)", "TimeoutError"],
+    // sre checks for signals while it backtracks, so the in-sidecar interrupt reaches it
+    ["a catastrophic regex", "import re\nre.match(r'(a*)*b', 'a' * 64)", "KeyboardInterrupt"],
+    // one long call in C polls nothing: only the kill ends it
+    ["one long C call", "sum(range(10**12))", "TimeoutError"],
+  ];
+  for (const [what, code, name] of cases) {
+    it(`${what} ends as kind timeout (${name}); the next run is served`, async () => {
+      const r = await runPy(code, { timeoutMs: 500 });
+      assert.equal(r.ok, false);
+      assert.equal(!r.ok && r.error.kind, "timeout");
+      assert.equal(!r.ok && r.error.name, name);
+      const next = await runPy("'next'");
+      assert.equal(next.ok && next.value, "next");
     });
   }
 });

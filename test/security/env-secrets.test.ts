@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, describe, it } from "node:test";
 import { closeNative, PROBES, runNative } from "../helpers/native.ts";
+import { closePyodide, runPy } from "../helpers/pyodide.ts";
 
 describe("native", () => {
   const secret = `hunter2-${randomBytes(8).toString("hex")}`;
@@ -32,5 +33,23 @@ open("env.txt", "w").write(repr(dict(os.environ)))
     assert.ok(everything.includes("MPLBACKEND"), "the probe really printed the environment");
     assert.equal(everything.includes(secret), false);
     assert.equal(everything.includes("WASMCELL_TEST_SECRET_TOKEN"), false);
+  });
+});
+
+describe("pyodide", () => {
+  const secret = `hunter2-${randomBytes(8).toString("hex")}`;
+  after(async () => {
+    delete process.env.WASMCELL_TEST_SECRET_TOKEN_PY;
+    await closePyodide();
+  });
+
+  it("the guest sees Pyodide's fixed environment only; the host secret appears in no output or file", async () => {
+    process.env.WASMCELL_TEST_SECRET_TOKEN_PY = secret;
+    const r = await runPy("import os, sys\nprint(dict(os.environ))\nprint(dict(os.environ), file=sys.stderr)\nopen('env.txt', 'w').write(repr(dict(os.environ)))\nsorted(os.environ)");
+    assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+    assert.deepEqual(r.ok && r.value, ["HOME", "LANG", "LD_LIBRARY_PATH", "LOGNAME", "PATH", "PWD", "PYTHONINSPECT", "USER", "_"]);
+    const everything = JSON.stringify(r) + r.files.map((f) => Buffer.from(f.bytes).toString()).join("");
+    assert.ok(!everything.includes(secret));
+    assert.ok(!everything.includes("WASMCELL_TEST_SECRET_TOKEN_PY"));
   });
 });

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import { uniqueName } from "../helpers/host.ts";
 import { closeNative, PROBES, runNative } from "../helpers/native.ts";
+import { closePyodide, runPy } from "../helpers/pyodide.ts";
 
 describe("native", () => {
   after(closeNative);
@@ -20,6 +21,9 @@ N = ${JSON.stringify(name)}
   "usr": probe(lambda: wr("/usr/lib/" + N)),
   "stdlib": probe(lambda: wr("/usr/lib/python3.11/os.py")),
   "driver": probe(lambda: wr("/sandbox/python/driver.py")),
+  "dev": probe(lambda: wr("/dev/" + N)),
+  "dev_shm": probe(lambda: wr("/dev/shm/" + N)),
+  "dev_null": probe(lambda: wr("/dev/null")),
   "scratch": probe(lambda: wr("/tmp/" + N)),
   "dotdot": probe(lambda: wr("../" + N + ".2")),
   "workdir": probe(lambda: wr(N + ".txt")),
@@ -32,6 +36,10 @@ N = ${JSON.stringify(name)}
       usr: "OSError:EROFS",
       stdlib: "OSError:EROFS",
       driver: "OSError:EROFS",
+      // /dev is read-only too (it is a tmpfs with no size cap); writing to a device still works
+      dev: "OSError:EROFS",
+      dev_shm: "OSError:EROFS",
+      dev_null: "ALLOWED",
       scratch: "ALLOWED",
       dotdot: "ALLOWED",
       workdir: "ALLOWED",
@@ -46,5 +54,21 @@ N = ${JSON.stringify(name)}
     assert.equal(first.ok, true);
     const second = await runNative("import os\n[os.path.exists('/tmp/work/left.txt'), os.path.exists('/tmp/left.txt')]");
     assert.deepEqual(second.ok && second.value, [false, false]);
+  });
+});
+
+describe("pyodide", () => {
+  after(closePyodide);
+
+  it("guest writes land in Pyodide's in-memory file system: no host file appears, only the working directory comes back", async () => {
+    const name = uniqueName("wasmcell-escape");
+    const r = await runPy(`
+N = ${JSON.stringify(name)}
+for p in ["/" + N, "/tmp/" + N, "/home/" + N, "/lib/" + N, N]:
+    open(p, "w").write("pwned")
+"written"`);
+    assert.equal(r.ok && r.value, "written", JSON.stringify(!r.ok && r.error));
+    for (const p of [`/${name}`, `/tmp/${name}`, `/home/${name}`, `/lib/${name}`]) assert.equal(existsSync(p), false, p);
+    assert.deepEqual(r.files.map((f) => f.path), [name]);
   });
 });

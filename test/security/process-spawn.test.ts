@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import { uniqueName } from "../helpers/host.ts";
 import { closeNative, PROBES, runNative } from "../helpers/native.ts";
+import { closePyodide, PY_PROBE, runPy } from "../helpers/pyodide.ts";
 
 describe("native", () => {
   after(closeNative);
@@ -41,5 +42,34 @@ import subprocess
       raw_execveat: "EPERM",
     });
     assert.equal(existsSync(marker), false);
+  });
+});
+
+describe("pyodide", () => {
+  after(closePyodide);
+
+  it("subprocess, os.system, os.popen, fork and posix_spawn fail; no marker file appears on the host", async () => {
+    const marker = `/tmp/${uniqueName("wasmcell-spawned")}`;
+    const r = await runPy(`${PY_PROBE}
+import os, subprocess
+{
+  "subprocess": probe(lambda: subprocess.run(["/bin/sh", "-c", "touch ${marker}"])),
+  "system": probe(lambda: os.system("touch ${marker}")),
+  "popen": probe(lambda: os.popen("touch ${marker}")),
+  "fork": probe(os.fork),
+  "posix_spawn": probe(lambda: os.posix_spawn("/bin/sh", ["sh", "-c", "touch ${marker}"], {})),
+}`);
+    assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+    for (const [k, outcome] of Object.entries((r.ok ? r.value : {}) as Record<string, string>)) assert.notEqual(outcome, "ALLOWED", k);
+    assert.equal(existsSync(marker), false);
+  });
+
+  it("libc system() through ctypes (Emscripten hands it to Node's child_process) is denied by the seal", async () => {
+    const marker = `/tmp/${uniqueName("wasmcell-spawned")}`;
+    const r = await runPy(`import ctypes\nctypes.CDLL(None).system(b"touch ${marker}")`);
+    assert.equal(!r.ok && r.error.kind, "denied", JSON.stringify(r));
+    assert.equal(existsSync(marker), false);
+    const next = await runPy("'next'");
+    assert.equal(next.ok && next.value, "next");
   });
 });

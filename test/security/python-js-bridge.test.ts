@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { SealOptions } from "../../src/options.ts";
 import { startListener, startVictim } from "../helpers/host.ts";
-import { closePyodide, probeSeal, runPy } from "../helpers/pyodide.ts";
+import { closePyodide, probeSeal, PY_PROBE, runPy } from "../helpers/pyodide.ts";
 
 describe("pyodide", () => {
   const secret = `hunter2-${Math.random().toString(36).slice(2)}`;
@@ -34,13 +34,7 @@ describe("pyodide", () => {
 
   describe("guest layer (full seal around it)", () => {
     it("import js, pyodide_js internals, pyodide.code.run_js and pyodide.ffi are unusable", async () => {
-      const r = await runPy(`
-def probe(fn):
-    try:
-        fn()
-        return "ALLOWED"
-    except BaseException as e:
-        return type(e).__name__
+      const r = await runPy(`${PY_PROBE}
 def pjs():
     import pyodide_js
     return pyodide_js._module
@@ -87,6 +81,14 @@ except Exception as e:
 outcome`);
       assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
       assert.match(String(r.ok && r.value), /EvalError: Code generation from strings disallowed/);
+    });
+
+    it("a JS built-in changed through a leaked JsProxy does not reach the next run (the sidecar retires)", async () => {
+      const getFn = "import asyncio\nfn = type(asyncio.get_event_loop()).call_later.__globals__['scheduleCallback']\n";
+      const plant = await runPy(`${getFn}fn.constructor.prototype.wasmcellPlanted = 'from run one'\nfn.constructor.prototype.wasmcellPlanted`);
+      assert.equal(plant.ok && plant.value, "from run one", JSON.stringify(plant));
+      const look = await runPy(`${getFn}getattr(fn.constructor.prototype, 'wasmcellPlanted', None)`);
+      assert.equal(look.ok && look.value, null, JSON.stringify(look));
     });
 
     it("the environment holds no host secret and subprocess cannot start anything", async () => {
@@ -184,9 +186,9 @@ except Exception as e:
     const control = startVictim();
     const got = await probeSeal({ bubblewrap: false, seccomp: false, nodePermissions: false, dropPrivileges: false }, { port: listener.port, victimPid: control.pid, hostFile });
     control.stop();
-    assert.match(got.child_process!, /^ALLOWED: uid=/);
+    assert.match(got.child_process!, /^ALLOWED: "uid=/);
     assert.equal(got.fs_write_host, "ALLOWED");
-    assert.equal(got.net_connect, "ALLOWED: connected");
+    assert.equal(got.net_connect, "ALLOWED: \"connected\"");
     assert.equal(existsSync(hostFile), true);
   });
 });

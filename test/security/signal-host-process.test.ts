@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startVictim } from "../helpers/host.ts";
 import { closeNative, PROBES, runNative } from "../helpers/native.ts";
+import { closePyodide, runPy } from "../helpers/pyodide.ts";
 
 describe("native", () => {
   let victim: ReturnType<typeof startVictim>;
@@ -38,5 +39,28 @@ import signal
     });
     assert.equal(victim.alive(), true);
     assert.doesNotThrow(() => process.kill(pid, 0));
+  });
+});
+
+describe("pyodide", () => {
+  let victim: ReturnType<typeof startVictim>;
+  before(() => (victim = startVictim()));
+  after(async () => {
+    victim.stop();
+    await closePyodide();
+  });
+
+  it("os.kill of a host pid is refused; the host process lives", async () => {
+    const r = await runPy(`
+import os, signal
+try:
+    os.kill(${victim.pid}, signal.SIGKILL)
+    outcome = "ALLOWED"
+except BaseException as e:
+    outcome = type(e).__name__
+outcome`);
+    assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+    assert.notEqual(r.ok && r.value, "ALLOWED");
+    assert.equal(victim.alive(), true);
   });
 });

@@ -45,6 +45,8 @@ export interface ReadyMessage {
   /** Milliseconds from process start to ready (load + hardening + checkpoint). */
   startMs: number;
   loadMs: number;
+  /** Where the start-up went: init + snapshot received (since process start), setup, checkpoint. */
+  phases: { received: number; setup: number; checkpoint: number };
   fromSnapshot: boolean;
   /** WASM linear memory at the checkpoint. */
   heapBytes: number;

@@ -181,7 +181,8 @@ function joined(): Buffer {
 }
 function consume(n: number): void {
   const all = joined();
-  chunks = n < all.length ? [all.subarray(n)] : [];
+  // Copy the rest: a view would keep the whole (snapshot-sized) buffer alive.
+  chunks = n < all.length ? [Buffer.from(all.subarray(n))] : [];
   buffered -= n;
 }
 
@@ -189,6 +190,7 @@ function pump(): void {
   for (;;) {
     if (init && !snapshotReceived) {
       if (buffered < init.snapshotBytes) return;
+      // A copy: Pyodide reads the snapshot through a Uint32Array, so it must start 4-byte aligned.
       snapshot = new Uint8Array(joined().subarray(0, init.snapshotBytes));
       consume(init.snapshotBytes);
       snapshotReceived = true;
@@ -269,6 +271,9 @@ interface PyodideModule {
   stackRestore(sp: number): void;
   __hiwire_get(index: number): unknown;
   __hiwire_set(index: number, value: unknown): number;
+  _malloc_set_footprint_limit(bytes: number): number;
+  _hiwire_num_refs(): number;
+  __hiwire_slot_info(slot: number): number;
   wasmTable: WasmTable;
   LDSO: { loadedLibsByName: Record<string, unknown> };
 }
@@ -289,12 +294,56 @@ interface PyodideAPI {
 const WORKDIR = "/home/pyodide";
 const HARNESS_MODULE = "wasmcell_harness";
 
-// Python run once before the checkpoint: imports what every run needs (so it is in the snapshot and
-// the checkpoint), the guest-level hardening, and the per-run entry point.
+// Python run once per interpreter, before the checkpoint (and before the snapshot is taken, so a
+// sidecar started from the snapshot skips it): imports, the guest-visible refusals, the entry point.
 const SETUP_PY = String.raw`
 import sys, os, asyncio, json, ast, linecache, traceback, types, inspect, random
 import ${HARNESS_MODULE} as _h
 
+
+os.chdir(${JSON.stringify(WORKDIR)})
+
+# Emscripten's libc system() calls Node's child_process.spawnSync(cmd, {shell: true}) when it runs
+# in Node: a path from Python to a host shell that needs no JS bridge. The seal stops it (permission
+# model, seccomp, no shell in the jail); this makes the Python-level answer a clean error. (ctypes can
+# still call the C function; then the sidecar's JS error is reported as kind "denied" and it retires.)
+def _wasmcell_no_system(*args, **kwargs):
+    raise PermissionError(1, "starting processes is not available in the sandbox")
+os.system = _wasmcell_no_system
+os.popen = _wasmcell_no_system
+
+# Pyodide's event loop is always running here, and blocking on it (its asyncio.run) needs a stack
+# switch our entry point cannot offer: say what works instead of Pyodide's internal message.
+_pyodide_asyncio_run = asyncio.run
+def _wasmcell_asyncio_run(main, *, debug=None, loop_factory=None):
+    if asyncio.events._get_running_loop() is not None and loop_factory is None:
+        if inspect.iscoroutine(main):
+            main.close()
+        raise RuntimeError("asyncio.run() cannot block inside the sandbox's running event loop; use top-level 'await main()' instead")
+    return _pyodide_asyncio_run(main, debug=debug, loop_factory=loop_factory)
+asyncio.run = _wasmcell_asyncio_run
+
+def _wasmcell_start(code, max_result_bytes, fresh):
+    # Every run starts from the checkpoint, which holds one random state: reseed so runs differ.
+    random.seed()
+    prepared = _h._prepare(code)
+    if isinstance(prepared, dict):
+        return _h.encode_envelope(prepared)
+    body, last = prepared
+    ns = _h.new_namespace() if fresh else _wasmcell_session_ns
+    if _h._is_coroutine_code(body) or _h._is_coroutine_code(last):
+        async def _go():
+            return _h.encode_envelope(await _h.run_async_envelope(code, ns, max_result_bytes))
+        return _go()
+    return _h.encode_envelope(_h.run_envelope(code, ns, max_result_bytes))
+
+_wasmcell_session_ns = _h.new_namespace()
+`;
+
+// The guest-level blocks on the JavaScript bridge. Run after every load: Pyodide's own start-up from a
+// snapshot imports _pyodide_core and friends, so these cannot be in the snapshot.
+const HARDEN_PY = String.raw`
+import sys, types
 _BLOCKED_ROOTS = frozenset({"js", "pyodide_js", "pyodide", "_pyodide", "_pyodide_core", "micropip"})
 
 class _WasmcellBlockedFinder:
@@ -329,35 +378,6 @@ def _wasmcell_audit(event, args):
     if event in _REFUSED_EVENTS:
         raise RuntimeError("%s is not available in the sandbox" % event)
 sys.addaudithook(_wasmcell_audit)
-
-os.chdir(${JSON.stringify(WORKDIR)})
-
-# Pyodide's event loop is always running here, and blocking on it (its asyncio.run) needs a stack
-# switch our entry point cannot offer: say what works instead of Pyodide's internal message.
-_pyodide_asyncio_run = asyncio.run
-def _wasmcell_asyncio_run(main, *, debug=None, loop_factory=None):
-    if asyncio.events._get_running_loop() is not None and loop_factory is None:
-        if inspect.iscoroutine(main):
-            main.close()
-        raise RuntimeError("asyncio.run() cannot block inside the sandbox's running event loop; use top-level 'await main()' instead")
-    return _pyodide_asyncio_run(main, debug=debug, loop_factory=loop_factory)
-asyncio.run = _wasmcell_asyncio_run
-
-def _wasmcell_start(code, max_result_bytes, fresh):
-    # Every run starts from the checkpoint, which holds one random state: reseed so runs differ.
-    random.seed()
-    prepared = _h._prepare(code)
-    if isinstance(prepared, dict):
-        return _h.encode_envelope(prepared)
-    body, last = prepared
-    ns = _h.new_namespace() if fresh else _wasmcell_session_ns
-    if _h._is_coroutine_code(body) or _h._is_coroutine_code(last):
-        async def _go():
-            return _h.encode_envelope(await _h.run_async_envelope(code, ns, max_result_bytes))
-        return _go()
-    return _h.encode_envelope(_h.run_envelope(code, ns, max_result_bytes))
-
-_wasmcell_session_ns = _h.new_namespace()
 del _name
 `;
 
@@ -392,6 +412,53 @@ interface Checkpoint {
   cwd: string;
   tableLength: number;
   libraries: number;
+  realm: RealmFingerprint;
+  hiwireSlots: number[];
+}
+
+// The JS realm is not reset between runs (only the interpreter is). A guest that got hold of a JS
+// object could plant something on a shared built-in (a Python callable as Function.prototype.toString)
+// that a later run would meet. The built-ins are fingerprinted at the checkpoint — every own key and
+// the identity of its value/getter/setter — and a run that changed any of them retires the sidecar.
+type RealmFingerprint = { target: object; keys: (string | symbol)[]; values: unknown[] }[];
+const REALM_OBJECTS: object[] = [
+  globalThis, Object, Function, Array, Promise, Reflect, JSON, Math, Symbol, Error, WebAssembly_(),
+  Object.prototype, Function.prototype, Array.prototype, Promise.prototype, String.prototype, Number.prototype,
+  Boolean.prototype, Symbol.prototype, Error.prototype, RegExp.prototype, Map.prototype, Set.prototype,
+  Object.getPrototypeOf(Uint8Array.prototype) as object, Uint8Array.prototype, ArrayBuffer.prototype,
+  Object.getPrototypeOf(async function () {}) as object,
+];
+function WebAssembly_(): object {
+  return (globalThis as unknown as { WebAssembly: object }).WebAssembly;
+}
+// Node adds these to globalThis lazily (undici's fetch dispatcher, on first network-free use).
+const LAZY_GLOBAL = (key: string | symbol) => typeof key === "symbol" && /^undici\./.test(key.description ?? "");
+function fingerprintRealm(): RealmFingerprint {
+  return REALM_OBJECTS.map((target) => {
+    const keys = Reflect.ownKeys(target).filter((k) => target !== globalThis || !LAZY_GLOBAL(k));
+    const values: unknown[] = [];
+    for (const key of keys) {
+      const d = Reflect.getOwnPropertyDescriptor(target, key);
+      values.push(d && "value" in d ? d.value : d?.get, d?.set);
+    }
+    return { target, keys, values };
+  });
+}
+function realmChanged(before: RealmFingerprint): string | undefined {
+  const now = fingerprintRealm();
+  for (let i = 0; i < before.length; i++) {
+    const a = before[i]!;
+    const b = now[i]!;
+    const where = `JavaScript built-in #${i}`;
+    if (a.keys.length !== b.keys.length || a.values.length !== b.values.length) {
+      const added = b.keys.filter((k) => !a.keys.includes(k)).map(String);
+      const removed = a.keys.filter((k) => !b.keys.includes(k)).map(String);
+      return `${where} changed its properties (added ${added.join(", ") || "none"}; removed ${removed.join(", ") || "none"})`;
+    }
+    for (let k = 0; k < a.keys.length; k++) if (a.keys[k] !== b.keys[k]) return `${where} changed its properties`;
+    for (let k = 0; k < a.values.length; k++) if (!Object.is(a.values[k], b.values[k])) return `${where}: property ${String(a.keys[k >> 1])} was replaced`;
+  }
+  return undefined;
 }
 
 function walkFs(FS: EmscriptenFS, node: EmscriptenFSNode, path: string, out: Map<string, EmscriptenFSNode>): void {
@@ -426,6 +493,18 @@ function hiwireEntries(M: PyodideModule): unknown[] {
   }
 }
 
+// Pyodide's hiwire keeps JS references by (slot, generation); part of that bookkeeping lives outside
+// the linear memory we restore, and a run that creates or frees JS references (a guest poking at a
+// leaked JsProxy) can leave it out of step with the restored memory ("hiwire_incref on invalid
+// reference" in a later run). So the slot table is compared before the reset, and a run that
+// changed it retires the sidecar rather than risk a corrupted interpreter.
+const HIWIRE_SLOTS_CHECKED = 1024;
+function hiwireSlotInfo(M: PyodideModule): number[] {
+  const out: number[] = [M._hiwire_num_refs()];
+  for (let i = 0; i < HIWIRE_SLOTS_CHECKED; i++) out.push(M.__hiwire_slot_info(i));
+  return out;
+}
+
 function takeCheckpoint(M: PyodideModule): Checkpoint {
   const nodes = new Map<string, EmscriptenFSNode>();
   walkFs(M.FS, M.FS.root, "", nodes);
@@ -443,14 +522,22 @@ function takeCheckpoint(M: PyodideModule): Checkpoint {
     cwd: M.FS.cwd(),
     tableLength: M.wasmTable.length,
     libraries: Object.keys(M.LDSO.loadedLibsByName).length,
+    realm: fingerprintRealm(),
+    hiwireSlots: hiwireSlotInfo(M),
   };
 }
 
 /** Puts the interpreter back to the checkpoint; returns why it cannot, if it cannot. */
 function restoreCheckpoint(M: PyodideModule, cp: Checkpoint): string | undefined {
   cancelPendingTimers();
+  const slots = hiwireSlotInfo(M);
+  for (let i = 0; i < slots.length; i++) {
+    if (slots[i] !== cp.hiwireSlots[i]) return "the run changed Pyodide's JavaScript reference table";
+  }
   if (M.wasmTable.length !== cp.tableLength) return "the run grew the WASM function table (dynamic code)";
   if (Object.keys(M.LDSO.loadedLibsByName).length !== cp.libraries) return "the run loaded a dynamic library";
+  const tampered = realmChanged(cp.realm);
+  if (tampered) return tampered;
   const heap = M.HEAPU8;
   heap.set(cp.memory);
   // Memory past the checkpoint's size stays mapped (WASM memory cannot shrink); zero it so nothing
@@ -588,10 +675,14 @@ function makeFailure(kind: string, name: string, message: string): string {
 async function main(): Promise<void> {
   const first = await nextMessage();
   if (first !== "init" || !init) die("expected init");
+  const receivedAt = performance.now() - started;
   const mode = init.mode;
   const loadStart = performance.now();
   const py = await loadPyodideRuntime(snapshot, mode === "snapshot");
   snapshot = undefined;
+  // Pyodide keeps its load options; drop its reference to the 30 MB snapshot so it can be collected.
+  const config = (py as unknown as { _api?: { config?: Record<string, unknown> } })._api?.config;
+  if (config) delete config._loadSnapshot;
   const loadMs = performance.now() - loadStart;
   const M = py._module;
   const FS = M.FS;
@@ -601,20 +692,22 @@ async function main(): Promise<void> {
     FS.writeFile(`/lib/python3.14/site-packages/${HARNESS_MODULE}.py`, readFileSync(harnessFile!));
   }
   if (mode === "snapshot") {
-    // Import what the setup imports, so a sidecar started from this snapshot skips that work too.
-    py.runPython(`import sys, os, asyncio, json, ast, linecache, traceback, types, inspect, random\nimport ${HARNESS_MODULE}`);
+    // The setup (imports, hardening, entry point) is pure Python state, so it goes into the snapshot
+    // and a sidecar started from it skips that work (~0.1 s). It never ran guest code.
+    py.runPython(SETUP_PY);
     const bytes = py.makeMemorySnapshot();
     send({ t: "snapshot", bytes: bytes.length });
     writeAll(bytes);
     process.exit(0);
   }
-  // The harness module was imported into the snapshot; its file is also needed for tracebacks only
-  // of harness frames, which we hide, so the MEMFS copy exists just for a cold load.
-
+  const setupStart = performance.now();
   py.setStdout(writer("stdout"));
   py.setStderr(writer("stderr"));
   py.setInterruptBuffer(interruptSource);
-  py.runPython(SETUP_PY);
+  // From a snapshot the setup already ran; only the file system's cwd (JS-side state) is not in it.
+  // From a snapshot the setup already ran; the cwd is JS-side file-system state, not in the snapshot.
+  py.runPython(init.snapshotBytes ? `import os\nos.chdir(${JSON.stringify(WORKDIR)})` : SETUP_PY);
+  py.runPython(HARDEN_PY);
   const start = py.globals.get("_wasmcell_start");
   if (!start) die("setup did not define _wasmcell_start");
   const stateful = init.stateful;
@@ -623,11 +716,17 @@ async function main(): Promise<void> {
     // on memory that no longer holds them. The reset frees everything a run made, so nothing leaks.
     M.finalizationRegistry = { register() {}, unregister() {} };
   }
+  const checkpointStart = performance.now();
   const checkpoint = stateful ? undefined : takeCheckpoint(M);
+  // The snapshot (30 MB) and load-time garbage are unreachable now; an idle process would keep them
+  // mapped until some later allocation triggers a collection, so collect once. (The `gc` global
+  // cannot be deleted; code that reaches it can only spend its own CPU, which the deadline bounds.)
+  (globalThis as { gc?: () => void }).gc?.();
   send({
     t: "ready",
     startMs: performance.now() - started,
     loadMs,
+    phases: { received: receivedAt, setup: checkpointStart - setupStart, checkpoint: performance.now() - checkpointStart },
     fromSnapshot: init.snapshotBytes > 0,
     heapBytes: M.HEAPU8.length,
   });
@@ -655,7 +754,12 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
   output.truncated = false;
   memoryCapHit = false;
   peakMemoryBytes = M.HEAPU8.length;
-  memoryCapBytes = Math.max(limits.memoryMb * 1024 * 1024, M.HEAPU8.length);
+  // Two caps: malloc's footprint limit (dlmalloc, in linear memory, so the reset restores it) holds
+  // even when an earlier run already grew the memory that the reset cannot shrink; the grow hook is
+  // the backstop on the memory's real size.
+  const capBytes = limits.memoryMb * 1024 * 1024;
+  M._malloc_set_footprint_limit(Math.min(capBytes, 0xffff0000));
+  memoryCapBytes = Math.max(capBytes, M.HEAPU8.length);
   let envelope: string;
   let fatal: string | undefined;
   try {
@@ -673,6 +777,9 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     if (deadline.fired) envelope = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
     else if (memoryCapHit) envelope = makeFailure("memory", "MemoryError", "out of memory (limits.memoryMb)");
     else if (/Maximum call stack|stack overflow/i.test(text)) envelope = makeFailure("stack", "RangeError", "the call stack overflowed");
+    else if ((error as NodeJS.ErrnoException)?.code === "ERR_ACCESS_DENIED" || /ERR_ACCESS_DENIED|Access to this API has been restricted/.test(text)) {
+      envelope = makeFailure("denied", "PermissionError", `the sandbox denied an operation: ${text.slice(0, 300)}`);
+    }
     else envelope = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
     fatal = text;
   } finally {
