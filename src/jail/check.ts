@@ -29,6 +29,9 @@ export async function checkSeal(seal: ResolvedSeal, tools: Partial<HostTools> = 
     const layer = seal.bubblewrap ? "bubblewrap" : seal.seccomp !== false ? "seccomp" : "dropPrivileges";
     throw new SealUnavailableError(layer, `it needs Linux; this is ${process.platform}. Turn the layer off in seal options to run without it`);
   }
+  if (process.platform === "linux" && !isExecutable(t.bash)) {
+    throw new SealUnavailableError("launcher", `${t.bash} is missing: the jail's launcher needs it to join cgroups and close inherited descriptors`);
+  }
   const uidDrop = seal.dropPrivileges !== false && isRoot() ? seal.dropPrivileges : false;
   if (uidDrop && !isExecutable(t.setpriv)) {
     throw new SealUnavailableError("dropPrivileges", `the host runs as root and ${t.setpriv} (util-linux) is not installed to drop to uid ${uidDrop.uid}`);

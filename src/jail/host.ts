@@ -11,8 +11,11 @@ export interface HostTools {
   bwrap: string;
   setpriv: string;
   prlimit: string;
-  /** POSIX shell used as a one-line pre-exec step to join cgroups before anything else runs. */
-  sh: string;
+  /**
+   * bash, the launcher's first step: it joins the cgroups and closes every inherited descriptor the
+   * jail is not meant to have before exec'ing the rest (bash, not sh: dash cannot name fds above 9).
+   */
+  bash: string;
   ldd: string;
 }
 
@@ -20,7 +23,7 @@ export const DEFAULT_TOOLS: Readonly<HostTools> = Object.freeze({
   bwrap: "/usr/bin/bwrap",
   setpriv: "/usr/bin/setpriv",
   prlimit: "/usr/bin/prlimit",
-  sh: "/bin/sh",
+  bash: "/bin/bash",
   ldd: "/usr/bin/ldd",
 });
 

@@ -20,11 +20,24 @@
 //   wallClockMs: 10_000,                     // SIGKILL of the whole jail when it passes
 //   env: { FOO: "bar" },                     // on top of PATH, HOME (= workDir), LANG=C.UTF-8; nothing is inherited
 // });
-// jail.child.stdin.write(…); jail.child.stdout.on("data", …);   // stdio pipes are the only channel
-// jail.memoryMechanism;                       // "cgroup" | "rlimit" | "none": which memory cap is in force
-// const { code, signal, timedOut, oomKilled, peakMemoryBytes } = await jail.exited;
-// jail.kill();                                // SIGKILL everything, idempotent; disposal does the same
+// jail.child.stdin.write(…); jail.child.stdout.on("data", …);   // stdio pipes to the program
+// jail.pipes;                                  // `extraPipes: n` more pipes, at fds 4, 5, … in the program
+// jail.memoryMechanism;                        // "cgroup" | "rlimit" | "none": which memory cap is in force
+// jail.plan;                                   // the layers in force: { bubblewrap, seccomp, uidDrop }
+// jail.setDeadline(5_000);                     // (re)arm the wall-clock kill, e.g. when a pre-started process gets work
+// jail.memoryStats();                          // { peakMemoryBytes?, oomKilled } so far (cgroup only)
+// const { code, signal, timedOut, oomKilled, peakMemoryBytes } = await jail.exited;   // never rejects
+// jail.kill();                                 // SIGKILL everything, idempotent; disposal does the same
+//
+// Other spec fields: `symlinks` ([{ target: "usr/lib", jail: "/lib" }]), `bindSharedLibraries` (default
+// true: bind what `ldd` lists; off when whole library directories are bound), `proc` (default false),
+// `scratchDir` (default /tmp) and `workDir` (default: the scratch), `pidsMax` (cgroup, default 64).
 // ```
+//
+// Host paths bound into the jail must be readable by the dropped uid (every parent directory searchable):
+// bubblewrap runs as that uid. Binding through descriptors opened as root would get around it, but a
+// descriptor of a host directory that reached the program would let it walk out of its mounts, so an
+// unreadable path is a SealUnavailableError naming it instead.
 //
 // ## The layers (each can be turned off in `seal`; one asked for and unavailable is an error)
 //

@@ -2,7 +2,7 @@
 // kill the whole jail. See index.ts for the API contract.
 //
 // The command chain, outside in (each link `exec`s the next, so it is one pid throughout):
-//   [sh -c 'echo $$ > memory/cgroup.procs; echo $$ > pids/cgroup.procs; exec "$@"']   root + cgroup only
+//   bash -c LAUNCHER: join the memory/pids cgroups (root), close inherited descriptors   always
 //   prlimit --cpu --fsize --nofile --core [--as]                                       rlimits (soft = hard)
 //   [setpriv --reuid --regid --clear-groups --no-new-privs]                           root + dropPrivileges
 //   bwrap … --seccomp 3 -- program args                                                namespaces + filter
@@ -128,6 +128,20 @@ export interface JailedProcess extends AsyncDisposable {
 
 const SIGNALS_BY_NUMBER: Record<number, NodeJS.Signals> = { 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS" };
 
+/**
+ * The first link of the chain, as bash: `$1` the descriptors to keep, `$2` how many cgroup.procs files
+ * follow, then those files, then the command. It joins the cgroups (so nothing runs outside them) and
+ * closes every other descriptor: Node passes on whatever its own parent left open without
+ * close-on-exec (a socket-activation fd, a pipe, a directory), and inside the jail such a descriptor
+ * would be a way out (a host socket, or `openat(dirfd, "..")` past the mounts).
+ */
+const LAUNCHER = [
+  'keep=" $1 "; n=$2; shift 2',
+  'for ((i = 0; i < n; i++)); do echo $$ > "$1" || exit 121; shift; done',
+  'for f in /proc/self/fd/*; do fd=${f##*/}; case "$keep" in *" $fd "*) ;; *) { exec {fd}>&-; } 2>/dev/null ;; esac; done',
+  'exec "$@"',
+].join("\n");
+
 const filterCache = new Map<string, Buffer>();
 
 /** The compiled filter for a profile and mode (cached: the program for a profile never changes). */
@@ -170,20 +184,23 @@ export function jailArgv(
   hostScratch?: string,
 ): string[] {
   const t = { ...DEFAULT_TOOLS, ...spec.tools };
+  // The descriptors the jail may keep: stdio, the seccomp program (3) and the extra pipes (4, 5, …).
+  const keep = [0, 1, 2, ...(plan.seccomp !== false ? [3] : []), ...Array.from({ length: spec.extraPipes ?? 0 }, (_, i) => 4 + i)];
   const argv: string[] = [];
-  if (cgroupProcs.length) {
-    // $1…$n are the cgroup.procs files; the program chain follows them.
-    const joins = cgroupProcs.map((_, i) => `echo $$ > "$${i + 1}"`).join(" && ");
-    argv.push(t.sh, "-c", `${joins} && shift ${cgroupProcs.length} && exec "$@"`, "wasmcell-jail", ...cgroupProcs);
+  // Off Linux (possible only with every seal layer turned off) there is no launcher, prlimit or
+  // cgroup: the program just runs, with the wall-clock kill as its only limit.
+  if (process.platform === "linux") {
+    // --norc: bash would otherwise source ~/.bashrc, taking stdin (a socketpair) for a remote shell's.
+    argv.push(t.bash, "--norc", "--noprofile", "-c", LAUNCHER, "wasmcell-jail", keep.join(" "), String(cgroupProcs.length), ...cgroupProcs);
+    const r = spec.rlimits ?? {};
+    const lim = (flag: string, v: number) => `--${flag}=${Math.floor(v)}:${Math.floor(v)}`;
+    argv.push(t.prlimit, lim("core", 0), lim("nofile", r.openFiles ?? 64));
+    if (r.cpuSeconds !== undefined) argv.push(lim("cpu", Math.max(1, Math.ceil(r.cpuSeconds))));
+    if (r.fileSizeBytes !== undefined) argv.push(lim("fsize", r.fileSizeBytes));
+    const as = Math.min(r.addressSpaceBytes ?? Infinity, memory.rlimitAs ?? Infinity);
+    if (Number.isFinite(as)) argv.push(lim("as", as));
+    argv.push("--");
   }
-  const r = spec.rlimits ?? {};
-  const lim = (flag: string, v: number) => `--${flag}=${Math.floor(v)}:${Math.floor(v)}`;
-  argv.push(t.prlimit, lim("core", 0), lim("nofile", r.openFiles ?? 64));
-  if (r.cpuSeconds !== undefined) argv.push(lim("cpu", Math.max(1, Math.ceil(r.cpuSeconds))));
-  if (r.fileSizeBytes !== undefined) argv.push(lim("fsize", r.fileSizeBytes));
-  const as = Math.min(r.addressSpaceBytes ?? Infinity, memory.rlimitAs ?? Infinity);
-  if (Number.isFinite(as)) argv.push(lim("as", as));
-  argv.push("--");
   if (plan.uidDrop) {
     argv.push(t.setpriv, `--reuid=${plan.uidDrop.uid}`, `--regid=${plan.uidDrop.gid}`, "--clear-groups", "--no-new-privs", "--");
   }
@@ -251,6 +268,7 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
     cgroup = JailCgroup.create(support, undefined, spec.pidsMax ?? 64);
   }
   if (mechanism !== "cgroup" && spec.rlimits?.addressSpaceBytes !== undefined) mechanism = "rlimit";
+  if (process.platform !== "linux") mechanism = "none";
 
   // Without bubblewrap there is no private scratch: give the program a fresh host directory it owns.
   let hostScratch: string | undefined;

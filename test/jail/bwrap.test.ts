@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { hostname } from "node:os";
 import { describe, it } from "node:test";
 import { bwrapArgs } from "../../src/jail/bwrap.ts";
@@ -35,11 +36,13 @@ describe("bwrap argv", () => {
     ]);
   });
 
-  it("chains cgroup join, prlimit, the uid drop and bwrap in that order; binds ldd's libraries", () => {
+  it("chains the launcher (cgroup join, descriptor closing), prlimit, the uid drop and bwrap in that order; binds ldd's libraries", () => {
     const plan = { bubblewrap: true, seccomp: "kill" as const, uidDrop: { uid: 65534, gid: 65534 } };
     const argv = jailArgv({ executable: "/usr/bin/python3.11", args: ["-c", "1"], seccompProfile: "python-native", seal: TEST_SEAL, rlimits: { cpuSeconds: 2, fileSizeBytes: 1000 } }, plan, ["/cg/memory/x/cgroup.procs"], { mechanism: "cgroup" });
     const at = (s: string) => argv.indexOf(s);
-    assert.deepEqual(argv.slice(0, 3), ["/bin/sh", "-c", 'echo $$ > "$1" && shift 1 && exec "$@"']);
+    assert.deepEqual(argv.slice(0, 4), ["/bin/bash", "--norc", "--noprofile", "-c"]);
+    // after the script: the descriptors to keep, then the cgroup.procs files
+    assert.deepEqual(argv.slice(5, 9), ["wasmcell-jail", "0 1 2 3", "1", "/cg/memory/x/cgroup.procs"]);
     assert.ok(at("/usr/bin/prlimit") < at("/usr/bin/setpriv") && at("/usr/bin/setpriv") < at("/usr/bin/bwrap"));
     assert.deepEqual(argv.slice(at("/usr/bin/prlimit"), at("/usr/bin/setpriv")), ["/usr/bin/prlimit", "--core=0:0", "--nofile=64:64", "--cpu=2:2", "--fsize=1000:1000", "--"]);
     assert.deepEqual(argv.slice(at("/usr/bin/setpriv"), at("/usr/bin/bwrap")), ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--no-new-privs", "--"]);
@@ -47,6 +50,9 @@ describe("bwrap argv", () => {
     assert.ok(argv.includes("/lib64/ld-linux-x86-64.so.2"));
   });
 });
+
+/** Python that prints the descriptors it holds (0…1023). */
+const FD_PROBE = "import os\ndef ok(fd):\n    try:\n        os.fstat(fd)\n        return True\n    except OSError:\n        return False\nprint([fd for fd in range(1024) if ok(fd)])";
 
 describe("inside the jail", () => {
   it("sees only its binds, an empty environment, hostname sandbox, a read-only root and a writable capped scratch", async () => {
@@ -75,6 +81,25 @@ print(json.dumps(out))`;
       write_big: "ENOSPC",
     });
     assert.notEqual(hostname(), "sandbox");
+  });
+
+  it("holds no descriptor but stdio and its extra pipes (the seccomp fd is consumed by bwrap)", async () => {
+    const r = await runPython(FD_PROBE, { extraPipes: 2 });
+    assert.equal(r.stdout, "[0, 1, 2, 4, 5]\n");
+  });
+
+  it("does not pass on descriptors the host process inherited without close-on-exec", async () => {
+    // A host Node started with an extra open descriptor (fd 64, as a service manager or a shell might
+    // leave one) spawns a jail: the program must not hold it.
+    const helpers = new URL("./helpers.ts", import.meta.url).href;
+    const script = `import { runPython } from ${JSON.stringify(helpers)};
+const r = await runPython(${JSON.stringify(FD_PROBE)}, { extraPipes: 1 });
+process.stdout.write(r.stdout);`;
+    const child = spawn("/bin/bash", ["--norc", "-c", 'exec 64</etc/hostname; exec "$0" --input-type=module -e "$1"', process.execPath, script], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    await new Promise((r) => child.once("close", r));
+    assert.equal(out, "[0, 1, 2, 4]\n");
   });
 
   it("has no /proc unless asked, and then only its own pid namespace", async () => {

@@ -4,7 +4,8 @@ It is the only file besides the shared harness (``harness.py``, bound next to it
 Protocol, host → driver on stdin (one JSON object, then EOF):
     {"code": str, "maxResultBytes": int, "files": {relpath: base64}, "maxFiles": int,
      "maxFileBytes": int, "softDeadline": float (epoch seconds; host and jail share the clock)}
-driver → host on fd 4 (one JSON line): {"envelope": <harness envelope>, "files": [{"path", "data"}]}
+driver → host on fd 4 (one JSON line): {"envelope": <harness envelope>, "files": [{"path", "data"}],
+    "maxrss": int}
 Guest stdout/stderr are fds 1/2 (moved onto the host's fds 5/6 first; unbuffered, ``-u``), so what a
 run printed before a hard kill is not lost. Everything here runs in the guest's own process: a guest can tamper with this driver, and
 then only lies about its own result. The host treats fd 4 as untrusted data and caps it.
@@ -108,7 +109,11 @@ def main():
     if problem and envelope.get("ok"):
         envelope = harness._failure("output_limit", "OutputLimitError", problem)
     harness._flush_streams()
-    data = (json.dumps({"envelope": envelope, "files": files}, ensure_ascii=False) + "\n").encode("utf-8")
+    import resource
+
+    # Peak resident memory of this process (the host prefers the cgroup's figure, which counts the tmpfs).
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    data = (json.dumps({"envelope": envelope, "files": files, "maxrss": maxrss}, ensure_ascii=False) + "\n").encode("utf-8")
     view = memoryview(data)
     while view:
         view = view[os.write(RESULT_FD, view):]

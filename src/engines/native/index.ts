@@ -5,10 +5,12 @@
 // the interpreter, its libraries and packages, read-only; a tmpfs scratch) and the seccomp allowlist
 // (no socket, no fork, no kill, no ptrace, no namespaces) are the real boundary, not Python.
 //
-// A run: spawn the jail → write {code, files, caps} to stdin → the driver (driver.py) writes input files
-// into /tmp/work, runs the code through the shared harness (../python/harness.py), collects the files
-// the run wrote, and sends one JSON line on fd 4 → the host validates that untrusted line and builds
-// the RunResult. stdout/stderr are read from the pipes, capped together at maxOutputBytes.
+// A run: take the pre-started jail (or spawn one) → arm its deadline → write {code, files, caps} to
+// stdin → the driver (driver.py) writes input files into /tmp/work, runs the code through the shared
+// harness (../python/harness.py), collects the files the run wrote, sends one JSON line on fd 4 and
+// leaves with os._exit → the host validates that untrusted line and builds the RunResult. The guest's
+// stdout/stderr arrive on fds 5/6, capped together at maxOutputBytes. No result line: the way the jail
+// ended (deadline, OOM kill, SIGSYS, crash) says what happened.
 
 import { existsSync } from "node:fs";
 import type { Duplex } from "node:stream";
@@ -227,7 +229,8 @@ class NativeEngine implements Engine {
       request.signal?.removeEventListener("abort", onAbort);
       const stats = jail.memoryStats();
       jail.kill();
-      const result = base(performance.now() - started, stats.peakMemoryBytes !== undefined ? { peakMemoryBytes: stats.peakMemoryBytes } : {});
+      const peak = stats.peakMemoryBytes ?? early.maxrss;
+      const result = base(performance.now() - started, peak !== undefined ? { peakMemoryBytes: peak } : {});
       result.files = early.files;
       return early.envelope.ok ? { ...result, ok: true, value: early.envelope.value } : { ...result, ok: false, error: early.envelope.error };
     }
@@ -246,6 +249,7 @@ class NativeEngine implements Engine {
     // A result line can also arrive with the exit (a process that ended before its pipes were read).
     const late = parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
     if (late) {
+      if (result.stats.peakMemoryBytes === undefined && late.maxrss !== undefined) result.stats.peakMemoryBytes = late.maxrss;
       result.files = late.files;
       return late.envelope.ok ? { ...result, ok: true, value: late.envelope.value } : { ...result, ok: false, error: late.envelope.error };
     }
@@ -261,7 +265,11 @@ class NativeEngine implements Engine {
   async destroy(): Promise<void> {
     this.#closed = true;
     this.#spare = undefined;
-    for (const jail of this.#live) jail.kill();
+    for (const jail of this.#live) {
+      // a parked spare's handles are unref'd: ref them again, or the host could exit before it is reaped
+      setParked(jail, false);
+      jail.kill();
+    }
     await Promise.allSettled([...this.#live].map((j) => j.exited));
   }
 }
@@ -311,7 +319,7 @@ type Envelope = { ok: true; value: unknown } | { ok: false; error: GuestError };
  * Validates the driver's line. It comes from the guest's own process, so it is untrusted: plain JSON
  * (no prototypes, no getters), checked field by field, files re-checked against the caps.
  */
-function parseResult(text: string, maxFiles: number, maxFileBytes: number): { envelope: Envelope; files: OutputFile[] } | undefined {
+function parseResult(text: string, maxFiles: number, maxFileBytes: number): { envelope: Envelope; files: OutputFile[]; maxrss?: number } | undefined {
   const line = text.trim().split("\n").pop();
   if (!line) return undefined;
   let raw: unknown;
@@ -345,7 +353,9 @@ function parseResult(text: string, maxFiles: number, maxFileBytes: number): { en
     if (total > maxFileBytes) break;
     files.push({ path: f.path, bytes, mimeType: mimeTypeOf(f.path) });
   }
-  return { envelope, files };
+  const out: { envelope: Envelope; files: OutputFile[]; maxrss?: number } = { envelope, files };
+  if (typeof raw.maxrss === "number" && Number.isSafeInteger(raw.maxrss) && raw.maxrss > 0) out.maxrss = raw.maxrss;
+  return out;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -121,8 +121,9 @@ export class QuickJSEngine implements Engine {
 
   async destroy(): Promise<void> {
     this.#closed = true;
+    this.pool.destroy();
+    await Promise.allSettled([...this.#inFlight]);
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
-    this.pool.close();
   }
 }
 
@@ -199,6 +200,8 @@ export class QuickJSSession implements EngineSession {
       }
     }
     cell.host.releaseCell(cell, false);
+    // Many long sessions can grow the module's memory; once they are gone it should go back too.
+    if (cell.host.alive && cell.host.memoryBytes() > 2 * RETIRE_BYTES) cell.host.retire();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -2,6 +2,7 @@
 // error kind, files in and out. Runs with the seccomp kill default, so a syscall missing from the
 // python-native allowlist fails here.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
 import { mimeTypeOf } from "../../../src/engines/native/index.ts";
 import { createSandbox, type Sandbox } from "../../../src/sandbox.ts";
@@ -31,6 +32,7 @@ m = np.array([[2.0, 1.0], [1.0, 3.0]])
     assert.deepEqual(r.ok && r.value, { means: { Oslo: 4.0, Rome: 20.0 }, det: 5.0, numpy: "1.24.2" });
     assert.deepEqual(r.files.map((f) => [f.path, f.mimeType, Buffer.from(f.bytes).toString()]), [["means.csv", "text/csv", "city,temp\nOslo,4.0\nRome,20.0\n"]]);
     assert.equal(r.stats.engine, "native");
+    assert.ok(r.stats.peakMemoryBytes! > 10 << 20, "peak memory is reported (cgroup peak, or the interpreter's maxrss)");
   });
 
   it("a matplotlib figure saved as PNG comes back as a file", async () => {
@@ -132,6 +134,25 @@ db.execute("select sum(x) from t").fetchone()[0]`);
     // no mount namespace: the host's files are visible, which is what turning bubblewrap off means
     assert.deepEqual(r.ok && r.value, [true, true]);
     assert.deepEqual(r.files.map((f) => [f.path, Buffer.from(f.bytes).toString()]), [["out.txt", "HI"]]);
+  });
+
+  it("a host that forgets close() still exits, and close() reaps the pre-started jail", async () => {
+    const sandboxUrl = new URL("../../../src/sandbox.ts", import.meta.url).href;
+    for (const closeIt of [false, true]) {
+      const script = `import { createSandbox } from ${JSON.stringify(sandboxUrl)};
+const s = await createSandbox({ python: { engine: "native" } });
+const r = await s.run({ language: "python", code: "6 * 7" });
+process.stdout.write(String(r.ok && r.value));
+await new Promise((res) => setTimeout(res, 300));
+${closeIt ? "await s.close();" : ""}`;
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+      child.stderr.on("data", (c: Buffer) => (err += c.toString()));
+      const code = await new Promise((r) => child.once("close", r));
+      assert.deepEqual([code, out, err], [0, "42", ""], `closeIt=${closeIt}`);
+    }
   });
 
   it("guesses MIME types from file names", () => {
