@@ -8,6 +8,7 @@
 //
 // Not a test: numbers depend on the machine and its load. Nothing here asserts a timing.
 
+import v8 from "node:v8";
 import vm from "node:vm";
 import { fileURLToPath } from "node:url";
 import { newQuickJSWASMModuleFromVariant, type QuickJSSyncVariant } from "quickjs-emscripten-core";
@@ -37,8 +38,11 @@ function mb(bytes: number): string {
   return (bytes / 1024 / 1024).toFixed(1);
 }
 
+/** A full GC before each memory reading, also when node runs without --expose-gc (npm run bench). */
+v8.setFlagsFromString("--expose-gc");
+const forceGc = vm.runInNewContext("gc") as () => void;
 function gc(): void {
-  (globalThis as { gc?: () => void }).gc?.();
+  forceGc();
 }
 
 export async function bench(): Promise<string> {

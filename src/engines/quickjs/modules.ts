@@ -194,15 +194,10 @@ export class ModuleHost {
     }
   }
 
-  pollTicks(slow: boolean): number {
-    return slow ? 1 : FAST_TICKS;
-  }
 }
 
 const SERVICE_INTRINSICS = { BaseObjects: true, Eval: true, Date: true, RegExp: true, RegExpCompiler: true, JSON: true, MapSet: true, TypedArrays: true };
 
-/** Milliseconds after which a poll window counts as slow (builtins are expensive right now). */
-export const SLOW_POLL_WINDOW_MS = SLOW_WINDOW_MS;
 
 /**
  * A QuickJS runtime with its service realm. One run (or one session) uses it at a time.
@@ -248,7 +243,7 @@ export class Cell {
     const now = performance.now();
     const slow = now - this.#lastPoll > SLOW_WINDOW_MS;
     this.#lastPoll = now;
-    const ticks = this.host.pollTicks(slow);
+    const ticks = slow ? 1 : FAST_TICKS;
     this.host.setCounter(this.svc, ticks);
     if (this.userCtx?.alive) this.host.setCounter(this.userCtx, ticks);
     return this.source?.shouldInterrupt() ?? false;
