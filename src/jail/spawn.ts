@@ -210,7 +210,10 @@ export function jailArgv(
   if (!plan.bubblewrap) {
     // No mount namespace: the program runs on the host, from a private temp directory standing in for
     // the scratch. Jail paths in args and env are translated to the host paths they would be bound from.
+    // The most specific jail path wins, as a deeper bind mount would: a bind at /tmp/repo/x must not
+    // be read as "inside the /tmp scratch" (a checkout under /tmp would otherwise break).
     const map: [string, string][] = [[scratchDir, hostScratch ?? scratchDir], ...(spec.roBinds ?? []).map((b): [string, string] => [b.jail, b.host])];
+    map.sort(([a], [b]) => b.length - a.length);
     const translate = (v: string) => {
       for (const [jail, host] of map) if (v === jail || v.startsWith(`${jail}/`)) return host + v.slice(jail.length);
       return v;

@@ -76,13 +76,13 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
     executable: process.execPath,
     jailExecutable: jailed ? "/sandbox/bin/node" : process.execPath,
     args: nodeArgs,
-    roBinds: jailed
-      ? [
-          { host: files.pyodideDir, jail: inJail.pyodideDir },
-          { host: files.sidecar, jail: inJail.sidecar },
-          { host: files.harness, jail: inJail.harness },
-        ]
-      : [],
+    // Unjailed, the same list says "these host paths are themselves", so a checkout under /tmp is not
+    // mistaken for a path inside the private scratch that stands in for the jail's /tmp.
+    roBinds: [
+      { host: files.pyodideDir, jail: inJail.pyodideDir },
+      { host: files.sidecar, jail: inJail.sidecar },
+      { host: files.harness, jail: inJail.harness },
+    ],
     seccompProfile: "node-pyodide",
     seal,
     // The guest's files live in Pyodide's in-memory file system; the process itself writes nothing.

@@ -12,8 +12,13 @@ import { mimeTypeOf } from "../native/index.ts";
 import { launchSidecar } from "./launch.ts";
 import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";
 
-/** Time the in-sidecar interrupt gets to end a run before the host kills the process. */
-export const KILL_GRACE_MS = 250;
+/**
+ * Time the in-sidecar interrupt gets to end a run before the host kills the process. The interrupt
+ * normally lands within milliseconds, but on a loaded machine a sidecar can be descheduled for a few
+ * hundred; a kill costs a ~1 s sidecar restart, so an early one only adds load. One second matches
+ * the target "hard kill at deadline + 1 s"; code stuck in C (time.sleep, one long call) ends then.
+ */
+export const KILL_GRACE_MS = 1000;
 /** How long a sidecar may take to become ready (a cold load on a loaded 2-core machine is ~3–10 s). */
 const START_TIMEOUT_MS = 60_000;
 const STDERR_KEEP = 4096;
