@@ -8,6 +8,7 @@
 //
 // Not a test: numbers depend on the machine and its load. Nothing here asserts a timing.
 
+import v8 from "node:v8";
 import vm from "node:vm";
 import { fileURLToPath } from "node:url";
 import { newQuickJSWASMModuleFromVariant, type QuickJSSyncVariant } from "quickjs-emscripten-core";
@@ -37,8 +38,11 @@ function mb(bytes: number): string {
   return (bytes / 1024 / 1024).toFixed(1);
 }
 
+/** A full GC before each memory reading, also when node runs without --expose-gc (npm run bench). */
+v8.setFlagsFromString("--expose-gc");
+const forceGc = vm.runInNewContext("gc") as () => void;
 function gc(): void {
-  (globalThis as { gc?: () => void }).gc?.();
+  forceGc();
 }
 
 export async function bench(): Promise<string> {
@@ -93,18 +97,28 @@ export async function bench(): Promise<string> {
     }
   }
 
-  // Memory per concurrent run: sessions hold a runtime + context each, like a run in flight.
-  gc();
-  const before = process.memoryUsage().rss;
-  const sessions = [];
-  for (let i = 0; i < SESSIONS; i++) {
-    const s = await sandbox.session({ language: "javascript" });
-    await s.run({ code: "globalThis.n = 1" });
-    sessions.push(s);
+  // Memory per concurrent run: sessions hold a runtime + context each, like a run in flight. (In a
+  // helper, so no binding of this function keeps a closed session — and its module — reachable.)
+  const openSessions = async (): Promise<{ before: number; during: number }> => {
+    gc();
+    const before = process.memoryUsage().rss;
+    const sessions = [];
+    for (let i = 0; i < SESSIONS; i++) {
+      const s = await sandbox.session({ language: "javascript" });
+      await s.run({ code: "globalThis.n = 1" });
+      sessions.push(s);
+    }
+    gc();
+    const during = process.memoryUsage().rss;
+    await Promise.all(sessions.map((s) => s.close()));
+    return { before, during };
+  };
+  const { before, during } = await openSessions();
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 50));
   }
-  gc();
-  const during = process.memoryUsage().rss;
-  for (const s of sessions) await s.close();
+  const closed = process.memoryUsage().rss;
 
   // RSS across many runs.
   gc();
@@ -128,7 +142,7 @@ export async function bench(): Promise<string> {
     "|---|---|---|---|",
     ...rows,
     "",
-    `Memory per concurrent run: ${SESSIONS.toLocaleString("en-US")} open sessions (a runtime + context each) grew RSS by ${mb(during - before)} MB → ${((during - before) / SESSIONS / 1024).toFixed(0)} KB per run.`,
+    `Memory per concurrent run: ${SESSIONS.toLocaleString("en-US")} open sessions (a runtime + context each) grew RSS by ${mb(during - before)} MB → ${((during - before) / SESSIONS / 1024).toFixed(0)} KB per run (RSS ${mb(before)} MB before, ${mb(during)} MB with them open, ${mb(closed)} MB after closing them).`,
     "",
     `RSS across ${RSS_RUNS.toLocaleString("en-US")} runs: ${mb(rssStart)} MB before, ${mb(rssEnd)} MB after (${rssEnd >= rssStart ? "+" : ""}${mb(rssEnd - rssStart)} MB).`,
     "",

@@ -26,7 +26,7 @@ export interface PythonOptions {
   maxQueue?: number;
   /** Start the pool when the sandbox is created rather than on the first Python run. */
   prewarm?: boolean;
-  /** Start sidecars from a Pyodide memory snapshot (built once per sandbox) rather than a cold load. */
+  /** Start sidecars from a Pyodide memory snapshot (built once per machine, cached) rather than a cold load. */
   snapshot?: boolean;
 }
 
@@ -43,7 +43,7 @@ export interface SandboxOptions {
   seal?: SealOptions;
 }
 
-/** The defaults, in one place. README's "Options" table is generated from the same values. */
+/** The defaults, in one place. README's "Options" table lists the same values (test/options.test.ts checks it). */
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   timeoutMs: 5_000,
   memoryMb: 128,

@@ -46,3 +46,14 @@ describe("options", () => {
     assert.deepEqual([...ok.files.keys()], ["data/in.csv"]);
   });
 });
+
+describe("README options table", () => {
+  it("lists every limit with the default src/options.ts really has", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
+    const table = readme.slice(readme.indexOf("<!-- options:limits -->"));
+    const rows = new Map<string, number>();
+    for (const m of table.matchAll(/^\| `(\w+)` \| (\d+) \|/gm)) rows.set(m[1]!, Number(m[2]));
+    assert.deepEqual(Object.fromEntries(rows), { ...DEFAULT_LIMITS });
+  });
+});

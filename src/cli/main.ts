@@ -73,7 +73,11 @@ function fail(io: Io, json: boolean, exit: number, kind: string, name: string, m
 // (import.meta.main would say this, but the package supports Node 22, which lacks it.)
 const invoked = process.argv[1] ? realpathSync(process.argv[1]) : "";
 if (invoked === fileURLToPath(import.meta.url)) {
+  // Hold the event loop open until the command is done: engines unref idle helper processes (so a
+  // library user who forgets close() still exits), but the CLI does wait for its own close().
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   const code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin });
+  clearInterval(keepAlive);
   // The sandbox is closed by now; exit rather than wait on anything a library left referenced.
   process.exit(code);
 }

@@ -19,6 +19,7 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
       engine: { type: "string" },
       "timeout-ms": { type: "string" },
       "memory-mb": { type: "string" },
+      session: { type: "boolean" },
     },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
@@ -26,6 +27,7 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   const engine = oneOf("--engine", values.engine, ["pyodide", "native"] as const) ?? "pyodide";
   const port = values.port === undefined ? 0 : values.port === "0" ? 0 : positiveInt("--port", values.port)!;
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  if (values.session && engine === "native") throw new UsageError("--session needs --engine pyodide: the native tier keeps no state between calls");
   const limits: Partial<Limits> = {};
   const timeoutMs = positiveInt("--timeout-ms", values["timeout-ms"]);
   const memoryMb = positiveInt("--memory-mb", values["memory-mb"]);
@@ -34,7 +36,7 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
 
   // The pool starts on the first Python call, so a machine that cannot run Python still serves JS.
   await using sandbox = await createSandbox({ limits, python: { engine, pool: 1, prewarm: false } });
-  const options = { sandbox, pythonEngine: engine };
+  const options = { sandbox, pythonEngine: engine, session: values.session === true };
   if (values.http) {
     await using server = await serveHttp({ ...options, port, host: values.host ?? "127.0.0.1" });
     io.stderr.write(`wasmcell mcp listening on ${server.url}\n`);

@@ -136,7 +136,8 @@ async function writeFiles(outDir: string, files: OutputFile[]): Promise<Written[
       if (existing?.isSymbolicLink()) throw new Error("the target is a symbolic link");
       if (existing && !existing.isFile()) throw new Error("the target exists and is not a file");
       await writeFile(target, file.bytes);
-      out.push({ path: file.path, writtenTo: relative(process.cwd(), target) || target });
+      const shown = relative(process.cwd(), target);
+      out.push({ path: file.path, writtenTo: shown.startsWith("..") || isAbsolute(shown) ? target : shown });
     } catch (error) {
       out.push({ path: file.path, error: `refused: ${error instanceof Error ? error.message : String(error)}` });
     }

@@ -67,6 +67,7 @@ mcp options:
   --http                      serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
   --port N                    HTTP port (default 0: any free port; the URL is printed on stderr)
   --host ADDR                 loopback address to bind (default 127.0.0.1)
+  --session                   keep variables between calls (one interpreter per language and client)
   --engine, --timeout-ms, --memory-mb   as for run; they apply to every tool call
 
 Exit codes: 0 success, 1 the code failed, 2 bad usage, 3 wasmcell could not run it here.

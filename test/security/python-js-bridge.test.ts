@@ -83,6 +83,14 @@ outcome`);
       assert.match(String(r.ok && r.value), /EvalError: Code generation from strings disallowed/);
     });
 
+    it("a JS built-in changed through a leaked JsProxy does not reach the next run (the sidecar retires)", async () => {
+      const getFn = "import asyncio\nfn = type(asyncio.get_event_loop()).call_later.__globals__['scheduleCallback']\n";
+      const plant = await runPy(`${getFn}fn.constructor.prototype.wasmcellPlanted = 'from run one'\nfn.constructor.prototype.wasmcellPlanted`);
+      assert.equal(plant.ok && plant.value, "from run one", JSON.stringify(plant));
+      const look = await runPy(`${getFn}getattr(fn.constructor.prototype, 'wasmcellPlanted', None)`);
+      assert.equal(look.ok && look.value, null, JSON.stringify(look));
+    });
+
     it("the environment holds no host secret and subprocess cannot start anything", async () => {
       const r = await runPy(`
 import os, subprocess

@@ -18,9 +18,15 @@ export type { ToolOutput, ToolOutputFile } from "../tools/format.ts";
 export type { CodeModeOptions } from "../tools/code-mode.ts";
 export type { RunCodeInput, RunCodeToolOptions } from "../tools/run-code.ts";
 
-/** The `run_code` tool. Add it to `tools` under `RUN_CODE_TOOL_NAME` ("run_code") or any name. */
-export function runCodeTool(options: RunCodeToolOptions): Tool<RunCodeInput, ToolOutput> {
-  return asAiTool(defineRunCodeTool(options));
+/**
+ * The `run_code` tool. Add it to `tools` under "run_code" (or any name). With `session: true` the tool
+ * holds interpreters: make one per conversation (state is shared by everything that calls this tool
+ * object) and dispose of it when the conversation ends (`await using`, or `[Symbol.asyncDispose]()`);
+ * closing the sandbox closes them too.
+ */
+export function runCodeTool(options: RunCodeToolOptions): Tool<RunCodeInput, ToolOutput> & AsyncDisposable {
+  const defined = defineRunCodeTool(options);
+  return Object.assign(asAiTool(defined), { [Symbol.asyncDispose]: () => defined.close() });
 }
 
 /**

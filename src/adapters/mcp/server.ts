@@ -35,6 +35,8 @@ export function createMcpServer(options: McpServerOptions): Server {
     inputSchema: runCode.jsonSchema as Tool["inputSchema"],
     annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false },
   };
+  // With `session: true` each MCP session (each client connection) gets its own interpreters.
+  server.onclose = () => void runCode.close();
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [listed] }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     if (request.params.name !== runCode.name) {

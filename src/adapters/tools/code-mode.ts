@@ -80,7 +80,12 @@ export function defineCodeModeTool(options: CodeModeOptions, tools: Record<strin
         } catch (error) {
           throw new Error(`tools.${name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
         }
-        const json = JSON.stringify(output ?? null);
+        let json: string;
+        try {
+          json = JSON.stringify(output ?? null);
+        } catch (error) {
+          throw new Error(`tools.${name} returned a value that is not JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+        }
         if (new TextEncoder().encode(json).byteLength > maxToolOutputBytes) {
           throw new Error(`tools.${name} returned more than ${maxToolOutputBytes} bytes of JSON; ask it for less`);
         }
@@ -90,7 +95,7 @@ export function defineCodeModeTool(options: CodeModeOptions, tools: Record<strin
         const request: RunRequest = { language: "typescript", code, limits, hostFunctions: { [BRIDGE]: bridge } };
         if (hooks.signal) request.signal = hooks.signal;
         if (hooks.onOutput) request.onOutput = hooks.onOutput;
-        return runForModel(options.sandbox, request, format);
+        return runForModel(() => options.sandbox.run(request), format);
       };
       // The prelude shares line 1 with the program, so line numbers in errors are the model's own.
       let prefix = prelude;
@@ -103,6 +108,7 @@ export function defineCodeModeTool(options: CodeModeOptions, tools: Record<strin
       }
       return withCalls(output, calls, prefix.length);
     },
+    close: () => Promise.resolve(),
   };
 }
 

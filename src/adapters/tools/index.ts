@@ -37,7 +37,7 @@ export interface AnthropicTool {
   input_schema: Record<string, unknown>;
 }
 
-export interface Toolkit {
+export interface Toolkit extends AsyncDisposable {
   readonly tools: readonly CodeTool<unknown>[];
   /** For `openai.chat.completions.create({ tools })`. */
   openai(): OpenAIChatTool[];
@@ -53,6 +53,8 @@ export interface Toolkit {
   handleToolCall(name: string, args: unknown, hooks?: CallHooks): Promise<string>;
   /** Like `handleToolCall`, with the error flag and the files (images as base64). */
   callTool(name: string, args: unknown, hooks?: CallHooks): Promise<ToolOutput>;
+  /** Closes the sessions the tools hold (`session: true`); the sandbox stays open. */
+  close(): Promise<void>;
 }
 
 export function createToolkit(options: ToolkitOptions): Toolkit {
@@ -77,6 +79,9 @@ export function createToolkit(options: ToolkitOptions): Toolkit {
     }
     return tool.call(input, hooks);
   };
+  const close = async () => {
+    await Promise.allSettled(tools.map((t) => t.close()));
+  };
   return {
     tools,
     openai: () => tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.jsonSchema } })),
@@ -84,5 +89,7 @@ export function createToolkit(options: ToolkitOptions): Toolkit {
     anthropic: () => tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.jsonSchema })),
     callTool,
     handleToolCall: async (name, args, hooks) => (await callTool(name, args, hooks)).text,
+    close,
+    [Symbol.asyncDispose]: close,
   };
 }

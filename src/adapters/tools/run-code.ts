@@ -10,8 +10,8 @@
 
 import { z } from "zod";
 import { InvalidOptionError, WasmcellError } from "../../errors.ts";
-import type { Sandbox } from "../../sandbox.ts";
-import { LANGUAGES, type Language, type Limits, type OutputChunk, type RunRequest } from "../../types.ts";
+import type { Sandbox, Session } from "../../sandbox.ts";
+import { LANGUAGES, type Language, type Limits, type OutputChunk, type RunRequest, type RunResult } from "../../types.ts";
 import { DEFAULT_FORMAT, formatBadInput, formatResult, type FormatOptions, type ToolOutput } from "./format.ts";
 
 export const RUN_CODE_TOOL_NAME = "run_code";
@@ -35,6 +35,13 @@ export interface RunCodeToolOptions extends CodeToolOptions {
   languages?: readonly Language[];
   /** The engine for Python runs. Defaults to the sandbox's `python.engine`. */
   pythonEngine?: "pyodide" | "native";
+  /**
+   * Keep one interpreter per language across calls, so variables, functions and imports from earlier
+   * calls stay available (a REPL the model builds on). Default false: every call starts clean. The
+   * sessions belong to the sandbox and close with it; after a timeout, memory or crash failure the
+   * language's session restarts empty (the model is told). Not available for the native tier.
+   */
+  session?: boolean;
 }
 
 /** Per-call hooks an adapter supplies: cancellation and live output (MCP streams it). */
@@ -60,6 +67,8 @@ export interface CodeTool<INPUT> {
   readonly jsonSchema: Record<string, unknown>;
   /** Validates `input` (bad input comes back as an `isError` output, never a throw) and runs it. */
   call(input: unknown, hooks?: CallHooks): Promise<ToolOutput>;
+  /** Closes what the tool holds (its sessions, with `session: true`); the sandbox stays open. */
+  close(): Promise<void>;
 }
 
 /** The limits a call will run under: the sandbox's defaults with the tool's overrides. */
@@ -81,9 +90,13 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
   const inputSchema = runCodeSchema(languages as [Language, ...Language[]], limits);
   const name = options.name ?? RUN_CODE_TOOL_NAME;
   const format = formatOptions(options);
+  if (options.session && pythonEngine === "native" && languages.includes("python")) {
+    throw new InvalidOptionError("session", 'the native Python tier runs every call in a fresh jail and keeps no state; use pythonEngine "pyodide" or leave python out of languages');
+  }
+  const sessions = options.session ? new SessionPerLanguage(options.sandbox, pythonEngine) : undefined;
   return {
     name,
-    description: describeRunCode(languages, limits, pythonEngine, options.notes),
+    description: describeRunCode(languages, limits, pythonEngine, options.notes, sessions !== undefined),
     inputSchema,
     jsonSchema: toJsonSchema(inputSchema),
     async call(input, hooks = {}) {
@@ -95,9 +108,57 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
       if (files) request.files = files;
       if (hooks.signal) request.signal = hooks.signal;
       if (hooks.onOutput) request.onOutput = hooks.onOutput;
-      return runForModel(options.sandbox, request, format);
+      if (!sessions) return runForModel(() => options.sandbox.run(request), format);
+      let restarted = false;
+      const output = await runForModel(async () => {
+        const result = await sessions.run(request);
+        restarted = !result.ok && ENDS_SESSION.has(result.error.kind);
+        if (restarted) sessions.reset(language);
+        return result;
+      }, format);
+      if (restarted) output.text += "\nThe session was restarted after this error: variables and imports from earlier calls are gone.";
+      return output;
     },
+    close: () => sessions?.close() ?? Promise.resolve(),
   };
+}
+
+/** Failures after which an interpreter's state cannot be trusted (or the interpreter is gone). */
+const ENDS_SESSION = new Set<string>(["timeout", "memory", "crashed"]);
+
+/** One stateful session per language, opened on first use, replaced after a failure that ends it. */
+class SessionPerLanguage {
+  readonly #sandbox: Sandbox;
+  readonly #pythonEngine: "pyodide" | "native";
+  readonly #open = new Map<Language, Promise<Session>>();
+
+  constructor(sandbox: Sandbox, pythonEngine: "pyodide" | "native") {
+    this.#sandbox = sandbox;
+    this.#pythonEngine = pythonEngine;
+  }
+
+  async run(request: RunRequest): Promise<RunResult> {
+    const { language, engine: _engine, ...rest } = request;
+    let session = this.#open.get(language);
+    if (!session) {
+      session = this.#sandbox.session(language === "python" ? { language, engine: this.#pythonEngine } : { language });
+      this.#open.set(language, session);
+      session.catch(() => this.#open.delete(language));
+    }
+    return (await session).run(rest);
+  }
+
+  async close(): Promise<void> {
+    const open = [...this.#open.values()];
+    this.#open.clear();
+    await Promise.allSettled(open.map(async (s) => (await s).close()));
+  }
+
+  reset(language: Language): void {
+    const session = this.#open.get(language);
+    this.#open.delete(language);
+    void session?.then((s) => s.close()).catch(() => undefined);
+  }
 }
 
 /**
@@ -105,9 +166,9 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
  * field out of bounds, a full queue, an engine this host lacks) come back as `isError` text; anything
  * else is a bug in wasmcell or the application and is thrown.
  */
-export async function runForModel(sandbox: Sandbox, request: RunRequest, format: FormatOptions): Promise<ToolOutput> {
+export async function runForModel(run: () => Promise<RunResult>, format: FormatOptions): Promise<ToolOutput> {
   try {
-    return formatResult(await sandbox.run(request), format);
+    return formatResult(await run(), format);
   } catch (error) {
     if (error instanceof InvalidOptionError) return formatBadInput(error.message.replace(/^request\./, ""));
     if (error instanceof WasmcellError) {
@@ -141,11 +202,13 @@ export function codeField(limits: Limits) {
     .describe("The program to run.");
 }
 
-function describeRunCode(languages: readonly Language[], limits: Limits, pythonEngine: "pyodide" | "native", notes: string | undefined): string {
+function describeRunCode(languages: readonly Language[], limits: Limits, pythonEngine: "pyodide" | "native", notes: string | undefined, session: boolean): string {
   const js = languages.includes("javascript") || languages.includes("typescript");
   const lines = [
-    `Run ${listLanguages(languages)} code in a fresh, isolated sandbox and get back the value of the last expression (like a REPL), everything printed to stdout/stderr, and the files the code wrote in its working directory (images are shown to you).`,
-    "Every call starts from a clean state: nothing (variables, imports, files) survives to the next call, so send the whole program each time.",
+    `Run ${listLanguages(languages)} code in an isolated sandbox and get back the value of the last expression (like a REPL), everything printed to stdout/stderr, and the files the code wrote in its working directory (images are shown to you).`,
+    session
+      ? "State persists between calls, one session per language: variables, functions and imports from earlier calls stay available, so send only the new code. After a timeout, memory or crash error the session restarts empty."
+      : "Every call starts from a clean state: nothing (variables, imports, files) survives to the next call, so send the whole program each time.",
     "There is no network and no access to the host's files or processes; only the files you pass in `files` exist.",
     `Limits per call: ${limits.timeoutMs} ms wall time, ${limits.memoryMb} MB memory, ${formatLimit(limits.maxOutputBytes)} of printed output (cut and marked beyond that), ${limits.maxFiles} output files.`,
   ];

@@ -64,7 +64,14 @@ export class PyodideEngine implements Engine {
     if (this.#closed) throw new ClosedError("python engine");
     const started = performance.now();
     const work = (async () => {
-      const sidecar = await this.pool.acquire(request.signal);
+      let sidecar: SidecarProcess;
+      try {
+        sidecar = await this.pool.acquire(request.signal);
+      } catch (error) {
+        // Aborted while waiting for a sidecar: a result like any other abort, not a throw.
+        if (request.signal?.aborted) return abortedWhileQueued(started);
+        throw error;
+      }
       let run: ReturnType<SidecarProcess["run"]>;
       try {
         run = sidecar.run(request);
@@ -148,6 +155,19 @@ export class PyodideSession implements EngineSession {
     this.#sidecar.kill();
     await this.#sidecar.jail.exited;
   }
+}
+
+function abortedWhileQueued(started: number): RunResult {
+  return {
+    ok: false,
+    error: { kind: "aborted", name: "AbortError", message: "the run was aborted by the caller's signal while it waited for a sidecar" },
+    language: "python",
+    stdout: "",
+    stderr: "",
+    outputTruncated: false,
+    files: [],
+    stats: { engine: "pyodide", wallMs: performance.now() - started, outputBytes: 0 },
+  };
 }
 
 export const createEngine: EngineFactory = async (options) => {

@@ -140,9 +140,16 @@ export class SidecarProcess {
 
   #onMessage(m: Record<string, unknown>): void {
     const p = this.#pending;
+    // Only what the current run can produce is accepted; anything else means the sidecar no longer
+    // follows the protocol (a guest that took over its JS realm), and it is killed.
+    const violation = (what: string) => {
+      this.#exitReason = `protocol violation: ${what}`;
+      this.kill();
+    };
     switch (m.t) {
       case "out": {
-        if (!p || m.id !== p.id || (m.stream !== "stdout" && m.stream !== "stderr") || typeof m.text !== "string") return;
+        if (!p || m.id !== p.id) return violation("output outside a run");
+        if ((m.stream !== "stdout" && m.stream !== "stderr") || typeof m.text !== "string") return violation("malformed output");
         // The sidecar caps output; this second cap holds even if the sidecar has been subverted.
         const room = p.request.limits.maxOutputBytes + 256 - (p.stdout.length + p.stderr.length);
         if (room <= 0) return;
@@ -157,9 +164,11 @@ export class SidecarProcess {
         return;
       }
       case "result":
-        if (p && m.id === p.id) this.#finish(p, this.#toResult(p, m as unknown as ResultMessage));
+        if (!p || m.id !== p.id) return violation("a result outside a run");
+        this.#finish(p, this.#toResult(p, m as unknown as ResultMessage));
         return;
       case "reset": {
+        if (this.#state !== "busy" || p) return violation("a reset outside a run");
         const reusable = typeof m.retire !== "string";
         if (!reusable) this.#exitReason = String(m.retire);
         this.#state = reusable ? "idle" : "dead";
@@ -174,7 +183,7 @@ export class SidecarProcess {
         this.kill();
         return;
       default:
-        return;
+        return violation(`unknown message ${JSON.stringify(m.t).slice(0, 40)}`);
     }
   }
 
@@ -186,6 +195,9 @@ export class SidecarProcess {
     if (this.#state !== "idle") throw new Error(`sidecar is ${this.#state}`);
     this.#state = "busy";
     const id = this.#nextId++;
+    // The longest honest line is a result carrying the files (base64) and the value, or an output chunk.
+    const { limits: l } = request;
+    this.#lines.maxLine = Math.ceil((l.maxFileBytes * 4) / 3) + 2 * l.maxResultBytes + l.maxOutputBytes + (1 << 20);
     const settled = new Promise<boolean>((resolve) => {
       this.#afterRun = resolve;
     });
@@ -409,10 +421,11 @@ class LineReader {
   #ended = false;
   #waiter: (() => void) | undefined;
   #error: Error | undefined;
-  readonly #maxLine: number;
+  /** A line longer than this is a protocol violation (bounds what the host buffers). */
+  maxLine: number;
 
   constructor(stream: NodeJS.ReadableStream, maxLine: number) {
-    this.#maxLine = maxLine;
+    this.maxLine = maxLine;
     stream.on("data", (chunk: Buffer) => {
       this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
       this.#wake();
@@ -448,8 +461,8 @@ class LineReader {
         if (!isRecord(parsed)) throw new Error("a protocol line is not an object");
         return parsed;
       }
-      if (this.#buffer.length > this.#maxLine) {
-        this.#error = new Error(`a protocol line is over ${this.#maxLine} bytes`);
+      if (this.#buffer.length > this.maxLine) {
+        this.#error = new Error(`a protocol line is over ${this.maxLine} bytes`);
         throw this.#error;
       }
       if (this.#ended) return undefined;

@@ -190,6 +190,7 @@ function pump(): void {
   for (;;) {
     if (init && !snapshotReceived) {
       if (buffered < init.snapshotBytes) return;
+      // A copy: Pyodide reads the snapshot through a Uint32Array, so it must start 4-byte aligned.
       snapshot = new Uint8Array(joined().subarray(0, init.snapshotBytes));
       consume(init.snapshotBytes);
       snapshotReceived = true;
@@ -270,6 +271,9 @@ interface PyodideModule {
   stackRestore(sp: number): void;
   __hiwire_get(index: number): unknown;
   __hiwire_set(index: number, value: unknown): number;
+  _malloc_set_footprint_limit(bytes: number): number;
+  _hiwire_num_refs(): number;
+  __hiwire_slot_info(slot: number): number;
   wasmTable: WasmTable;
   LDSO: { loadedLibsByName: Record<string, unknown> };
 }
@@ -408,6 +412,53 @@ interface Checkpoint {
   cwd: string;
   tableLength: number;
   libraries: number;
+  realm: RealmFingerprint;
+  hiwireSlots: number[];
+}
+
+// The JS realm is not reset between runs (only the interpreter is). A guest that got hold of a JS
+// object could plant something on a shared built-in (a Python callable as Function.prototype.toString)
+// that a later run would meet. The built-ins are fingerprinted at the checkpoint — every own key and
+// the identity of its value/getter/setter — and a run that changed any of them retires the sidecar.
+type RealmFingerprint = { target: object; keys: (string | symbol)[]; values: unknown[] }[];
+const REALM_OBJECTS: object[] = [
+  globalThis, Object, Function, Array, Promise, Reflect, JSON, Math, Symbol, Error, WebAssembly_(),
+  Object.prototype, Function.prototype, Array.prototype, Promise.prototype, String.prototype, Number.prototype,
+  Boolean.prototype, Symbol.prototype, Error.prototype, RegExp.prototype, Map.prototype, Set.prototype,
+  Object.getPrototypeOf(Uint8Array.prototype) as object, Uint8Array.prototype, ArrayBuffer.prototype,
+  Object.getPrototypeOf(async function () {}) as object,
+];
+function WebAssembly_(): object {
+  return (globalThis as unknown as { WebAssembly: object }).WebAssembly;
+}
+// Node adds these to globalThis lazily (undici's fetch dispatcher, on first network-free use).
+const LAZY_GLOBAL = (key: string | symbol) => typeof key === "symbol" && /^undici\./.test(key.description ?? "");
+function fingerprintRealm(): RealmFingerprint {
+  return REALM_OBJECTS.map((target) => {
+    const keys = Reflect.ownKeys(target).filter((k) => target !== globalThis || !LAZY_GLOBAL(k));
+    const values: unknown[] = [];
+    for (const key of keys) {
+      const d = Reflect.getOwnPropertyDescriptor(target, key);
+      values.push(d && "value" in d ? d.value : d?.get, d?.set);
+    }
+    return { target, keys, values };
+  });
+}
+function realmChanged(before: RealmFingerprint): string | undefined {
+  const now = fingerprintRealm();
+  for (let i = 0; i < before.length; i++) {
+    const a = before[i]!;
+    const b = now[i]!;
+    const where = `JavaScript built-in #${i}`;
+    if (a.keys.length !== b.keys.length || a.values.length !== b.values.length) {
+      const added = b.keys.filter((k) => !a.keys.includes(k)).map(String);
+      const removed = a.keys.filter((k) => !b.keys.includes(k)).map(String);
+      return `${where} changed its properties (added ${added.join(", ") || "none"}; removed ${removed.join(", ") || "none"})`;
+    }
+    for (let k = 0; k < a.keys.length; k++) if (a.keys[k] !== b.keys[k]) return `${where} changed its properties`;
+    for (let k = 0; k < a.values.length; k++) if (!Object.is(a.values[k], b.values[k])) return `${where}: property ${String(a.keys[k >> 1])} was replaced`;
+  }
+  return undefined;
 }
 
 function walkFs(FS: EmscriptenFS, node: EmscriptenFSNode, path: string, out: Map<string, EmscriptenFSNode>): void {
@@ -442,6 +493,18 @@ function hiwireEntries(M: PyodideModule): unknown[] {
   }
 }
 
+// Pyodide's hiwire keeps JS references by (slot, generation); part of that bookkeeping lives outside
+// the linear memory we restore, and a run that creates or frees JS references (a guest poking at a
+// leaked JsProxy) can leave it out of step with the restored memory ("hiwire_incref on invalid
+// reference" in a later run). So the slot table is compared before the reset, and a run that
+// changed it retires the sidecar rather than risk a corrupted interpreter.
+const HIWIRE_SLOTS_CHECKED = 1024;
+function hiwireSlotInfo(M: PyodideModule): number[] {
+  const out: number[] = [M._hiwire_num_refs()];
+  for (let i = 0; i < HIWIRE_SLOTS_CHECKED; i++) out.push(M.__hiwire_slot_info(i));
+  return out;
+}
+
 function takeCheckpoint(M: PyodideModule): Checkpoint {
   const nodes = new Map<string, EmscriptenFSNode>();
   walkFs(M.FS, M.FS.root, "", nodes);
@@ -459,14 +522,22 @@ function takeCheckpoint(M: PyodideModule): Checkpoint {
     cwd: M.FS.cwd(),
     tableLength: M.wasmTable.length,
     libraries: Object.keys(M.LDSO.loadedLibsByName).length,
+    realm: fingerprintRealm(),
+    hiwireSlots: hiwireSlotInfo(M),
   };
 }
 
 /** Puts the interpreter back to the checkpoint; returns why it cannot, if it cannot. */
 function restoreCheckpoint(M: PyodideModule, cp: Checkpoint): string | undefined {
   cancelPendingTimers();
+  const slots = hiwireSlotInfo(M);
+  for (let i = 0; i < slots.length; i++) {
+    if (slots[i] !== cp.hiwireSlots[i]) return "the run changed Pyodide's JavaScript reference table";
+  }
   if (M.wasmTable.length !== cp.tableLength) return "the run grew the WASM function table (dynamic code)";
   if (Object.keys(M.LDSO.loadedLibsByName).length !== cp.libraries) return "the run loaded a dynamic library";
+  const tampered = realmChanged(cp.realm);
+  if (tampered) return tampered;
   const heap = M.HEAPU8;
   heap.set(cp.memory);
   // Memory past the checkpoint's size stays mapped (WASM memory cannot shrink); zero it so nothing
@@ -647,6 +718,10 @@ async function main(): Promise<void> {
   }
   const checkpointStart = performance.now();
   const checkpoint = stateful ? undefined : takeCheckpoint(M);
+  // The snapshot (30 MB) and load-time garbage are unreachable now; an idle process would keep them
+  // mapped until some later allocation triggers a collection, so collect once. (The `gc` global
+  // cannot be deleted; code that reaches it can only spend its own CPU, which the deadline bounds.)
+  (globalThis as { gc?: () => void }).gc?.();
   send({
     t: "ready",
     startMs: performance.now() - started,
@@ -679,7 +754,12 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
   output.truncated = false;
   memoryCapHit = false;
   peakMemoryBytes = M.HEAPU8.length;
-  memoryCapBytes = Math.max(limits.memoryMb * 1024 * 1024, M.HEAPU8.length);
+  // Two caps: malloc's footprint limit (dlmalloc, in linear memory, so the reset restores it) holds
+  // even when an earlier run already grew the memory that the reset cannot shrink; the grow hook is
+  // the backstop on the memory's real size.
+  const capBytes = limits.memoryMb * 1024 * 1024;
+  M._malloc_set_footprint_limit(Math.min(capBytes, 0xffff0000));
+  memoryCapBytes = Math.max(capBytes, M.HEAPU8.length);
   let envelope: string;
   let fatal: string | undefined;
   try {

@@ -69,7 +69,7 @@ export class QuickJSEngine implements Engine {
     if ("error" in src) return failure(req, src.error, startedAt);
     const host = this.pool.ready() ?? (await this.pool.get());
     const hostNames = Object.keys(req.hostFunctions);
-    const opened = this.#openGuest(host, globalNeedsFor(src.code, hostNames), hostNames);
+    const opened = this.#openGuest(host, globalNeeds(src.code, hostNames), hostNames);
     if ("error" in opened) return failure(req, opened.error, startedAt);
     const { guest, cell } = opened;
     const run = new Run(guest, req, src);
@@ -121,8 +121,9 @@ export class QuickJSEngine implements Engine {
 
   async destroy(): Promise<void> {
     this.#closed = true;
+    this.pool.destroy();
+    await Promise.allSettled([...this.#inFlight]);
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
-    this.pool.close();
   }
 }
 
@@ -134,10 +135,6 @@ function retireIfGrown(host: ModuleHost, req: ResolvedRequest): void {
   if (host.alive && host.memoryBytes() > Math.max(RETIRE_BYTES, 2 * req.limits.memoryMb * 1024 * 1024 + RETIRE_BYTES)) host.retire();
 }
 const RETIRE_BYTES = 64 * 1024 * 1024;
-
-function globalNeedsFor(code: string, hostNames: string[]) {
-  return globalNeeds(code, hostNames);
-}
 
 /**
  * A user context kept alive across runs, on purpose: globals and declarations survive. Runs are
@@ -199,6 +196,8 @@ export class QuickJSSession implements EngineSession {
       }
     }
     cell.host.releaseCell(cell, false);
+    // Many long sessions can grow the module's memory; once they are gone it should go back too.
+    if (cell.host.alive && cell.host.memoryBytes() > 2 * RETIRE_BYTES) cell.host.retire();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -11,13 +11,15 @@
 // fresh user context in it and the context is freed when the run ends. A cell goes back to the pool only
 // after a run that ended cleanly; after a memory, stack, timeout or crash ending it is freed or dropped.
 
-import { newQuickJSWASMModuleFromVariant, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSSyncVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSSyncVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
 import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
 import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
 
 /** What the interrupt handler asks of the run currently using a cell. */
 export interface InterruptSource {
   shouldInterrupt(): boolean;
+  /** Wakes a run that is waiting for a timer or host call (its module was poisoned under it). */
+  wake(): void;
 }
 
 /**
@@ -59,13 +61,27 @@ export class ModuleHost {
 
   /** The module's linear memory (a new ArrayBuffer after every growth). */
   #buffer(): ArrayBuffer {
-    return (this.module.getWasmMemory() as unknown as { buffer: ArrayBuffer }).buffer;
+    // getWasmMemory() re-runs the variant's init hook on every call: fetch the Memory object once.
+    this.#memory ??= this.module.getWasmMemory() as unknown as { buffer: ArrayBuffer };
+    return this.#memory.buffer;
   }
+  #memory: { buffer: ArrayBuffer } | undefined;
 
   static async create(onPoison: (host: ModuleHost) => void): Promise<ModuleHost> {
-    const module = await newQuickJSWASMModuleFromVariant(releaseSync as unknown as QuickJSSyncVariant);
-    return new ModuleHost(module, onPoison);
+    // Emscripten prints aborts ("Aborted(Assertion failed …)") to the host's stderr; they are kept as
+    // the module's last words instead, and show up in the poison reason.
+    const lastWords: string[] = [];
+    const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, {
+      emscriptenModule: { printErr: (text: string) => void (lastWords.length < 10 && lastWords.push(text)), print: () => undefined } as never,
+    });
+    const module = await newQuickJSWASMModuleFromVariant(variant);
+    const host = new ModuleHost(module, onPoison);
+    host.lastWords = lastWords;
+    return host;
   }
+
+  /** What the module printed to stderr (emscripten abort messages). */
+  lastWords: string[] = [];
 
   /** Marks the module unusable; every cell dies with it. Idempotent. */
   poison(reason: string): void {
@@ -75,6 +91,8 @@ export class ModuleHost {
     this.idle.length = 0;
     for (const cell of this.cells) cell.dead = true;
     this.#onPoison(this);
+    // Runs waiting on this module end now (as crashed) instead of at their next timer or deadline.
+    for (const cell of this.cells) cell.source?.wake();
   }
 
   /** Bytes of linear memory the module has grown to (it never shrinks). */
@@ -176,13 +194,10 @@ export class ModuleHost {
     }
   }
 
-  pollTicks(slow: boolean): number {
-    return slow ? 1 : FAST_TICKS;
-  }
 }
 
-/** Milliseconds after which a poll window counts as slow (builtins are expensive right now). */
-export const SLOW_POLL_WINDOW_MS = SLOW_WINDOW_MS;
+const SERVICE_INTRINSICS = { BaseObjects: true, Eval: true, Date: true, RegExp: true, RegExpCompiler: true, JSON: true, MapSet: true, TypedArrays: true };
+
 
 /**
  * A QuickJS runtime with its service realm. One run (or one session) uses it at a time.
@@ -208,7 +223,8 @@ export class Cell {
     this.host = host;
     this.rt = host.module.newRuntime();
     this.rt.setInterruptHandler(() => this.#onPoll());
-    this.svc = this.rt.newContext();
+    // Only the intrinsics the service code uses: every object here is walked by each GC of the runtime.
+    this.svc = this.rt.newContext({ intrinsics: SERVICE_INTRINSICS });
     const result = this.svc.evalCode(SERVICE_SOURCE, SERVICE_FILENAME, 0);
     if (result.error) {
       const detail = this.svc.dump(result.error) as unknown;
@@ -227,10 +243,37 @@ export class Cell {
     const now = performance.now();
     const slow = now - this.#lastPoll > SLOW_WINDOW_MS;
     this.#lastPoll = now;
-    const ticks = this.host.pollTicks(slow);
+    const ticks = slow ? 1 : FAST_TICKS;
     this.host.setCounter(this.svc, ticks);
     if (this.userCtx?.alive) this.host.setCounter(this.userCtx, ticks);
     return this.source?.shouldInterrupt() ?? false;
+  }
+
+  #numbers = new Map<number, QuickJSHandle>();
+
+  /** A number handle in the service realm, kept for the cell's life (the result-size cap, mostly). */
+  numberHandle(n: number): QuickJSHandle {
+    let h = this.#numbers.get(n);
+    if (!h) {
+      if (this.#numbers.size > 8) this.#freeNumbers();
+      h = this.svc.newNumber(n);
+      this.#numbers.set(n, h);
+    }
+    return h;
+  }
+
+  #freeNumbers(): void {
+    for (const h of this.#numbers.values()) h.dispose();
+    this.#numbers.clear();
+  }
+
+  #memoryLimit = -2;
+  #stackLimit = -2;
+
+  /** Sets the runtime's memory and stack limits, skipping the WASM calls when they are unchanged. */
+  setLimits(memoryBytes: number, stackBytes: number | undefined): void {
+    if (memoryBytes !== this.#memoryLimit) this.rt.setMemoryLimit((this.#memoryLimit = memoryBytes));
+    if (stackBytes !== undefined && stackBytes !== this.#stackLimit) this.rt.setMaxStackSize((this.#stackLimit = stackBytes));
   }
 
   /** Arms the short polling window for a context that is about to run guest code. */
@@ -261,6 +304,7 @@ export class Cell {
     if (this.dead || !this.host.alive) return;
     this.dead = true;
     try {
+      this.#freeNumbers();
       this.serialize.dispose();
       this.format.dispose();
       this.errorInfo.dispose();
@@ -344,5 +388,12 @@ export class ModulePool {
     this.#closed = true;
     this.#current = undefined;
     this.#spare = undefined;
+  }
+
+  /** Poisons the live module: runs in flight end as crashed at once. */
+  destroy(): void {
+    const current = this.#current;
+    this.close();
+    current?.poison("the sandbox was destroyed");
   }
 }

@@ -44,7 +44,8 @@ export class OutputSink {
     if (this.#kept + bytes > this.#cap) {
       const room = this.#cap - this.#kept;
       kept = decoder.decode(encoder.encode(text).subarray(0, Math.max(0, room))).replace(/\uFFFD$/, "");
-      kept += `\n[wasmcell: output truncated — stdout and stderr together are capped at ${this.#cap} bytes (limits.maxOutputBytes)]\n`;
+      // The same marker as the other engines, so callers and models see one wording.
+      kept += `\n[output truncated: over ${this.#cap} bytes (limits.maxOutputBytes)]\n`;
       this.truncated = true;
     }
     this.#kept += utf8Length(kept);

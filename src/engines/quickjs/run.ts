@@ -86,7 +86,6 @@ export class Run implements GuestRunHooks {
   #peakBytes = 0;
   #graceUntil: number | undefined;
   #memoryCeiling = Infinity;
-  #memoryExceeded = false;
 
   constructor(guest: Guest, req: ResolvedRequest, src: PreparedSource) {
     this.#guest = guest;
@@ -94,6 +93,10 @@ export class Run implements GuestRunHooks {
     this.#src = src;
     this.#out = new OutputSink(req.limits.maxOutputBytes, req.onOutput);
     this.#deadline = this.#start + req.limits.timeoutMs;
+  }
+
+  wake(): void {
+    this.#wake?.();
   }
 
   /** Called by the cell's interrupt handler (many times a millisecond while guest code runs). */
@@ -113,7 +116,6 @@ export class Run implements GuestRunHooks {
     // past it), so the module's linear memory is watched too: growth past the run's cap is a memory
     // failure, caught within one polling window.
     if (this.#guest.cell.host.memoryBytes() > this.#memoryCeiling) {
-      this.#memoryExceeded = true;
       this.#interruptKind = "memory";
       return true;
     }
@@ -123,8 +125,7 @@ export class Run implements GuestRunHooks {
   async execute(): Promise<RunResult> {
     const { cell, ctx } = this.#guest;
     const limits = this.#req.limits;
-    cell.rt.setMemoryLimit(limits.memoryMb * MB);
-    cell.rt.setMaxStackSize(effectiveStackKb(limits.maxStackKb) * 1024);
+    cell.setLimits(limits.memoryMb * MB, effectiveStackKb(limits.maxStackKb) * 1024);
     this.#memoryCeiling = cell.host.memoryBytes() + (limits.memoryMb + MEMORY_SLACK_MB) * MB;
     cell.source = this;
     cell.userCtx = ctx;
@@ -159,18 +160,44 @@ export class Run implements GuestRunHooks {
     });
     if (this.#failure || !result) return undefined;
 
-    // Which promise (if any) the result waits on, and how to read the value once it settles.
+    // The value is reached through promises and wrappers: an async script yields a promise of
+    // `{ value }`, a module a (promise of its) namespace whose `default` we want, and any of those
+    // may itself be a promise (`export default fetchIt()`, `(async () => 1)()`): each is awaited.
+    let unwrap: "value" | "default" | undefined = src.module ? "default" : src.async ? "value" : undefined;
     let promise: QuickJSHandle | undefined;
-    const state = ctx.getPromiseState(result);
-    if (state.type !== "fulfilled" || !state.notAPromise) promise = result;
-    if (state.type === "fulfilled" && !state.notAPromise) state.value.dispose();
-    if (state.type === "rejected") state.error.dispose();
+    const accept = (h: QuickJSHandle): void => {
+      for (let current = h; ; ) {
+        if (ctx.typeof(current) === "object") {
+          const state = ctx.getPromiseState(current);
+          if (state.type === "fulfilled" && !state.notAPromise) state.value.dispose();
+          if (state.type === "rejected") state.error.dispose();
+          if (state.type !== "fulfilled" || !state.notAPromise) {
+            promise = current;
+            return;
+          }
+        }
+        if (!unwrap) {
+          result = current;
+          return;
+        }
+        current = this.#own(ctx.getProp(current, unwrap));
+        unwrap = undefined;
+      }
+    };
+    let first = true;
 
     for (;;) {
       // An interrupt can be swallowed by an async function (its promise just stays pending).
       if (this.#interruptKind && !this.#failure) this.#setFailure(this.#interruptError());
       if (this.#failure) return undefined;
       if (!cell.host.alive) return this.#crashedByOther();
+      if (first) {
+        first = false;
+        const initial = result;
+        result = undefined;
+        if (initial) this.#turn(() => accept(initial));
+        continue;
+      }
       if (promise) {
         const st = ctx.getPromiseState(promise);
         if (st.type === "rejected") {
@@ -178,8 +205,10 @@ export class Run implements GuestRunHooks {
           return undefined;
         }
         if (st.type === "fulfilled") {
-          result = this.#own(st.value);
           promise = undefined;
+          const settled = this.#own(st.value);
+          this.#turn(() => accept(settled));
+          continue;
         }
       }
       const idle = this.#timers.size === 0 && this.#pendingHost.size === 0 && this.#deliveries.length === 0;
@@ -255,6 +284,7 @@ export class Run implements GuestRunHooks {
   /** Runs queued promise jobs; an exception out of a job (an uncatchable interrupt, OOM) ends the run. */
   #drain(): void {
     const rt = this.#guest.cell.rt;
+    if (!rt.hasPendingJob()) return;
     const res = rt.executePendingJobs(-1);
     if (res.error) this.#failFromException(res.error, "job");
   }
@@ -326,9 +356,7 @@ export class Run implements GuestRunHooks {
   #readValue(h: QuickJSHandle): unknown {
     const { ctx, cell } = this.#guest;
     const max = this.#req.limits.maxResultBytes;
-    let target = h;
-    if (this.#src.module) target = this.#own(ctx.getProp(h, "default"));
-    else if (this.#src.async) target = this.#own(ctx.getProp(h, "value"));
+    const target = h;
     const type = ctx.typeof(target);
     if (type === "number") return ctx.getNumber(target);
     if (type === "undefined") return undefined;
@@ -339,9 +367,7 @@ export class Run implements GuestRunHooks {
     }
     if (type === "boolean") return ctx.dump(target) as boolean;
     if (type === "bigint") return ctx.getBigInt(target);
-    const maxHandle = cell.svc.newNumber(max);
-    const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, target, maxHandle);
-    maxHandle.dispose();
+    const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, target, cell.numberHandle(max));
     if (r.error) {
       this.#failFromException(r.error, "serialize");
       return undefined;
@@ -417,7 +443,7 @@ export class Run implements GuestRunHooks {
     const limits = this.#req.limits;
     // Room to inspect: after an out-of-memory the exception may not be readable within the cap, and
     // after an interrupt the deadline has passed. Guest getters on the error run under this grace.
-    cell.rt.setMemoryLimit((limits.memoryMb + 16) * MB);
+    cell.setLimits((limits.memoryMb + 16) * MB, undefined);
     this.#graceUntil = performance.now() + INSPECT_GRACE_MS;
     let info: { isError?: boolean; name?: string; message?: string; stack?: string; line?: number; column?: number; file?: string } = {};
     try {
@@ -430,7 +456,7 @@ export class Run implements GuestRunHooks {
     } finally {
       this.#graceUntil = undefined;
       exc.dispose();
-      cell.rt.setMemoryLimit(limits.memoryMb * MB);
+      cell.setLimits(limits.memoryMb * MB, undefined);
     }
     const name = info.name ?? "Error";
     const message = info.message ?? "";
@@ -666,9 +692,7 @@ export class Run implements GuestRunHooks {
       // Arguments cross as data: the service realm serialises them in the guest, the host rebuilds them.
       const arr = ctx.newArray();
       args.forEach((a, i) => ctx.setProp(arr, i, a));
-      const maxHandle = cell.svc.newNumber(this.#req.limits.maxResultBytes);
-      const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, arr, maxHandle);
-      maxHandle.dispose();
+      const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, arr, cell.numberHandle(this.#req.limits.maxResultBytes));
       arr.dispose();
       if (r.error) {
         r.error.dispose();

@@ -5,6 +5,7 @@
 // handed to user code (the host calls these functions with user values as arguments and gets strings
 // back). That is stronger than capturing intrinsics in a prelude: the serialiser's `Object.keys`,
 // `JSON.stringify`, `Map.prototype.forEach`, … are the pristine ones of a realm no guest code runs in.
+// Method calls use `.call` freely: the service realm's Function.prototype is as unreachable as the rest.
 // Brand checks use the service realm's own methods (`Map.prototype.forEach`, `Date.prototype.getTime`,
 // the `%TypedArray%` tag getter): QuickJS checks the class id, so they work across realms and cannot be
 // spoofed with `Symbol.toStringTag`.
@@ -34,7 +35,6 @@ var taTag = gopd(taProto, Symbol.toStringTag).get, taLength = gopd(taProto, "len
 var abByteLength = gopd(ArrayBuffer.prototype, "byteLength").get;
 var regexpToString = RegExp.prototype.toString, symToString = Symbol.prototype.toString;
 var fnToString = Function.prototype.toString, errToString = Error.prototype.toString;
-var promiseThen = Promise.prototype.then;
 var push = Array.prototype.push, join = Array.prototype.join;
 var strRepeat = String.prototype.repeat, strSlice = String.prototype.slice, strIndexOf = String.prototype.indexOf;
 var strReplace = String.prototype.replace, regexpTest = RegExp.prototype.test;
@@ -44,23 +44,23 @@ function brand(v) {
   // The class of v. The tag is only a hint (user code can set Symbol.toStringTag); every class other
   // than plain Object is confirmed by a method that checks QuickJS's class id, so a spoofed tag falls
   // back to "Object". Plain objects and arrays cost no exception.
-  var tag = apply(objToString, v, []);
+  var tag = objToString.call(v);
   switch (tag) {
     case "[object Object]": return isView(v) ? viewBrand(v) : "Object";
     case "[object Array]": return isArray(v) ? "Array" : "Object";
-    case "[object Map]": try { apply(mapSize, v, []); return "Map"; } catch (e) { return "Object"; }
-    case "[object Set]": try { apply(setSize, v, []); return "Set"; } catch (e) { return "Object"; }
-    case "[object Date]": try { apply(dateTime, v, []); return "Date"; } catch (e) { return "Object"; }
-    case "[object ArrayBuffer]": try { apply(abByteLength, v, []); return "ArrayBuffer"; } catch (e) { return "Object"; }
+    case "[object Map]": try { mapSize.call(v); return "Map"; } catch (e) { return "Object"; }
+    case "[object Set]": try { setSize.call(v); return "Set"; } catch (e) { return "Object"; }
+    case "[object Date]": try { dateTime.call(v); return "Date"; } catch (e) { return "Object"; }
+    case "[object ArrayBuffer]": try { abByteLength.call(v); return "ArrayBuffer"; } catch (e) { return "Object"; }
     case "[object Error]": return "Error";
-    case "[object RegExp]": try { apply(regexpToString, v, []); return "RegExp"; } catch (e) { return "Object"; }
+    case "[object RegExp]": try { regexpToString.call(v); return "RegExp"; } catch (e) { return "Object"; }
     case "[object Promise]": return "Promise";
   }
   return isView(v) ? viewBrand(v) : "Object";
 }
 
 function viewBrand(v) {
-  var t = apply(taTag, v, []);
+  var t = taTag.call(v);
   return t === undefined ? "DataView" : t;
 }
 
@@ -94,7 +94,7 @@ function enc(v, key, stack, budget) {
   if (t === "number") return encNumber(v);
   if (t === "undefined") return ["u"];
   if (t === "bigint") return ["b", "" + v];
-  if (t === "symbol") return ["y", apply(symToString, v, [])];
+  if (t === "symbol") return ["y", symToString.call(v)];
   if (t === "function") return ["f", fnName(v)];
   // objects
   for (var i = 0; i < stack.length; i++) if (stack[i] === v) return ["c"];
@@ -114,22 +114,22 @@ function enc(v, key, stack, budget) {
       for (var k = 0; k < n; k++) push.call(out, enc(v[k], "" + k, stack, budget));
     } else if (b === "Map") {
       out = ["m"];
-      apply(mapForEach, v, [function (val, k2) { push.call(out, enc(k2, "", stack, budget), enc(val, "", stack, budget)); }]);
+      mapForEach.call(v, function (val, k2) { push.call(out, enc(k2, "", stack, budget), enc(val, "", stack, budget)); });
     } else if (b === "Set") {
       out = ["s"];
-      apply(setForEach, v, [function (val) { push.call(out, enc(val, "", stack, budget)); }]);
+      setForEach.call(v, function (val) { push.call(out, enc(val, "", stack, budget)); });
     } else if (b === "Date") {
-      var time = apply(dateTime, v, []);
+      var time = dateTime.call(v);
       out = ["d", time === time ? time : null];
     } else if (b === "ArrayBuffer") {
       out = ["t", "ArrayBuffer"];
-      var bytes = new Uint8Array(apply(abSlice, v, []));
+      var bytes = new Uint8Array(abSlice.call(v));
       spend(budget, bytes.length * 4);
       for (var q = 0; q < bytes.length; q++) push.call(out, bytes[q]);
     } else if (b === "DataView") {
       out = ["o"];
     } else if (b !== "Object" && b !== "Error" && b !== "RegExp" && b !== "Promise") {
-      var len = apply(taLength, v, []);
+      var len = taLength.call(v);
       out = ["t", b];
       spend(budget, len * 4);
       var big = b === "BigInt64Array" || b === "BigUint64Array";
@@ -137,7 +137,7 @@ function enc(v, key, stack, budget) {
     } else if (b === "Error") {
       out = ["e", str(v.name), str(v.message), str(v.stack)];
     } else if (b === "RegExp") {
-      out = apply(regexpToString, v, []);
+      out = regexpToString.call(v);
     } else if (b === "Promise") {
       out = ["p"];
     } else {
@@ -166,7 +166,7 @@ function fnName(f) {
 // --- format: console arguments -> text, like Node's util.format / util.inspect -----------------
 function format(args) {
   var first = args[0], out = [], start = 0;
-  if (typeof first === "string" && apply(strIndexOf, first, ["%"]) >= 0 && args.length > 1) {
+  if (typeof first === "string" && strIndexOf.call(first, "%") >= 0 && args.length > 1) {
     var ai = 1, s = "", i = 0;
     while (i < first.length) {
       var c = first[i];
@@ -193,22 +193,22 @@ function format(args) {
     var v = args[k];
     push.call(out, typeof v === "string" ? v : inspect(v, 2, []));
   }
-  return apply(join, out, [" "]);
+  return join.call(out, " ");
 }
 
 function fmtNum(n) { return n === 0 && 1 / n < 0 ? "-0" : "" + n; }
 
 function quote(s) {
-  s = apply(strReplace, s, [/\\/g, "\\\\"]);
-  s = apply(strReplace, s, [/\n/g, "\\n"]);
-  if (apply(strIndexOf, s, ["'"]) < 0) return "'" + s + "'";
-  if (apply(strIndexOf, s, ['"']) < 0) return '"' + s + '"';
-  return "'" + apply(strReplace, s, [/'/g, "\\'"]) + "'";
+  s = strReplace.call(s, /\\/g, "\\\\");
+  s = strReplace.call(s, /\n/g, "\\n");
+  if (strIndexOf.call(s, "'") < 0) return "'" + s + "'";
+  if (strIndexOf.call(s, '"') < 0) return '"' + s + '"';
+  return "'" + strReplace.call(s, /'/g, "\\'") + "'";
 }
 
 function keyText(k) {
-  if (typeof k === "symbol") return "[" + apply(symToString, k, []) + "]";
-  return apply(regexpTest, /^[A-Za-z_$][A-Za-z0-9_$]*$/, [k]) ? k : quote(k);
+  if (typeof k === "symbol") return "[" + symToString.call(k) + "]";
+  return regexpTest.call(/^[A-Za-z_$][A-Za-z0-9_$]*$/, k) ? k : quote(k);
 }
 
 function ctorName(v) {
@@ -228,11 +228,11 @@ function wrap(open, items, close, indent) {
   for (var i = 0; i < items.length; i++) total += items[i].length + 2;
   var multiline = total + open.length > 72;
   for (var j = 0; j < items.length && !multiline; j++) if (apply(strIndexOf, items[j], ["\n"]) >= 0) multiline = true;
-  if (!multiline) return open + " " + apply(join, items, [", "]) + " " + close;
+  if (!multiline) return open + " " + join.call(items, ", ") + " " + close;
   var pad = apply(strRepeat, " ", [indent + 2]);
   var lines = [];
   for (var k = 0; k < items.length; k++) push.call(lines, pad + apply(strReplace, items[k], [/\n/g, "\n" + pad]));
-  return open + "\n" + apply(join, lines, [",\n"]) + "\n" + apply(strRepeat, " ", [indent]) + close;
+  return open + "\n" + join.call(lines, ",\n") + "\n" + apply(strRepeat, " ", [indent]) + close;
 }
 
 function inspect(v, depth, seen) {
@@ -240,23 +240,23 @@ function inspect(v, depth, seen) {
   if (t === "string") return seen.length ? quote(v) : v;
   if (t === "number") return fmtNum(v);
   if (t === "bigint") return v + "n";
-  if (t === "symbol") return apply(symToString, v, []);
+  if (t === "symbol") return symToString.call(v);
   if (t === "undefined" || v === null || t === "boolean") return "" + v;
   if (t === "function") {
     var src = "";
-    try { src = apply(fnToString, v, []); } catch (e) {}
+    try { src = fnToString.call(v); } catch (e) {}
     var n = fnName(v);
-    if (apply(strSlice, src, [0, 6]) === "class ") return "[class " + (n || "(anonymous)") + "]";
+    if (strSlice.call(src, 0, 6) === "class ") return "[class " + (n || "(anonymous)") + "]";
     return "[Function: " + (n || "(anonymous)") + "]";
   }
   for (var i = 0; i < seen.length; i++) if (seen[i] === v) return "[Circular]";
   var b = brand(v);
-  if (b === "Date") { var tm = apply(dateTime, v, []); return tm === tm ? apply(dateIso, v, []) : "Invalid Date"; }
-  if (b === "RegExp") return apply(regexpToString, v, []);
+  if (b === "Date") { var tm = dateTime.call(v); return tm === tm ? dateIso.call(v) : "Invalid Date"; }
+  if (b === "RegExp") return regexpToString.call(v);
   if (b === "Error") {
     var stack = v.stack, head;
-    try { head = apply(errToString, v, []); } catch (e) { head = "Error"; }
-    return typeof stack === "string" && stack ? head + "\n" + apply(strReplace, stack, [/\n$/, ""]) : head;
+    try { head = errToString.call(v); } catch (e) { head = "Error"; }
+    return typeof stack === "string" && stack ? head + "\n" + strReplace.call(stack, /\n$/, "") : head;
   }
   if (b === "Promise") return "Promise { <unknown> }";
   var name = b === "Object" ? ctorName(v) : b;
@@ -270,15 +270,15 @@ function inspect(v, depth, seen) {
       if (n2 > shown) push.call(items, "... " + (n2 - shown) + " more items");
       out = wrap("[", items, "]", indent);
     } else if (b === "Map") {
-      apply(mapForEach, v, [function (val, k) { if (items.length < 100) push.call(items, inspect(k, depth, seen) + " => " + inspect(val, depth, seen)); }]);
-      out = "Map(" + apply(mapSize, v, []) + ") " + wrap("{", items, "}", indent);
+      mapForEach.call(v, function (val, k) { if (items.length < 100) push.call(items, inspect(k, depth, seen) + " => " + inspect(val, depth, seen)); });
+      out = "Map(" + mapSize.call(v) + ") " + wrap("{", items, "}", indent);
     } else if (b === "Set") {
-      apply(setForEach, v, [function (val) { if (items.length < 100) push.call(items, inspect(val, depth, seen)); }]);
-      out = "Set(" + apply(setSize, v, []) + ") " + wrap("{", items, "}", indent);
+      setForEach.call(v, function (val) { if (items.length < 100) push.call(items, inspect(val, depth, seen)); });
+      out = "Set(" + setSize.call(v) + ") " + wrap("{", items, "}", indent);
     } else if (b === "ArrayBuffer") {
-      out = "ArrayBuffer { byteLength: " + apply(abByteLength, v, []) + " }";
+      out = "ArrayBuffer { byteLength: " + abByteLength.call(v) + " }";
     } else if (b !== "Object" && b !== "DataView") {
-      var len = apply(taLength, v, []), sh = len > 100 ? 100 : len;
+      var len = taLength.call(v), sh = len > 100 ? 100 : len;
       for (var q = 0; q < sh; q++) push.call(items, b === "BigInt64Array" || b === "BigUint64Array" ? v[q] + "n" : fmtNum(v[q]));
       if (len > sh) push.call(items, "... " + (len - sh) + " more items");
       out = b + "(" + len + ") " + wrap("[", items, "]", indent);

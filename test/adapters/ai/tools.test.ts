@@ -95,6 +95,25 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
     assert.deepEqual([...Buffer.from(seen.files[0]!.base64, "base64").subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   });
 
+  test("session: the model builds on earlier calls; a timeout restarts the session and says so", async () => {
+    const model = scriptedModel([
+      { call: "run_code", input: { language: "python", code: "import math\nradius = 2" } },
+      { call: "run_code", input: { language: "python", code: "round(math.pi * radius ** 2, 2)" } },
+      { call: "run_code", input: { language: "javascript", code: "let seen = ['a']; seen.length" } },
+      { call: "run_code", input: { language: "javascript", code: "seen.push('b'); seen" } },
+      { call: "run_code", input: { language: "javascript", code: "while (true) {}" } },
+      { call: "run_code", input: { language: "javascript", code: "typeof seen" } },
+      { say: echo },
+    ]);
+    await using run_code = runCodeTool({ sandbox, session: true, limits: { timeoutMs: 500 } });
+    await generateText({ model, tools: { run_code }, stopWhen: isStepCount(8), prompt: "stateful" });
+    assert.match(model.doGenerateCalls[0]!.tools!.map((t) => (t as { description: string }).description).join(), /State persists between calls/);
+    assert.match(model.seen[2]![0]!.text, /value: 12\.57/);
+    assert.match(model.seen[4]![0]!.text, /value: \["a", "b"\]/);
+    assert.match(model.seen[5]![0]!.text, /^error: timeout[\s\S]*The session was restarted after this error/);
+    assert.match(model.seen[6]![0]!.text, /value: "undefined"/);
+  });
+
   describe("code mode", () => {
     const calls: string[] = [];
     const getInventory = tool({

@@ -2,7 +2,6 @@
 // Streamable HTTP on loopback. The same checks run against both transports.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { request } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -65,6 +64,13 @@ function exercise(connect: () => Promise<{ client: Client; close: () => Promise<
     assert.match(textOf(r), /red\.png \(image\/png/);
   });
 
+  test("a written CSV comes back as an embedded text resource", async () => {
+    const r = await callTool(client, { language: "python", code: "open('t.csv', 'w').write('a,b\\n1,2\\n')" });
+    const resource = r.content.find((c) => c.type === "resource");
+    assert.ok(resource && resource.type === "resource", textOf(r));
+    assert.deepEqual(resource.resource, { uri: "wasmcell://output/t.csv", mimeType: "text/csv", text: "a,b\n1,2\n" });
+  });
+
   test("stdout streams as progress and log notifications before the result", async () => {
     const progress: string[] = [];
     logs.length = 0;
@@ -73,6 +79,13 @@ function exercise(connect: () => Promise<{ client: Client; close: () => Promise<
     assert.match(textOf(r), /value: "done"/);
     assert.match(progress.join(""), /tick 0\ntick 1\ntick 2\n/);
     assert.match(logs.filter((l) => l.startsWith("stdout:")).join(""), /tick 0\n.*tick 2\n/s);
+    // Python's output comes from the sidecar while it runs, not after.
+    progress.length = 0;
+    const py = "import time\nfor i in range(3):\n    print('py tick', i, flush=True)\n    time.sleep(0.15)\n'done'";
+    const r2 = await callTool(client, { language: "python", code: py }, { onprogress: (p) => void progress.push(p.message ?? "") });
+    assert.match(textOf(r2), /value: "done"/);
+    assert.ok(progress.length >= 2, `progress notifications: ${JSON.stringify(progress)}`);
+    assert.equal(progress.join(""), "py tick 0\npy tick 1\npy tick 2\n");
   });
 
   test("bad input gets a clean, readable isError result and nothing runs", async () => {
@@ -124,10 +137,9 @@ describe("wasmcell mcp over stdio", () => {
 
 describe("wasmcell mcp over Streamable HTTP on loopback", () => {
   let child: ChildProcess;
-  let url: URL;
   exercise(async () => {
     child = spawn(process.execPath, [MAIN, "mcp", "--http", "--port", "0", ...SERVER_FLAGS], { stdio: ["ignore", "ignore", "pipe"] });
-    url = new URL(
+    const url = new URL(
       await new Promise<string>((resolve, reject) => {
         let err = "";
         child.stderr!.on("data", (d: Buffer) => {
@@ -149,16 +161,24 @@ describe("wasmcell mcp over Streamable HTTP on loopback", () => {
       },
     };
   });
+});
 
-  test("refuses a foreign Host header (DNS rebinding)", async () => {
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = request(url, { method: "POST", headers: { host: "evil.example:80", "content-type": "application/json", accept: "application/json, text/event-stream" } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on("error", reject);
-      req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }));
-    });
-    assert.equal(status, 403);
+describe("wasmcell mcp --session", () => {
+  test("each client keeps its variables between calls, per language", async () => {
+    const connect = async () => {
+      const client = new Client({ name: "wasmcell-test", version: "1.0.0" });
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", "--session", ...SERVER_FLAGS], stderr: "pipe" }));
+      return client;
+    };
+    const client = await connect();
+    try {
+      assert.match((await client.listTools()).tools[0]!.description!, /State persists between calls/);
+      await callTool(client, { language: "python", code: "total = 40" });
+      assert.match(textOf(await callTool(client, { language: "python", code: "total + 2" })), /value: 42/);
+      await callTool(client, { language: "javascript", code: "var n = 7" });
+      assert.match(textOf(await callTool(client, { language: "javascript", code: "n * 6" })), /value: 42/);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -2,7 +2,7 @@
 // output, errors, files, limits, the deadline ladder, the pool and sessions.
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { QueueFullError } from "../../../src/errors.ts";
+import { QueueFullError, SealUnavailableError } from "../../../src/errors.ts";
 import { createSandbox } from "../../../src/sandbox.ts";
 import type { OutputChunk } from "../../../src/types.ts";
 import { closePyodide, FULL, pyodideSandbox, runPy } from "../../helpers/pyodide.ts";
@@ -160,6 +160,13 @@ describe("limits and the deadline ladder", () => {
     assert.equal(next.ok && next.value, 10 << 20);
   });
 
+  it("a smaller memoryMb holds after an earlier run grew the (unshrinkable) WASM memory", async () => {
+    const big = await runPy("x = bytearray(150 << 20)\nlen(x)", { memoryMb: 256 });
+    assert.equal(big.ok && big.value, 150 << 20, JSON.stringify(!big.ok && big.error));
+    const small = await runPy("x = bytearray(100 << 20)\nlen(x)", { memoryMb: 96 });
+    assert.equal(!small.ok && small.error.kind, "memory", JSON.stringify(small));
+  });
+
   it("aborting the signal ends the run as kind aborted", async () => {
     const sandbox = await pyodideSandbox();
     const controller = new AbortController();
@@ -178,6 +185,14 @@ describe("pool and sessions", () => {
     const [a, b] = await Promise.all([slow, queued]);
     assert.equal(a.ok && a.value, 1);
     assert.equal(b.ok && b.value, 2);
+    // A run aborted while it waits in the queue is a result, not a throw.
+    const controller = new AbortController();
+    const busy = sandbox.run({ language: "python", code: "import time\ntime.sleep(0.3)" });
+    const waiting = sandbox.run({ language: "python", code: "1", signal: controller.signal });
+    controller.abort();
+    const w = await waiting;
+    assert.equal(!w.ok && w.error.kind, "aborted");
+    await busy;
   });
 
   it("a session keeps state across runs; stateless runs beside it do not see it", async () => {
@@ -189,5 +204,15 @@ describe("pool and sessions", () => {
     assert.deepEqual(b.ok && b.value, [42, "patched"]);
     const c = await runPy("'counter' in globals()");
     assert.equal(c.ok && c.value, false);
+  });
+});
+
+describe("the seal", () => {
+  it("a layer asked for that cannot be set up is SealUnavailableError at createSandbox, never a silent downgrade", async () => {
+    // seccomp is installed by bubblewrap: asking for it without bubblewrap cannot be honoured.
+    await assert.rejects(
+      createSandbox({ python: { pool: 1 }, seal: { bubblewrap: false } }),
+      (error: unknown) => error instanceof SealUnavailableError && error.layer === "seccomp",
+    );
   });
 });
