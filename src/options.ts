@@ -20,9 +20,9 @@ export interface SealOptions {
 export interface PythonOptions {
   /** The engine for Python runs that name none. */
   engine?: "pyodide" | "native";
-  /** Warm Pyodide sidecars kept ready. */
+  /** Warm Pyodide sidecars kept ready; also the most native-tier runs (one jail each) at once. */
   pool?: number;
-  /** Runs that may wait for a sidecar before `run()` throws `QUEUE_FULL`. */
+  /** Runs that may wait for a sidecar (or, native tier, for a free run slot) before `run()` throws `QUEUE_FULL`. */
   maxQueue?: number;
   /** Start the pool when the sandbox is created rather than on the first Python run. */
   prewarm?: boolean;

@@ -11,6 +11,11 @@
 // leaves with os._exit → the host validates that untrusted line and builds the RunResult. The guest's
 // stdout/stderr arrive on fds 5/6, capped together at maxOutputBytes. No result line: the way the jail
 // ended (deadline, OOM kill, SIGSYS, crash) says what happened.
+//
+// Concurrency: at most `python.pool` runs hold a jail at once; further runs wait in a FIFO queue of at
+// most `python.maxQueue` (then QueueFullError), the same bound and the same queue code (WarmPool, whose
+// members here are just run slots) as the Pyodide engine. Without it, N concurrent runs would start N
+// jailed interpreters at once.
 
 import { existsSync } from "node:fs";
 import type { Duplex } from "node:stream";
@@ -20,6 +25,7 @@ import { checkSeal, spawnJailed, type JailExit, type JailedProcess, type JailSpe
 import { NATIVE_PYTHON } from "../../jail/doctor.ts";
 import { isExecutable } from "../../jail/host.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
+import { WarmPool } from "../../pool/pool.ts";
 import { ERROR_KINDS, type ErrorKind, type GuestError, type Limits, type OutputFile, type RunResult } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
@@ -47,20 +53,36 @@ export const createEngine: EngineFactory = async (options) => {
   // A seal layer asked for and unavailable is an error here, before any code runs: never an unjailed interpreter.
   await checkSeal(options.seal);
   const engine = new NativeEngine(options, pythonLayout(NATIVE_PYTHON));
+  // The slots are free to make: have them all ready, so the first runs take one at once.
+  await engine.slots.prewarm();
+  await engine.slots.whenFull();
   engine.prestart();
   return engine;
 };
 
-class NativeEngine implements Engine {
+export class NativeEngine implements Engine {
   readonly name = "native" as const;
   readonly #options: ResolvedOptions;
   readonly #layout: PythonLayout;
   readonly #live = new Set<JailedProcess>();
   readonly #running = new Set<Promise<RunResult>>();
+  /**
+   * Permission to hold a jail: `python.pool` slots, `python.maxQueue` runs waiting for one. A slot
+   * is a token, not a process (each run still gets its own jail), so it never dies and never resets.
+   */
+  readonly slots: WarmPool<object>;
 
   constructor(options: ResolvedOptions, layout: PythonLayout) {
     this.#options = options;
     this.#layout = layout;
+    this.slots = new WarmPool<object>({
+      name: "native python",
+      size: options.python.pool,
+      maxQueue: options.python.maxQueue,
+      create: () => Promise.resolve({}),
+      destroy: () => Promise.resolve(),
+      isAlive: () => true,
+    });
   }
 
   /**
@@ -140,15 +162,35 @@ class NativeEngine implements Engine {
   }
 
   run(request: ResolvedRequest): Promise<RunResult> {
-    const work = this.#run(request);
+    const work = this.#queued(request);
     this.#running.add(work);
     const done = () => this.#running.delete(work);
     work.then(done, done);
     return work;
   }
 
-  async #run(request: ResolvedRequest): Promise<RunResult> {
+  /** Waits for a slot (QueueFullError when the queue is full), runs, gives the slot back. */
+  async #queued(request: ResolvedRequest): Promise<RunResult> {
     const started = performance.now();
+    let slot: object;
+    try {
+      slot = await this.slots.acquire(request.signal);
+    } catch (error) {
+      // Aborted while waiting for a slot: a result like any other abort, not a throw.
+      if (request.signal?.aborted) {
+        return { ok: false, error: abortedError("while it waited for a free slot (python.pool)"), language: request.language, stdout: "", stderr: "", outputTruncated: false, files: [], stats: { engine: "native", wallMs: performance.now() - started, outputBytes: 0 } };
+      }
+      throw error;
+    }
+    try {
+      return await this.#run(request, started);
+    } finally {
+      this.slots.release(slot, true);
+    }
+  }
+
+  /** `started`: when the engine took the run; queueing counts in wallMs, as on Pyodide. */
+  async #run(request: ResolvedRequest, started: number): Promise<RunResult> {
     const { limits } = request;
     const output = new CappedOutput(limits.maxOutputBytes, request.onOutput);
     const base = (wallMs: number, extra: { peakMemoryBytes?: number } = {}) => {
@@ -162,7 +204,7 @@ class NativeEngine implements Engine {
         stats: { engine: "native" as const, wallMs, outputBytes: output.total, ...extra },
       };
     };
-    if (request.signal?.aborted) return { ...base(0), ok: false, error: abortedError() };
+    if (request.signal?.aborted) return { ...base(performance.now() - started), ok: false, error: abortedError() };
 
     // A pre-started process built for these limits, or a fresh one. Either way it has run nothing yet.
     const jail = this.#takeSpare(limits) ?? (await this.#spawn(limits));
@@ -258,12 +300,15 @@ class NativeEngine implements Engine {
 
   async close(): Promise<void> {
     this.#closed = true;
+    // Queued runs are in #running too: they get their slot and finish before the slots close.
     await Promise.allSettled([...this.#running]);
     await this.destroy();
   }
 
   async destroy(): Promise<void> {
     this.#closed = true;
+    // Waiting runs fail with ClosedError; later runs too.
+    await this.slots.destroy();
     this.#spare = undefined;
     for (const jail of this.#live) {
       // a parked spare's handles are unref'd: ref them again, or the host could exit before it is reaped
@@ -288,8 +333,8 @@ function limitsKey(limits: Limits): string {
   return JSON.stringify([limits.timeoutMs, limits.memoryMb, limits.maxFileBytes]);
 }
 
-function abortedError(): GuestError {
-  return { kind: "aborted", name: "AbortError", message: "the run was aborted by the caller's signal" };
+function abortedError(when?: string): GuestError {
+  return { kind: "aborted", name: "AbortError", message: `the run was aborted by the caller's signal${when ? ` ${when}` : ""}` };
 }
 
 /** Why a jail ended without a result line. */
