@@ -101,6 +101,13 @@ db.execute("select sum(x) from t").fetchone()[0]`);
     assert.deepEqual(r.files.map((f) => f.path), ["db.sqlite"]);
   });
 
+  it("asyncio is loaded only for code with top-level await (it is most of a cold run's harness start-up)", async () => {
+    const sync = await run("import sys\n['asyncio' in sys.modules, 'inspect' in sys.modules]");
+    assert.deepEqual(sync.ok && sync.value, [false, false]);
+    const awaited = await run("import sys\nasync def f():\n    return 'asyncio' in sys.modules\nawait f()");
+    assert.equal(awaited.ok && awaited.value, true);
+  });
+
   it("a caller's abort ends the run as kind aborted", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
