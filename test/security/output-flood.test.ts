@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
+import { truncationMarker } from "../../src/engines/output.ts";
 import { closeNative, runNative } from "../helpers/native.ts";
 import { closePyodide, runPy } from "../helpers/pyodide.ts";
 
@@ -86,7 +87,7 @@ describe("pyodide", () => {
     assert.equal(r.outputTruncated, true);
     assert.equal(r.stats.outputBytes, 100_000 * (100 + 10));
     assert.ok(Buffer.byteLength(r.stdout) + Buffer.byteLength(r.stderr) <= 10_000 + 100);
-    assert.match(r.stdout + r.stderr, /\n\[output truncated: limits\.maxOutputBytes reached\]\n$/);
+    assert.match(r.stdout + r.stderr, /\n\[output truncated: over 10000 bytes \(limits\.maxOutputBytes\)\]\n$/);
   });
 
   it("an endless flood ends at the deadline, truncated", async () => {
@@ -94,5 +95,17 @@ describe("pyodide", () => {
     assert.equal(!r.ok && r.error.kind, "timeout");
     assert.equal(r.outputTruncated, true);
     assert.ok(Buffer.byteLength(r.stdout) <= 1000 + 100);
+  });
+});
+
+describe("pyodide and native", () => {
+  after(async () => Promise.all([closePyodide(), closeNative()]));
+
+  it("end cut output with the same marker for the same limit", async () => {
+    const code = "for i in range(1000):\n    print('x' * 99)";
+    const [py, native] = await Promise.all([runPy(code, { maxOutputBytes: 500 }), runNative(code, { maxOutputBytes: 500 })]);
+    const marker = (r: typeof py) => /\n\[output truncated[^\n]*\n$/.exec(r.stdout)?.[0];
+    assert.equal(marker(py), truncationMarker(500));
+    assert.equal(marker(native), marker(py));
   });
 });

@@ -3,8 +3,7 @@
 // grow host memory), and the text ends with a marker.
 
 import type { OutputChunk } from "../../types.ts";
-
-export const truncationMarker = (limit: number) => `\n[output truncated: over ${limit} bytes (limits.maxOutputBytes)]\n`;
+import { truncationMarker } from "../output.ts";
 
 export class CappedOutput {
   readonly #limit: number;

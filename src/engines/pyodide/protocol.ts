@@ -36,6 +36,11 @@ export interface RunMessage {
   /** Input files: relative path → base64 bytes. */
   files: Record<string, string>;
   limits: RunLimits;
+  /**
+   * Appended where output is cut at `limits.maxOutputBytes` (src/engines/output.ts, the same text
+   * every engine uses). Sent rather than built in the sidecar, which imports nothing from src/.
+   */
+  truncationMarker: string;
 }
 
 export type HostMessage = RunMessage;

@@ -9,6 +9,7 @@ import type { ResolvedRequest, ResolvedSeal } from "../../options.ts";
 import type { ErrorKind, GuestError, OutputFile, RunResult } from "../../types.ts";
 import { ERROR_KINDS } from "../../types.ts";
 import { mimeTypeOf } from "../native/index.ts";
+import { truncationMarker } from "../output.ts";
 import { launchSidecar } from "./launch.ts";
 import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";
 
@@ -230,6 +231,7 @@ export class SidecarProcess {
           maxFiles: limits.maxFiles,
           maxFileBytes: limits.maxFileBytes,
         },
+        truncationMarker: truncationMarker(limits.maxOutputBytes),
       };
       this.jail.child.stdin.write(JSON.stringify(message) + "\n");
       // The last rung of the deadline ladder: the in-sidecar interrupt had its chance.

@@ -639,10 +639,11 @@ function collectOutputFiles(
 }
 
 // Output capture: decoded per stream, capped across both, forwarded as frames while the run goes.
-const TRUNCATION_MARKER = "\n[output truncated: limits.maxOutputBytes reached]\n";
 const output = {
   id: 0,
   limit: 0,
+  /** From the run message: the host's one wording (src/engines/output.ts). */
+  marker: "",
   forwarded: 0,
   attempted: 0,
   truncated: false,
@@ -660,7 +661,7 @@ function writer(stream: "stdout" | "stderr") {
       let text = output.decoders[stream].decode(chunk, { stream: chunk.length === buffer.length });
       if (chunk.length < buffer.length) {
         output.truncated = true;
-        text += TRUNCATION_MARKER;
+        text += output.marker;
       }
       if (text) send({ t: "out", id: output.id, stream, text });
       return buffer.length;
@@ -749,6 +750,7 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
   const M = py._module;
   output.id = message.id;
   output.limit = limits.maxOutputBytes;
+  output.marker = message.truncationMarker;
   output.forwarded = 0;
   output.attempted = 0;
   output.truncated = false;
