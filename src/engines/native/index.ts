@@ -28,6 +28,7 @@ import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
 import { WarmPool } from "../../pool/pool.ts";
 import { ERROR_KINDS, type ErrorKind, type GuestError, type Limits, type OutputFile, type RunResult } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
+import { mimeTypeOf } from "../files.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { CappedOutput } from "./output.ts";
 
@@ -345,17 +346,6 @@ function exitError(exit: JailExit, memoryMb: number, mechanism: string, stderr: 
   const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
   const tail = stderr.trim().split("\n").slice(-3).join("\n");
   return { kind: "crashed", name: "CrashError", message: `the Python process ${how} before returning a result${tail ? `: ${tail}` : ""}` };
-}
-
-const MIME: Record<string, string> = {
-  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", svg: "image/svg+xml", pdf: "application/pdf",
-  csv: "text/csv", tsv: "text/tab-separated-values", txt: "text/plain", md: "text/markdown", json: "application/json",
-  html: "text/html", xml: "application/xml", parquet: "application/vnd.apache.parquet", npy: "application/octet-stream",
-};
-
-export function mimeTypeOf(path: string): string {
-  const ext = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase();
-  return (ext && MIME[ext]) || "application/octet-stream";
 }
 
 type Envelope = { ok: true; value: unknown } | { ok: false; error: GuestError };

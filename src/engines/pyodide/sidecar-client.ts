@@ -8,7 +8,7 @@ import type { JailedProcess } from "../../jail/index.ts";
 import type { ResolvedRequest, ResolvedSeal } from "../../options.ts";
 import type { ErrorKind, GuestError, OutputFile, RunResult } from "../../types.ts";
 import { ERROR_KINDS } from "../../types.ts";
-import { mimeTypeOf } from "../native/index.ts";
+import { mimeTypeOf } from "../files.ts";
 import { truncationMarker } from "../output.ts";
 import { launchSidecar } from "./launch.ts";
 import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";

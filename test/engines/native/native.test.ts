@@ -4,7 +4,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
-import { mimeTypeOf } from "../../../src/engines/native/index.ts";
 import { createSandbox, type Sandbox } from "../../../src/sandbox.ts";
 import type { RunRequest } from "../../../src/types.ts";
 
@@ -160,11 +159,5 @@ ${closeIt ? "await s.close();" : ""}`;
       const code = await new Promise((r) => child.once("close", r));
       assert.deepEqual([code, out, err], [0, "42", ""], `closeIt=${closeIt}`);
     }
-  });
-
-  it("guesses MIME types from file names", () => {
-    assert.equal(mimeTypeOf("a/b.PNG"), "image/png");
-    assert.equal(mimeTypeOf("x.csv"), "text/csv");
-    assert.equal(mimeTypeOf("noext"), "application/octet-stream");
   });
 });
