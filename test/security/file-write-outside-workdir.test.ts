@@ -5,6 +5,11 @@ import { after, describe, it } from "node:test";
 import { uniqueName } from "../helpers/host.ts";
 import { closeNative, PROBES, runNative } from "../helpers/native.ts";
 import { closePyodide, runPy } from "../helpers/pyodide.ts";
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 describe("native", () => {
   after(closeNative);
@@ -70,5 +75,33 @@ for p in ["/" + N, "/tmp/" + N, "/home/" + N, "/lib/" + N, N]:
     assert.equal(r.ok && r.value, "written", JSON.stringify(!r.ok && r.error));
     for (const p of [`/${name}`, `/tmp/${name}`, `/home/${name}`, `/lib/${name}`]) assert.equal(existsSync(p), false, p);
     assert.deepEqual(r.files.map((f) => f.path), [name]);
+  });
+});
+
+// The host side of the same threat: `wasmcell run --out-dir` writes the files a run returns, and a
+// guest picks their names. A name must never make the CLI write outside the directory.
+describe("cli --out-dir", () => {
+  const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+
+  it("never writes through a symlink already in the output directory", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "wasmcell-outdir-"));
+    try {
+      const outDir = join(dir, "out");
+      const outside = join(dir, "outside.txt");
+      await writeFile(outside, "untouched");
+      await mkdir(outDir);
+      await symlink(outside, join(outDir, "evil.txt"));
+      await mkdir(join(dir, "elsewhere"));
+      await symlink(join(dir, "elsewhere"), join(outDir, "sub"));
+      const code = "import os\nopen('evil.txt', 'w').write('pwned')\nos.makedirs('sub', exist_ok=True)\nopen('sub/x.txt', 'w').write('pwned')";
+      const r = spawnSync(process.execPath, [main, "run", "--lang", "python", "--out-dir", outDir, "-e", code], { encoding: "utf8" });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, /did not write evil\.txt .*refused: the target is a symbolic link/);
+      assert.match(r.stderr, /did not write sub\/x\.txt .*refused: it would land outside the output directory/);
+      assert.equal(await readFile(outside, "utf8"), "untouched");
+      assert.equal(existsSync(join(dir, "elsewhere", "x.txt")), false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -7,7 +7,7 @@
 // sidecar source. Pyodide itself rejects a snapshot from another build (it checks its build id).
 
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { ResolvedSeal } from "../../options.ts";
@@ -48,6 +48,10 @@ function writeCached(path: string, bytes: Uint8Array): void {
     const tmp = `${path}.${process.pid}.tmp`;
     writeFileSync(tmp, bytes, { mode: 0o600 });
     renameSync(tmp, path);
+    // One snapshot per build is enough: older ones (other Pyodide or wasmcell versions) are 30 MB each.
+    for (const name of readdirSync(cacheDir())) {
+      if (/^pyodide-[0-9a-f]+\.snapshot$/.test(name) && join(cacheDir(), name) !== path) rmSync(join(cacheDir(), name), { force: true });
+    }
   } catch {
     // No writable cache directory: the snapshot lives in memory for this process only.
   }

@@ -2,7 +2,6 @@
 // Streamable HTTP on loopback. The same checks run against both transports.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { request } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -138,10 +137,9 @@ describe("wasmcell mcp over stdio", () => {
 
 describe("wasmcell mcp over Streamable HTTP on loopback", () => {
   let child: ChildProcess;
-  let url: URL;
   exercise(async () => {
     child = spawn(process.execPath, [MAIN, "mcp", "--http", "--port", "0", ...SERVER_FLAGS], { stdio: ["ignore", "ignore", "pipe"] });
-    url = new URL(
+    const url = new URL(
       await new Promise<string>((resolve, reject) => {
         let err = "";
         child.stderr!.on("data", (d: Buffer) => {
@@ -162,18 +160,6 @@ describe("wasmcell mcp over Streamable HTTP on loopback", () => {
         child.kill("SIGTERM");
       },
     };
-  });
-
-  test("refuses a foreign Host header (DNS rebinding)", async () => {
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = request(url, { method: "POST", headers: { host: "evil.example:80", "content-type": "application/json", accept: "application/json, text/event-stream" } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on("error", reject);
-      req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }));
-    });
-    assert.equal(status, 403);
   });
 });
 

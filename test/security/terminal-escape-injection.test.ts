@@ -1,3 +1,5 @@
+// Threat: guest output that drives the user's terminal (escape sequences that retitle the window,
+// write the clipboard with OSC 52, or repaint the screen) when `wasmcell run` shows it.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { forTerminal } from "../../src/cli/run.ts";
