@@ -74,15 +74,17 @@ export class QuickJSEngine implements Engine {
     const { guest, cell } = opened;
     const run = new Run(guest, req, src);
     const result = await run.execute();
-    run.release();
-    if (host.alive && !cell.dead) {
-      try {
-        guest.dispose();
-      } catch (error) {
-        host.poison(`freeing a context failed: ${describeHostError(error)}`);
+    const cleanup = () => {
+      run.release();
+      if (host.alive && !cell.dead) {
+        try {
+          guest.dispose();
+        } catch (error) {
+          host.poison(`freeing a context failed: ${describeHostError(error)}`);
+        }
       }
-    }
-    host.releaseCell(cell, REUSABLE.has(run.failureKind) && host.alive);
+    };
+    host.releaseCell(cell, REUSABLE.has(run.failureKind) && host.alive, cleanup);
     retireIfGrown(host, req);
     return result;
   }
@@ -92,7 +94,7 @@ export class QuickJSEngine implements Engine {
     let cell: Cell | undefined;
     try {
       cell = host.takeCell();
-      const guest = new Guest(cell, cell.rt.newContext());
+      const guest = new Guest(cell, cell.takeContext());
       guest.install(needs, hostNames);
       return { guest, cell };
     } catch (error) {
@@ -106,7 +108,7 @@ export class QuickJSEngine implements Engine {
     if (this.#closed) throw new ClosedError("quickjs engine");
     const host = await this.pool.get();
     const cell = host.takeCell();
-    const guest = new Guest(cell, cell.rt.newContext());
+    const guest = new Guest(cell, cell.takeContext());
     const session = new QuickJSSession(guest, () => this.#sessions.delete(session));
     this.#sessions.add(session);
     return session;

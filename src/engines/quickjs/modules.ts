@@ -114,22 +114,42 @@ export class ModuleHost {
   /** A cell from the pool, or a new one. Throws when the module is poisoned (or poisons it). */
   takeCell(): Cell {
     const idle = this.idle.pop();
-    if (idle) return idle;
+    if (idle) {
+      idle.settle();
+      idle.inUse = true;
+      return idle;
+    }
     const cell = new Cell(this);
     this.cells.add(cell);
+    cell.inUse = true;
     return cell;
   }
 
-  /** Returns a cell after a clean run, or frees it. */
-  releaseCell(cell: Cell, reusable: boolean): void {
+  /**
+   * Returns a cell after a clean run, or frees it. `cleanup` (freeing the run's handles and context) is
+   * deferred to idle time — or to the next takeCell, whichever comes first — so it is not part of the
+   * run's latency; a cell that is not reused is cleaned up by the caller first.
+   */
+  releaseCell(cell: Cell, reusable: boolean, cleanup?: () => void): void {
     if (!this.alive || cell.dead || this.retired) {
       this.cells.delete(cell);
       return;
     }
+    cell.inUse = false;
     if (reusable && cell.runs < 5_000 && this.idle.length < 8) {
+      cell.pendingCleanup = cleanup;
       this.idle.push(cell);
+      // Clean up and build the next run's context while the host is idle: JS_NewContext is most of a
+      // small run. (A caller that runs back to back never yields to macrotasks: it pays both in takeCell.)
+      const timer = setTimeout(() => {
+        cell.settle();
+        cell.prepareSpare();
+      }, 0) as { unref?: () => void };
+      timer.unref?.();
       return;
     }
+    cell.pendingCleanup = cleanup;
+    cell.settle();
     this.cells.delete(cell);
     cell.free();
   }
@@ -300,10 +320,43 @@ export class Cell {
   }
 
   /** Frees the runtime. An abort here (quickjs-emscripten#257) poisons the module instead of escaping. */
+  inUse = false;
+  #spare: QuickJSContext | undefined;
+  /** The previous run's cleanup, if it has not run yet (see ModuleHost.releaseCell). */
+  pendingCleanup: (() => void) | undefined;
+
+  /** Runs the previous run's deferred cleanup, once. */
+  settle(): void {
+    const cleanup = this.pendingCleanup;
+    this.pendingCleanup = undefined;
+    if (cleanup && this.host.alive && !this.dead) cleanup();
+  }
+
+  /** A fresh user context: the one prepared in idle time, or a new one. Never one a run has used. */
+  takeContext(): QuickJSContext {
+    const spare = this.#spare;
+    this.#spare = undefined;
+    return spare ?? this.rt.newContext();
+  }
+
+  /** Creates the next run's context ahead of time, if this cell is idle and healthy. */
+  prepareSpare(): void {
+    if (this.#spare || this.inUse || this.pendingCleanup || this.dead || !this.host.alive || this.host.retired) return;
+    try {
+      // Unlimited while building it: the previous run's cap must not make context creation fail.
+      this.setLimits(-1, undefined);
+      this.#spare = this.rt.newContext();
+    } catch (error) {
+      this.host.poison(`preparing a context failed: ${describeHostError(error)}`);
+    }
+  }
+
   free(): void {
     if (this.dead || !this.host.alive) return;
     this.dead = true;
     try {
+      this.#spare?.dispose();
+      this.#spare = undefined;
       this.#freeNumbers();
       this.serialize.dispose();
       this.format.dispose();
