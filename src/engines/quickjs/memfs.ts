@@ -5,29 +5,7 @@
 
 import { checkRelativePath, normalizePath } from "../../options.ts";
 import type { OutputFile } from "../../types.ts";
-
-const MIME: Record<string, string> = {
-  txt: "text/plain",
-  md: "text/markdown",
-  csv: "text/csv",
-  tsv: "text/tab-separated-values",
-  json: "application/json",
-  html: "text/html",
-  xml: "application/xml",
-  js: "text/javascript",
-  ts: "text/typescript",
-  svg: "image/svg+xml",
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  gif: "image/gif",
-  pdf: "application/pdf",
-};
-
-export function mimeTypeOf(path: string): string {
-  const ext = path.slice(path.lastIndexOf(".") + 1).toLowerCase();
-  return MIME[ext] ?? "application/octet-stream";
-}
+import { mimeTypeOf } from "../files.ts";
 
 export class FsError extends Error {
   constructor(code: string, message: string) {

@@ -2,6 +2,7 @@
 // streaming of what was kept to the caller's onOutput.
 
 import type { OutputChunk } from "../../types.ts";
+import { truncationMarker } from "../output.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -44,8 +45,7 @@ export class OutputSink {
     if (this.#kept + bytes > this.#cap) {
       const room = this.#cap - this.#kept;
       kept = decoder.decode(encoder.encode(text).subarray(0, Math.max(0, room))).replace(/\uFFFD$/, "");
-      // The same marker as the other engines, so callers and models see one wording.
-      kept += `\n[output truncated: over ${this.#cap} bytes (limits.maxOutputBytes)]\n`;
+      kept += truncationMarker(this.#cap);
       this.truncated = true;
     }
     this.#kept += utf8Length(kept);
