@@ -5,6 +5,7 @@
 
 import { ClosedError, InvalidOptionError } from "./errors.ts";
 import type { Engine, EngineFactory, EngineSession } from "./engines/engine.ts";
+import { InFlight } from "./engines/in-flight.ts";
 import { resolveOptions, resolveRequest, type ResolvedOptions, type SandboxOptions } from "./options.ts";
 import { LANGUAGES, type EngineName, type Language, type RunRequest, type RunResult } from "./types.ts";
 
@@ -18,7 +19,7 @@ export class Sandbox implements AsyncDisposable {
   readonly options: ResolvedOptions;
   readonly #engines = new Map<EngineName, Promise<Engine>>();
   readonly #sessions = new Set<Session>();
-  #inFlight = new Set<Promise<unknown>>();
+  readonly #inFlight = new InFlight();
   #state: "open" | "closing" | "closed" = "open";
 
   /** Use `createSandbox()`; the constructor does not start any engine. */
@@ -67,7 +68,7 @@ export class Sandbox implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.#state !== "open") return;
     this.#state = "closing";
-    await Promise.allSettled([...this.#inFlight]);
+    await this.#inFlight.drain();
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     const engines = await Promise.allSettled([...this.#engines.values()]);
     await Promise.allSettled(engines.flatMap((e) => (e.status === "fulfilled" ? [e.value.close()] : [])));
@@ -100,10 +101,7 @@ export class Sandbox implements AsyncDisposable {
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
-    this.#inFlight.add(work);
-    const done = () => this.#inFlight.delete(work);
-    work.then(done, done);
-    return work;
+    return this.#inFlight.track(work);
   }
 
   #engine(name: EngineName): Promise<Engine> {

@@ -8,6 +8,7 @@
 //   is killed and replaced in the background.
 // - Sessions: a dedicated sidecar started in stateful mode, never returned to the pool.
 
+import { InFlight } from "../in-flight.ts";
 import { ClosedError, SealUnavailableError } from "../../errors.ts";
 import { checkSeal } from "../../jail/index.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
@@ -25,7 +26,7 @@ export class PyodideEngine implements Engine {
   readonly name = "pyodide" as const;
   readonly pool: WarmPool<SidecarProcess>;
   readonly #options: ResolvedOptions;
-  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #inFlight = new InFlight();
   readonly #sessions = new Set<PyodideSession>();
   #closed = false;
   /** Sidecars started so far (pool members and sessions): a reset reuses one, a recycle starts one. */
@@ -86,10 +87,7 @@ export class PyodideEngine implements Engine {
       result.stats.wallMs = performance.now() - started;
       return result;
     })();
-    this.#inFlight.add(work);
-    const done = () => this.#inFlight.delete(work);
-    work.then(done, done);
-    return work;
+    return this.#inFlight.track(work);
   }
 
   async openSession(): Promise<EngineSession> {
@@ -102,7 +100,7 @@ export class PyodideEngine implements Engine {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.allSettled([...this.#inFlight]);
+    await this.#inFlight.drain();
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     await this.pool.close();
   }

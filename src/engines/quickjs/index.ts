@@ -5,6 +5,7 @@
 // module is poisoned (an abort, a trap, a host-stack overflow) it is thrown away and the spare module,
 // already instantiated in the background, takes over.
 
+import { InFlight } from "../in-flight.ts";
 import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunFailure, RunResult } from "../../types.ts";
@@ -45,7 +46,7 @@ function prepare(req: ResolvedRequest): PreparedSource | { error: GuestError } {
 export class QuickJSEngine implements Engine {
   readonly name = "quickjs" as const;
   readonly pool = new ModulePool();
-  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #inFlight = new InFlight();
   readonly #sessions = new Set<QuickJSSession>();
   #closed = false;
 
@@ -56,11 +57,7 @@ export class QuickJSEngine implements Engine {
 
   run(req: ResolvedRequest): Promise<RunResult> {
     if (this.#closed) return Promise.reject(new ClosedError("quickjs engine"));
-    const work = this.#run(req);
-    this.#inFlight.add(work);
-    const done = () => this.#inFlight.delete(work);
-    work.then(done, done);
-    return work;
+    return this.#inFlight.track(this.#run(req));
   }
 
   async #run(req: ResolvedRequest): Promise<RunResult> {
@@ -116,7 +113,7 @@ export class QuickJSEngine implements Engine {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.allSettled([...this.#inFlight]);
+    await this.#inFlight.drain();
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     this.pool.close();
   }
@@ -124,7 +121,7 @@ export class QuickJSEngine implements Engine {
   async destroy(): Promise<void> {
     this.#closed = true;
     this.pool.destroy();
-    await Promise.allSettled([...this.#inFlight]);
+    await this.#inFlight.drain();
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
   }
 }
