@@ -1,23 +1,15 @@
 // The examples in examples/ run as documented (offline: the agent example uses the AI SDK's mock model
 // when no AI_GATEWAY_API_KEY is set, the MCP example starts its own server).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { runNode, type Ran } from "./helpers/process.ts";
 
-function runExample(name: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runExample(name: string): Promise<Ran> {
   const file = fileURLToPath(new URL(`../examples/${name}`, import.meta.url));
   const env = { ...process.env };
-  delete env.AI_GATEWAY_API_KEY;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [file], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  delete env.AI_GATEWAY_API_KEY; // the examples fall back to the AI SDK's mock model: no network
+  return runNode([file], { env });
 }
 
 describe("examples", () => {
