@@ -31,15 +31,16 @@ function failure(req: ResolvedRequest, error: GuestError, startedAt: number): Ru
   };
 }
 
-/** JavaScript passes through; TypeScript is type-stripped (positions kept). */
-function prepare(req: ResolvedRequest): PreparedSource | { error: GuestError } {
-  let code = req.code;
-  const filename = req.language === "typescript" ? "main.ts" : "main.js";
-  if (req.language === "typescript") {
-    const stripped = stripTypes(code);
-    if ("error" in stripped) return stripped;
-    code = stripped.code;
-  }
+/**
+ * JavaScript passes through; TypeScript is type-stripped (positions kept). Only TypeScript waits: the
+ * stripper loads on first use, so JavaScript-only hosts never load it and the JS path stays synchronous.
+ */
+function prepare(req: ResolvedRequest): PreparedSource | { error: GuestError } | Promise<PreparedSource | { error: GuestError }> {
+  if (req.language !== "typescript") return source(req.code, "main.js");
+  return stripTypes(req.code).then((stripped) => ("error" in stripped ? stripped : source(stripped.code, "main.ts")));
+}
+
+function source(code: string, filename: string): PreparedSource {
   return { code, filename, module: isModule(code), async: usesAwait(code) };
 }
 
@@ -62,7 +63,8 @@ export class QuickJSEngine implements Engine {
 
   async #run(req: ResolvedRequest): Promise<RunResult> {
     const startedAt = performance.now();
-    const src = prepare(req);
+    const prepared = prepare(req);
+    const src = prepared instanceof Promise ? await prepared : prepared;
     if ("error" in src) return failure(req, src.error, startedAt);
     const host = this.pool.ready() ?? (await this.pool.get());
     const hostNames = Object.keys(req.hostFunctions);
@@ -167,7 +169,7 @@ export class QuickJSSession implements EngineSession {
     if (!this.alive) {
       return failure(req, { kind: "crashed", name: "EngineCrash", message: "this session's engine crashed in an earlier run and its state is gone; open a new session" }, startedAt);
     }
-    const src = prepare(req);
+    const src = await prepare(req);
     if ("error" in src) return failure(req, src.error, startedAt);
     try {
       this.#guest.install(ALL_GLOBALS, Object.keys(req.hostFunctions));

@@ -1,7 +1,6 @@
 // Turning the user's text into what QuickJS evaluates: TypeScript type stripping, script-or-module
 // detection, and which host globals the code can possibly reach.
 
-import { createRequire } from "node:module";
 import type { GuestError } from "../../types.ts";
 
 interface AmaroError {
@@ -11,17 +10,19 @@ interface AmaroError {
   startColumn?: number;
 }
 type Amaro = { transformSync(code: string, options: { mode: "strip-only" }): { code: string } };
-let amaro: Amaro | undefined;
+let amaro: Promise<Amaro> | undefined;
 
 /**
  * Strips TypeScript types with amaro in strip-only mode: types become whitespace, so every line and
  * column of the output is the user's own. TypeScript that needs a transform (enum, namespace,
  * parameter properties) is a syntax error here, reported at its position.
  */
-export function stripTypes(code: string): { code: string } | { error: GuestError } {
-  amaro ??= createRequire(import.meta.url)("amaro") as Amaro;
+export async function stripTypes(code: string): Promise<{ code: string } | { error: GuestError }> {
+  // A dynamic import (not createRequire) so the engine needs nothing Node-only to load the stripper.
+  amaro ??= import("amaro") as Promise<Amaro>;
+  const stripper = await amaro;
   try {
-    return { code: amaro.transformSync(code, { mode: "strip-only" }).code };
+    return { code: stripper.transformSync(code, { mode: "strip-only" }).code };
   } catch (caught) {
     const e = (caught ?? {}) as AmaroError;
     const error: GuestError = {
