@@ -32,25 +32,47 @@ async function measure(what: string, runs: number, once: () => Promise<unknown>)
 export async function bench(): Promise<string> {
   const rows: Row[] = [];
   await using sandbox = await createSandbox();
-  const kit = createToolkit({
-    sandbox,
-    codeMode: { tools: { echo: { call: (input) => Promise.resolve(input) } } },
-  });
+  const kit = createToolkit({ sandbox, codeMode: { tools: { echo: { call: (input) => Promise.resolve(input) } } } });
   const args = { language: "javascript", code: "1 + 1" };
-  rows.push(await measure("sandbox.run (baseline)", 2_000, () => sandbox.run({ language: "javascript", code: "1 + 1" })));
+  rows.push(
+    await measure("sandbox.run (baseline)", 2_000, () => sandbox.run({ language: "javascript", code: "1 + 1" })),
+  );
   rows.push(await measure("toolkit.handleToolCall run_code", 2_000, () => kit.handleToolCall("run_code", args)));
-  rows.push(await measure("code mode, 1 tool call", 1_000, () => kit.handleToolCall("code_mode", { code: "(await tools.echo({ n: 1 })).n" })));
-  rows.push(await measure("code mode, 10 sequential tool calls", 500, () => kit.handleToolCall("code_mode", { code: "let s = 0; for (let i = 0; i < 10; i++) s += (await tools.echo({ n: i })).n; s" })));
+  rows.push(
+    await measure("code mode, 1 tool call", 1_000, () =>
+      kit.handleToolCall("code_mode", { code: "(await tools.echo({ n: 1 })).n" }),
+    ),
+  );
+  rows.push(
+    await measure("code mode, 10 sequential tool calls", 500, () =>
+      kit.handleToolCall("code_mode", {
+        code: "let s = 0; for (let i = 0; i < 10; i++) s += (await tools.echo({ n: i })).n; s",
+      }),
+    ),
+  );
 
   const stdio = new Client({ name: "bench", version: "1" });
-  await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [fileURLToPath(new URL("../src/cli/main.ts", import.meta.url)), "mcp"] }));
-  rows.push(await measure("MCP tools/call over stdio (child process)", 500, () => stdio.callTool({ name: "run_code", arguments: args })));
+  await stdio.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [fileURLToPath(new URL("../src/cli/main.ts", import.meta.url)), "mcp"],
+    }),
+  );
+  rows.push(
+    await measure("MCP tools/call over stdio (child process)", 500, () =>
+      stdio.callTool({ name: "run_code", arguments: args }),
+    ),
+  );
   await stdio.close();
 
   await using http = await serveHttp({ sandbox });
   const client = new Client({ name: "bench", version: "1" });
   await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
-  rows.push(await measure("MCP tools/call over Streamable HTTP (loopback)", 500, () => client.callTool({ name: "run_code", arguments: args })));
+  rows.push(
+    await measure("MCP tools/call over Streamable HTTP (loopback)", 500, () =>
+      client.callTool({ name: "run_code", arguments: args }),
+    ),
+  );
   await client.close();
 
   const fmt = (ms: number) => (ms < 1 ? ms.toFixed(3) : ms.toFixed(2));

@@ -30,7 +30,11 @@ async function bare(code: string): Promise<number> {
 
 const layout = pythonLayout(PYTHON);
 function jailSpec(code: string, seal: ResolvedSeal, memory: boolean): JailSpec {
-  return { ...pythonJailSpec(layout, ["-I", "-c", code], seal), ...(memory ? { memoryBytes: 256 << 20 } : {}), wallClockMs: 30_000 };
+  return {
+    ...pythonJailSpec(layout, ["-I", "-c", code], seal),
+    ...(memory ? { memoryBytes: 256 << 20 } : {}),
+    wallClockMs: 30_000,
+  };
 }
 
 async function jailed(code: string, seal: ResolvedSeal, memory: boolean): Promise<number> {
@@ -47,17 +51,42 @@ export async function bench(): Promise<string> {
   const root = process.getuid?.() === 0;
   const variants: [string, (code: string) => Promise<number>][] = [
     ["bare `python3 -I -c`", (c) => bare(c)],
-    ["launcher + prlimit, no namespaces", (c) => jailed(c, { ...DEFAULT_SEAL, bubblewrap: false, seccomp: false, dropPrivileges: false }, false)],
-    ["+ bwrap (namespaces, binds, tmpfs)", (c) => jailed(c, { ...DEFAULT_SEAL, seccomp: false, dropPrivileges: false }, false)],
+    [
+      "launcher + prlimit, no namespaces",
+      (c) => jailed(c, { ...DEFAULT_SEAL, bubblewrap: false, seccomp: false, dropPrivileges: false }, false),
+    ],
+    [
+      "+ bwrap (namespaces, binds, tmpfs)",
+      (c) => jailed(c, { ...DEFAULT_SEAL, seccomp: false, dropPrivileges: false }, false),
+    ],
     ["+ seccomp", (c) => jailed(c, { ...DEFAULT_SEAL, dropPrivileges: false }, false)],
-    ...(root ? [["+ uid drop (setpriv)", (c: string) => jailed(c, DEFAULT_SEAL, false)] as [string, (code: string) => Promise<number>]] : []),
-    ...(cgroupSupport().memoryParent ? [["+ memory/pids cgroup = full jail", (c: string) => jailed(c, DEFAULT_SEAL, true)] as [string, (code: string) => Promise<number>]] : []),
+    ...(root
+      ? [
+          ["+ uid drop (setpriv)", (c: string) => jailed(c, DEFAULT_SEAL, false)] as [
+            string,
+            (code: string) => Promise<number>,
+          ],
+        ]
+      : []),
+    ...(cgroupSupport().memoryParent
+      ? [
+          ["+ memory/pids cgroup = full jail", (c: string) => jailed(c, DEFAULT_SEAL, true)] as [
+            string,
+            (code: string) => Promise<number>,
+          ],
+        ]
+      : []),
   ];
   const sandbox = await createSandbox({ python: { engine: "native" } });
   const engine = async (code: string, cold = false) => {
     const t0 = performance.now();
     // Limits other than the sandbox's defaults do not match the pre-started jail: a cold spawn.
-    const r = await sandbox.run({ language: "python", engine: "native", code, ...(cold ? { limits: { memoryMb: 129 } } : {}) });
+    const r = await sandbox.run({
+      language: "python",
+      engine: "native",
+      code,
+      ...(cold ? { limits: { memoryMb: 129 } } : {}),
+    });
     if (!r.ok) throw new Error(`bench run failed: ${r.error.message}`);
     return performance.now() - t0;
   };
@@ -92,7 +121,10 @@ export async function bench(): Promise<string> {
     }
     rows.forEach(([name], j) => {
       const s = samples[j]!;
-      table.set(name, [...(table.get(name) ?? []), `${pct(s, 50).toFixed(1)} / ${pct(s, 90).toFixed(1)} (${pct(s, 0).toFixed(1)})`]);
+      table.set(name, [
+        ...(table.get(name) ?? []),
+        `${pct(s, 50).toFixed(1)} / ${pct(s, 90).toFixed(1)} (${pct(s, 0).toFixed(1)})`,
+      ]);
       p50.set(name, [...(p50.get(name) ?? []), pct(s, 50)]);
       mins.set(name, [...(mins.get(name) ?? []), pct(s, 0)]);
     });
@@ -101,11 +133,15 @@ export async function bench(): Promise<string> {
   await sandbox.close();
   const fullName = rows[rows.length - 3]![0];
   const overhead = (stat: Map<string, number[]>) =>
-    workloads.map(([name], i) => `\`${name}\` +${(stat.get(fullName)![i]! - stat.get(rows[0]![0])![i]!).toFixed(1)} ms`).join(", ");
+    workloads
+      .map(([name], i) => `\`${name}\` +${(stat.get(fullName)![i]! - stat.get(rows[0]![0])![i]!).toFixed(1)} ms`)
+      .join(", ");
   lines.push(
     "",
     `Jail overhead over a bare spawn (\`${fullName}\`): p50 ${overhead(p50)}; min ${overhead(mins)} (target ≤ 30 ms at p50).`,
-    `Load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(" / ")} on ${cpus().length} cores.`,
+    `Load average at the end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" / ")} on ${cpus().length} cores.`,
   );
   return lines.join("\n");
 }

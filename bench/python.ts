@@ -63,7 +63,13 @@ async function latency(engine: PyodideEngine, options: ResolvedOptions, code: st
   return samples;
 }
 
-async function throughput(engine: PyodideEngine, options: ResolvedOptions, concurrency: number, seconds: number, code = "x = sum(range(100))\nprint(x)"): Promise<number> {
+async function throughput(
+  engine: PyodideEngine,
+  options: ResolvedOptions,
+  concurrency: number,
+  seconds: number,
+  code = "x = sum(range(100))\nprint(x)",
+): Promise<number> {
   const until = performance.now() + seconds * 1000;
   let done = 0;
   await Promise.all(
@@ -79,7 +85,10 @@ async function throughput(engine: PyodideEngine, options: ResolvedOptions, concu
 }
 
 /** Spawn → ready of one sidecar, and its tree's RSS once ready. */
-async function startOnce(seal: ResolvedSeal, snapshot: Uint8Array | undefined): Promise<{ ms: number; inner: number; rss: number }> {
+async function startOnce(
+  seal: ResolvedSeal,
+  snapshot: Uint8Array | undefined,
+): Promise<{ ms: number; inner: number; rss: number }> {
   const s = await SidecarProcess.start({ seal, processMemoryMb: 512, ...(snapshot ? { snapshot } : {}) });
   const rss = treeRssBytes(s.jail.pid);
   s.kill();
@@ -88,7 +97,11 @@ async function startOnce(seal: ResolvedSeal, snapshot: Uint8Array | undefined): 
 }
 
 /** The seal's own cost: a trivial program started exactly like a sidecar, sealed vs not. */
-async function sealCost(seal: ResolvedSeal, off: ResolvedSeal, n: number): Promise<{ sealed: number[]; bare: number[] }> {
+async function sealCost(
+  seal: ResolvedSeal,
+  off: ResolvedSeal,
+  n: number,
+): Promise<{ sealed: number[]; bare: number[] }> {
   const dir = mkdtempSync(join(tmpdir(), "wasmcell-bench-"));
   chmodSync(dir, 0o755);
   const program = join(dir, "exit.mjs");
@@ -98,7 +111,10 @@ async function sealCost(seal: ResolvedSeal, off: ResolvedSeal, n: number): Promi
   const bare: number[] = [];
   try {
     for (let i = 0; i < n; i++) {
-      for (const [s, out] of [[seal, sealed], [off, bare]] as const) {
+      for (const [s, out] of [
+        [seal, sealed],
+        [off, bare],
+      ] as const) {
         const t0 = performance.now();
         const jail = await launchSidecar({ seal: s, processMemoryMb: 512, program });
         jail.child.stdout.resume();
@@ -117,7 +133,9 @@ async function sealCost(seal: ResolvedSeal, off: ResolvedSeal, n: number): Promi
 /** createSandbox → first result, in a fresh Node process (the disk snapshot cache is warm). */
 function firstResultInFreshProcess(): Promise<{ create: number; first: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [new URL(import.meta.url).pathname, "--first-result"], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [new URL(import.meta.url).pathname, "--first-result"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.on("data", (c: Buffer) => (out += c.toString()));
     child.on("close", () => {
@@ -167,7 +185,10 @@ const { parentPort, workerData } = require("node:worker_threads");
 async function seedRecipe(n: number): Promise<{ spawnToReady: number; lat: number[]; rps: number }> {
   const files = sidecarFiles();
   const t0 = performance.now();
-  const worker = new Worker(SEED_WORKER, { eval: true, workerData: { pyodide: `${files.pyodideDir}/pyodide.mjs`, indexURL: `${files.pyodideDir}/` } });
+  const worker = new Worker(SEED_WORKER, {
+    eval: true,
+    workerData: { pyodide: `${files.pyodideDir}/pyodide.mjs`, indexURL: `${files.pyodideDir}/` },
+  });
   const next = () => new Promise<{ ready?: number; value?: string }>((resolve) => worker.once("message", resolve));
   await next();
   const spawnToReady = performance.now() - t0;
@@ -198,29 +219,57 @@ export async function bench(): Promise<string> {
   const row = (what: string, value: string, target = "") => rows.push(`| ${what} | ${value} | ${target} |`);
 
   const fresh = await firstResultInFreshProcess();
-  row("createSandbox → first `print(1)` result, fresh Node process (snapshot cached on disk)", `${ms(fresh.first)} ms (createSandbox ${ms(fresh.create)} ms)`, "≤ 1 500 ms");
+  row(
+    "createSandbox → first `print(1)` result, fresh Node process (snapshot cached on disk)",
+    `${ms(fresh.first)} ms (createSandbox ${ms(fresh.create)} ms)`,
+    "≤ 1 500 ms",
+  );
 
   const engine = (await createEngine(options)) as PyodideEngine;
   try {
     await engine.pool.whenFull();
     const lat = await latency(engine, options, "print(1)", N);
-    row(`stateless \`print(1)\`, warm pool of 2, sequential (n=${N})`, `p50 ${ms(pct(lat, 50))} ms · p99 ${ms(pct(lat, 99))} ms`, "p50 ≤ 10 ms");
+    row(
+      `stateless \`print(1)\`, warm pool of 2, sequential (n=${N})`,
+      `p50 ${ms(pct(lat, 50))} ms · p99 ${ms(pct(lat, 99))} ms`,
+      "p50 ≤ 10 ms",
+    );
     const rps = await throughput(engine, options, 4, 5);
-    row("sustained stateless runs, pool of 2 busy (4 callers, 5 s), fresh interpreter state every run", `${rps.toFixed(1)} runs/s`, "≥ 20 runs/s");
+    row(
+      "sustained stateless runs, pool of 2 busy (4 callers, 5 s), fresh interpreter state every run",
+      `${rps.toFixed(1)} runs/s`,
+      "≥ 20 runs/s",
+    );
     const asyncRps = await throughput(engine, options, 4, 5, "import asyncio\nawait asyncio.sleep(0)\n1");
-    row("the same with top-level `await` (each such run retires its sidecar: Pyodide's JS-reference table changed)", `${asyncRps.toFixed(1)} runs/s`);
+    row(
+      "the same with top-level `await` (each such run retires its sidecar: Pyodide's JS-reference table changed)",
+      `${asyncRps.toFixed(1)} runs/s`,
+    );
 
     // Timeout kill → pool full again.
     const kills: number[] = [];
     for (let i = 0; i < 3; i++) {
       await engine.pool.whenFull();
-      const r = await engine.run(resolveRequest({ language: "python", code: "while True:\n    try:\n        while True: pass\n    except KeyboardInterrupt:\n        pass", limits: { timeoutMs: 200 } }, options));
+      const r = await engine.run(
+        resolveRequest(
+          {
+            language: "python",
+            code: "while True:\n    try:\n        while True: pass\n    except KeyboardInterrupt:\n        pass",
+            limits: { timeoutMs: 200 },
+          },
+          options,
+        ),
+      );
       const t = performance.now();
       if (r.ok || r.error.kind !== "timeout") throw new Error("expected a timeout");
       await engine.pool.whenFull();
       kills.push(performance.now() - t);
     }
-    row("timeout kill → pool full again (sidecar from snapshot), 3 kills", `p50 ${ms(pct(kills, 50))} ms · max ${ms(Math.max(...kills))} ms`, "≤ 1 500 ms");
+    row(
+      "timeout kill → pool full again (sidecar from snapshot), 3 kills",
+      `p50 ${ms(pct(kills, 50))} ms · max ${ms(Math.max(...kills))} ms`,
+      "≤ 1 500 ms",
+    );
   } finally {
     await engine.close();
   }
@@ -229,20 +278,62 @@ export async function bench(): Promise<string> {
   for (let i = 0; i < 3; i++) snap.push(await startOnce(seal, snapshot));
   const cold: { ms: number; inner: number; rss: number }[] = [];
   for (let i = 0; i < 2; i++) cold.push(await startOnce(seal, undefined));
-  row("sidecar spawn → ready, from the memory snapshot (sealed)", `p50 ${ms(pct(snap.map((s) => s.ms), 50))} ms (inside: ${ms(pct(snap.map((s) => s.inner), 50))} ms)`);
-  row("sidecar spawn → ready, cold `loadPyodide()` (sealed)", `p50 ${ms(pct(cold.map((s) => s.ms), 50))} ms (inside: ${ms(pct(cold.map((s) => s.inner), 50))} ms)`);
-  row("memory per warm sidecar (RSS of the jail's process tree, from snapshot)", `${(pct(snap.map((s) => s.rss), 50) / 2 ** 20).toFixed(0)} MB`);
+  row(
+    "sidecar spawn → ready, from the memory snapshot (sealed)",
+    `p50 ${ms(
+      pct(
+        snap.map((s) => s.ms),
+        50,
+      ),
+    )} ms (inside: ${ms(
+      pct(
+        snap.map((s) => s.inner),
+        50,
+      ),
+    )} ms)`,
+  );
+  row(
+    "sidecar spawn → ready, cold `loadPyodide()` (sealed)",
+    `p50 ${ms(
+      pct(
+        cold.map((s) => s.ms),
+        50,
+      ),
+    )} ms (inside: ${ms(
+      pct(
+        cold.map((s) => s.inner),
+        50,
+      ),
+    )} ms)`,
+  );
+  row(
+    "memory per warm sidecar (RSS of the jail's process tree, from snapshot)",
+    `${(
+      pct(
+        snap.map((s) => s.rss),
+        50,
+      ) /
+      2 ** 20
+    ).toFixed(0)} MB`,
+  );
   row("snapshot size", `${(snapshot.length / 2 ** 20).toFixed(1)} MB`);
 
   const off: ResolvedSeal = { bubblewrap: false, seccomp: false, nodePermissions: false, dropPrivileges: false };
   const cost = await sealCost(seal, off, 8);
   const sealedP50 = pct(cost.sealed, 50);
   const bareP50 = pct(cost.bare, 50);
-  row("seal's own cost per sidecar start (node exiting at once: full seal vs none, interleaved n=8)", `${ms(sealedP50 - bareP50)} ms (${ms(sealedP50)} vs ${ms(bareP50)} ms)`, "≤ 25 ms");
+  row(
+    "seal's own cost per sidecar start (node exiting at once: full seal vs none, interleaved n=8)",
+    `${ms(sealedP50 - bareP50)} ms (${ms(sealedP50)} vs ${ms(bareP50)} ms)`,
+    "≤ 25 ms",
+  );
 
   const seed = await seedRecipe(N);
   row("seed recipe (in-process worker_thread, shared interpreter): spawn → ready", `${ms(seed.spawnToReady)} ms`);
-  row("seed recipe: `print(1)`, fresh globals dict (not isolated)", `p50 ${ms(pct(seed.lat, 50))} ms · p99 ${ms(pct(seed.lat, 99))} ms`);
+  row(
+    "seed recipe: `print(1)`, fresh globals dict (not isolated)",
+    `p50 ${ms(pct(seed.lat, 50))} ms · p99 ${ms(pct(seed.lat, 99))} ms`,
+  );
   row("seed recipe: sustained runs, 1 worker", `${seed.rps.toFixed(1)} runs/s`);
 
   return [

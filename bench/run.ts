@@ -16,7 +16,12 @@ for (const name of wanted) {
 const areas: readonly Area[] = wanted.length > 0 ? (wanted as Area[]) : AREAS;
 
 console.log(`# wasmcell benchmarks\n`);
-console.log(`Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" / ")}\n`);
+console.log(
+  `Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" / ")}\n`,
+);
 for (const area of areas) {
   const mod = (await import(`./${area}.ts`)) as { bench: () => Promise<string> };
   console.log(await mod.bench());

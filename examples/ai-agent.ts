@@ -19,7 +19,9 @@ const getPrice = tool({
   execute: ({ sku }) => ({ sku, cents: { apple: 45, pear: 60, plum: 30 }[sku] ?? 0 }),
 });
 
-const model: LanguageModel = process.env.AI_GATEWAY_API_KEY ? (process.env.WASMCELL_MODEL ?? "anthropic/claude-sonnet-4.5") : offlineAgent();
+const model: LanguageModel = process.env.AI_GATEWAY_API_KEY
+  ? (process.env.WASMCELL_MODEL ?? "anthropic/claude-sonnet-4.5")
+  : offlineAgent();
 
 const result = await generateText({
   model,
@@ -37,7 +39,10 @@ console.log(`\nanswer: ${result.text}`);
 
 /** The AI SDK's mock model, scripted like an agent: two tool calls, then an answer built from what it read. */
 function offlineAgent(): MockLanguageModelV4 {
-  const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 0, text: 0, reasoning: undefined } };
+  const usage = {
+    inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: 0, text: 0, reasoning: undefined },
+  };
   const calls = [
     {
       toolName: "run_code",
@@ -48,7 +53,9 @@ function offlineAgent(): MockLanguageModelV4 {
     },
     {
       toolName: "code_mode",
-      input: { code: "const order = { apple: 3, pear: 2, plum: 5 };\nlet cents = 0;\nfor (const [sku, n] of Object.entries(order)) cents += n * (await tools.getPrice({ sku })).cents;\n(cents / 100).toFixed(2)" },
+      input: {
+        code: "const order = { apple: 3, pear: 2, plum: 5 };\nlet cents = 0;\nfor (const [sku, n] of Object.entries(order)) cents += n * (await tools.getPrice({ sku })).cents;\n(cents / 100).toFixed(2)",
+      },
     },
   ];
   let step = 0;
@@ -56,15 +63,36 @@ function offlineAgent(): MockLanguageModelV4 {
     doGenerate: ({ prompt }) => {
       const call = calls[step++];
       if (call) {
-        return Promise.resolve({ content: [{ type: "tool-call" as const, toolCallId: `call-${step}`, toolName: call.toolName, input: JSON.stringify(call.input) }], finishReason: { unified: "tool-calls" as const, raw: undefined }, usage, warnings: [] });
+        return Promise.resolve({
+          content: [
+            {
+              type: "tool-call" as const,
+              toolCallId: `call-${step}`,
+              toolName: call.toolName,
+              input: JSON.stringify(call.input),
+            },
+          ],
+          finishReason: { unified: "tool-calls" as const, raw: undefined },
+          usage,
+          warnings: [],
+        });
       }
       // Read the values back out of the tool results the model was sent.
       const values = prompt
         .filter((m) => m.role === "tool")
         .flatMap((m) => m.content)
-        .map((part) => (part.type === "tool-result" && part.output.type === "text" ? (/value: (.*)/.exec(part.output.value)?.[1] ?? "?") : "?"));
+        .map((part) =>
+          part.type === "tool-result" && part.output.type === "text"
+            ? (/value: (.*)/.exec(part.output.value)?.[1] ?? "?")
+            : "?",
+        );
       const text = `The mean of the first 20 primes is ${values[0]}; the fruit costs $${values[1]?.replace(/"/g, "")}.`;
-      return Promise.resolve({ content: [{ type: "text" as const, text }], finishReason: { unified: "stop" as const, raw: undefined }, usage, warnings: [] });
+      return Promise.resolve({
+        content: [{ type: "text" as const, text }],
+        finishReason: { unified: "stop" as const, raw: undefined },
+        usage,
+        warnings: [],
+      });
     },
   });
 }

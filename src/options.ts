@@ -3,7 +3,15 @@
 
 import { z } from "zod";
 import { InvalidOptionError } from "./errors.ts";
-import { ENGINES, LANGUAGES, type EngineName, type HostFunction, type Language, type Limits, type RunRequest } from "./types.ts";
+import {
+  ENGINES,
+  LANGUAGES,
+  type EngineName,
+  type HostFunction,
+  type Language,
+  type Limits,
+  type RunRequest,
+} from "./types.ts";
 
 /** Which layers of the seal to set up around sidecars and the native tier. Each defaults to on. */
 export interface SealOptions {
@@ -92,13 +100,25 @@ const limitsSchema = z
   .object({
     timeoutMs: positiveInt(24 * 3600 * 1000),
     memoryMb: positiveInt(4096),
-    maxOutputBytes: z.number().int().nonnegative().max(1 << 30),
+    maxOutputBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(1 << 30),
     maxResultBytes: positiveInt(1 << 30),
-    maxStackKb: z.number().int().min(16).max(64 * 1024),
+    maxStackKb: z
+      .number()
+      .int()
+      .min(16)
+      .max(64 * 1024),
     maxTimers: z.number().int().nonnegative().max(1_000_000),
     maxHostCalls: z.number().int().nonnegative().max(1_000_000),
     maxFiles: z.number().int().nonnegative().max(10_000),
-    maxFileBytes: z.number().int().nonnegative().max(1 << 30),
+    maxFileBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(1 << 30),
     maxCodeBytes: positiveInt(64 << 20),
   })
   .partial()
@@ -118,7 +138,20 @@ const sealSchema = z
     nodePermissions: z.boolean(),
     dropPrivileges: z.union([
       z.boolean(),
-      z.object({ uid: z.number().int().min(1).max(2 ** 31), gid: z.number().int().min(1).max(2 ** 31) }).strict(),
+      z
+        .object({
+          uid: z
+            .number()
+            .int()
+            .min(1)
+            .max(2 ** 31),
+          gid: z
+            .number()
+            .int()
+            .min(1)
+            .max(2 ** 31),
+        })
+        .strict(),
     ]),
   })
   .partial()
@@ -151,7 +184,9 @@ const requestSchema = z
     files: z.record(z.string(), z.union([z.string(), z.instanceof(Uint8Array)])).optional(),
     limits: limitsSchema.optional(),
     hostFunctions: hostFunctionsSchema.optional(),
-    onOutput: z.custom<NonNullable<RunRequest["onOutput"]>>((v) => typeof v === "function", "must be a function").optional(),
+    onOutput: z
+      .custom<NonNullable<RunRequest["onOutput"]>>((v) => typeof v === "function", "must be a function")
+      .optional(),
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, "must be an AbortSignal").optional(),
   })
   .strict();
@@ -181,11 +216,7 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
   return {
     limits: { ...DEFAULT_LIMITS, ...stripUndefined(o.limits ?? {}) },
     hostFunctions: { ...(o.javascript?.hostFunctions ?? {}) },
-    python: {
-      ...DEFAULT_PYTHON,
-      prewarm: o.python !== undefined,
-      ...stripUndefined(o.python ?? {}),
-    },
+    python: { ...DEFAULT_PYTHON, prewarm: o.python !== undefined, ...stripUndefined(o.python ?? {}) },
     seal: {
       bubblewrap: seal.bubblewrap ?? DEFAULT_SEAL.bubblewrap,
       seccomp: seal.seccomp === undefined || seal.seccomp === true ? "enforce" : seal.seccomp,
@@ -216,12 +247,18 @@ export function resolveRequest(request: RunRequest, options: ResolvedOptions): R
   const limits: Limits = { ...options.limits, ...stripUndefined(request.limits ?? {}) };
   const codeBytes = encoder.encode(request.code).byteLength;
   if (codeBytes > limits.maxCodeBytes) {
-    throw new InvalidOptionError("request.code", `is ${codeBytes} bytes, over the ${limits.maxCodeBytes}-byte limit (limits.maxCodeBytes)`);
+    throw new InvalidOptionError(
+      "request.code",
+      `is ${codeBytes} bytes, over the ${limits.maxCodeBytes}-byte limit (limits.maxCodeBytes)`,
+    );
   }
   const engine = request.engine ?? defaultEngine(request.language, options);
   const allowed: readonly EngineName[] = request.language === "python" ? ["pyodide", "native"] : ["quickjs"];
   if (!allowed.includes(engine)) {
-    throw new InvalidOptionError("request.engine", `"${engine}" does not run ${request.language}; use ${allowed.map((e) => `"${e}"`).join(" or ")}`);
+    throw new InvalidOptionError(
+      "request.engine",
+      `"${engine}" does not run ${request.language}; use ${allowed.map((e) => `"${e}"`).join(" or ")}`,
+    );
   }
   const files = new Map<string, Uint8Array>();
   let total = 0;
@@ -233,7 +270,10 @@ export function resolveRequest(request: RunRequest, options: ResolvedOptions): R
     files.set(normalizePath(path), bytes);
   }
   if (total > limits.maxFileBytes) {
-    throw new InvalidOptionError("request.files", `hold ${total} bytes, over the ${limits.maxFileBytes}-byte limit (limits.maxFileBytes)`);
+    throw new InvalidOptionError(
+      "request.files",
+      `hold ${total} bytes, over the ${limits.maxFileBytes}-byte limit (limits.maxFileBytes)`,
+    );
   }
   const resolved: ResolvedRequest = {
     language: request.language,
@@ -260,7 +300,8 @@ export function checkRelativePath(path: string): string | undefined {
   if (path.length === 0) return "the path is empty";
   if (path.length > 1024) return "the path is longer than 1024 characters";
   if (path.includes("\0")) return "the path contains a NUL byte";
-  if (path.startsWith("/") || path.startsWith("\\") || /^[A-Za-z]:/.test(path)) return "the path must be relative to the working directory";
+  if (path.startsWith("/") || path.startsWith("\\") || /^[A-Za-z]:/.test(path))
+    return "the path must be relative to the working directory";
   const parts = path.split(/[\\/]+/).filter((p) => p !== "" && p !== ".");
   if (parts.length === 0) return "the path names the working directory itself";
   if (parts.some((p) => p === "..")) return "the path must not contain '..'";

@@ -53,7 +53,10 @@ export class Sandbox implements AsyncDisposable {
       throw new InvalidOptionError("session.language", `must be one of ${LANGUAGES.join(", ")}`);
     }
     // Resolve through the request validator so engine/language rules stay in one place.
-    const probe = resolveRequest({ language: options.language, code: "", ...(options.engine ? { engine: options.engine } : {}) }, this.options);
+    const probe = resolveRequest(
+      { language: options.language, code: "", ...(options.engine ? { engine: options.engine } : {}) },
+      this.options,
+    );
     const engine = await this.#engine(probe.engine);
     if (!engine.openSession) {
       throw new InvalidOptionError("session.engine", `the ${engine.name} engine does not keep state across runs`);
@@ -140,7 +143,10 @@ export class Session implements AsyncDisposable {
     if (request.language !== undefined && request.language !== this.language) {
       throw new InvalidOptionError("request.language", `this session runs ${this.language}`);
     }
-    const resolved = resolveRequest({ ...request, language: this.language, engine: this.engine }, this.#sandbox.options);
+    const resolved = resolveRequest(
+      { ...request, language: this.language, engine: this.engine },
+      this.#sandbox.options,
+    );
     return this.#sandbox.track(this.#inner.run(resolved));
   }
 

@@ -23,7 +23,11 @@ describe("options", () => {
       [{ nope: true }, "nope"],
     ];
     for (const [input, field] of cases) {
-      assert.throws(() => resolveOptions(input as never), (e: unknown) => e instanceof InvalidOptionError && e.field === field, field);
+      assert.throws(
+        () => resolveOptions(input as never),
+        (e: unknown) => e instanceof InvalidOptionError && e.field === field,
+        field,
+      );
     }
   });
 
@@ -34,13 +38,20 @@ describe("options", () => {
     assert.throws(() => resolveRequest({ language: "python", code: "1", engine: "quickjs" }, o), /request\.engine/);
     assert.throws(() => resolveRequest({ language: "ruby" as never, code: "1" }, o), /request\.language/);
     assert.throws(() => resolveRequest({ language: "python", code: 1 as never }, o), /request\.code/);
-    assert.throws(() => resolveRequest({ language: "python", code: "x".repeat(20), limits: { maxCodeBytes: 10 } }, o), /request\.code: is 20 bytes/);
+    assert.throws(
+      () => resolveRequest({ language: "python", code: "x".repeat(20), limits: { maxCodeBytes: 10 } }, o),
+      /request\.code: is 20 bytes/,
+    );
   });
 
   it("refuses file paths that leave the working directory", () => {
     const o = resolveOptions({});
     for (const bad of ["/etc/passwd", "../x", "a/../../x", "", "a\0b", "C:/x"]) {
-      assert.throws(() => resolveRequest({ language: "python", code: "", files: { [bad]: "x" } }, o), InvalidOptionError, bad);
+      assert.throws(
+        () => resolveRequest({ language: "python", code: "", files: { [bad]: "x" } }, o),
+        InvalidOptionError,
+        bad,
+      );
     }
     const ok = resolveRequest({ language: "python", code: "", files: { "./data/in.csv": "a,b" } }, o);
     assert.deepEqual([...ok.files.keys()], ["data/in.csv"]);

@@ -11,7 +11,10 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { name: string; exports: Record<string, string | { default: string }> };
+const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  name: string;
+  exports: Record<string, string | { default: string }>;
+};
 
 /** `wasmcell/ai` → file URL of src/adapters/ai/index.ts (from exports: ./dist/X.js → ./src/X.ts). */
 function sourceFor(specifier: string): string | undefined {
@@ -27,10 +30,13 @@ function blocks(): { line: number; code: string }[] {
   const re = /<!-- test:run -->\s*\n```ts\n([\s\S]*?)\n```/g;
   for (let m = re.exec(readme); m; m = re.exec(readme)) {
     const line = readme.slice(0, m.index).split("\n").length;
-    const code = m[1]!.replace(/(from\s+|import\s*\(\s*)(["'])(wasmcell(?:\/[\w-]+)?)\2/g, (all, pre: string, q: string, spec: string) => {
-      const url = sourceFor(spec);
-      return url ? `${pre}${q}${url}${q}` : all;
-    });
+    const code = m[1]!.replace(
+      /(from\s+|import\s*\(\s*)(["'])(wasmcell(?:\/[\w-]+)?)\2/g,
+      (all, pre: string, q: string, spec: string) => {
+        const url = sourceFor(spec);
+        return url ? `${pre}${q}${url}${q}` : all;
+      },
+    );
     out.push({ line, code });
   }
   return out;
@@ -38,7 +44,10 @@ function blocks(): { line: number; code: string }[] {
 
 function runModule(code: string): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--input-type=module-typescript", "-e", code], { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, ["--input-type=module-typescript", "-e", code], {
+      cwd: root,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("error", reject);

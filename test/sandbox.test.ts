@@ -6,7 +6,10 @@ import { ClosedError, createSandbox, InvalidOptionError, run } from "../src/inde
 describe("sandbox (javascript)", () => {
   it("createSandbox → run → close, with Symbol.asyncDispose", async () => {
     await using sandbox = await createSandbox({ limits: { timeoutMs: 2000 } });
-    const r = await sandbox.run({ language: "javascript", code: `console.log("hi"); [1, 2, 3].reduce((a, b) => a + b)` });
+    const r = await sandbox.run({
+      language: "javascript",
+      code: `console.log("hi"); [1, 2, 3].reduce((a, b) => a + b)`,
+    });
     assert.equal(r.ok, true);
     assert.equal(r.ok && r.value, 6);
     assert.equal(r.stdout, "hi\n");
@@ -25,7 +28,10 @@ describe("sandbox (javascript)", () => {
     const sandbox = await createSandbox();
     const r = await sandbox.run({ language: "javascript", code: "throw new Error('guest')" });
     assert.equal(!r.ok && r.error.kind, "runtime");
-    await assert.rejects(sandbox.run({ language: "javascript", code: "1", limits: { timeoutMs: -5 } }), InvalidOptionError);
+    await assert.rejects(
+      sandbox.run({ language: "javascript", code: "1", limits: { timeoutMs: -5 } }),
+      InvalidOptionError,
+    );
     await sandbox.close();
     await assert.rejects(sandbox.run({ language: "javascript", code: "1" }), ClosedError);
   });
@@ -38,7 +44,11 @@ describe("sandbox (javascript)", () => {
 
   it("host functions from the options and the request are merged", async () => {
     await using sandbox = await createSandbox({ javascript: { hostFunctions: { a: () => "A" } } });
-    const r = await sandbox.run({ language: "javascript", code: "[await a(), await b()]", hostFunctions: { b: () => "B" } });
+    const r = await sandbox.run({
+      language: "javascript",
+      code: "[await a(), await b()]",
+      hostFunctions: { b: () => "B" },
+    });
     assert.deepEqual(r.ok && r.value, ["A", "B"]);
   });
 
@@ -53,9 +63,17 @@ describe("sandbox (javascript)", () => {
   it("concurrent runs do not see each other", async () => {
     await using sandbox = await createSandbox();
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => sandbox.run({ language: "javascript", code: `globalThis.me = ${i}; await new Promise((r) => setTimeout(r, 10)); me` })),
+      Array.from({ length: 8 }, (_, i) =>
+        sandbox.run({
+          language: "javascript",
+          code: `globalThis.me = ${i}; await new Promise((r) => setTimeout(r, 10)); me`,
+        }),
+      ),
     );
-    assert.deepEqual(results.map((r) => r.ok && r.value), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(
+      results.map((r) => r.ok && r.value),
+      [0, 1, 2, 3, 4, 5, 6, 7],
+    );
   });
 
   it("destroy() ends in-flight runs at once", async () => {

@@ -7,7 +7,12 @@ import { doctor, type DoctorReport } from "../jail/doctor.ts";
 import { UsageError, type Io } from "./usage.ts";
 
 export async function doctorCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: "boolean" } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: { json: { type: "boolean" } },
+  });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const report = await doctor();
   if (values.json) io.stdout.write(`${JSON.stringify(report)}\n`);

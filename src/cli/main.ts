@@ -37,7 +37,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
   } catch (error) {
     const usage = asUsageError(error);
     if (usage) return fail(io, json, EXIT.usage, "usage", usage.name, usage.message, true);
-    if (error instanceof WasmcellError) return fail(io, json, EXIT.hostFailure, "host", error.name, error.message, false);
+    if (error instanceof WasmcellError)
+      return fail(io, json, EXIT.hostFailure, "host", error.name, error.message, false);
     throw error;
   }
 }
@@ -47,7 +48,10 @@ async function loadMcp(): Promise<typeof McpModule> {
   try {
     return await import("./mcp.ts");
   } catch (error) {
-    if ((error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND" && String(error).includes("@modelcontextprotocol/sdk")) {
+    if (
+      (error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND" &&
+      String(error).includes("@modelcontextprotocol/sdk")
+    ) {
       throw new UsageError("wasmcell mcp needs the MCP SDK: npm install @modelcontextprotocol/sdk");
     }
     throw error;
@@ -76,7 +80,11 @@ if (invoked === fileURLToPath(import.meta.url)) {
   // Hold the event loop open until the command is done: engines unref idle helper processes (so a
   // library user who forgets close() still exits), but the CLI does wait for its own close().
   const keepAlive = setInterval(() => undefined, 1 << 30);
-  const code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin });
+  const code = await main(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+  });
   clearInterval(keepAlive);
   // The sandbox is closed by now; exit rather than wait on anything a library left referenced.
   process.exit(code);

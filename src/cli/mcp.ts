@@ -23,11 +23,13 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
     },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  if (!values.http && (values.port !== undefined || values.host !== undefined)) throw new UsageError("--port and --host need --http");
+  if (!values.http && (values.port !== undefined || values.host !== undefined))
+    throw new UsageError("--port and --host need --http");
   const engine = oneOf("--engine", values.engine, ["pyodide", "native"] as const) ?? "pyodide";
   const port = values.port === undefined ? 0 : values.port === "0" ? 0 : positiveInt("--port", values.port)!;
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
-  if (values.session && engine === "native") throw new UsageError("--session needs --engine pyodide: the native tier keeps no state between calls");
+  if (values.session && engine === "native")
+    throw new UsageError("--session needs --engine pyodide: the native tier keeps no state between calls");
   const limits: Partial<Limits> = {};
   const timeoutMs = positiveInt("--timeout-ms", values["timeout-ms"]);
   const memoryMb = positiveInt("--memory-mb", values["memory-mb"]);

@@ -11,7 +11,14 @@ import { createSandbox } from "../sandbox.ts";
 import type { Language, Limits, OutputFile, RunRequest, RunResult } from "../types.ts";
 import { EXIT, UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 
-const LANG_FLAGS = { js: "javascript", javascript: "javascript", ts: "typescript", typescript: "typescript", py: "python", python: "python" } as const;
+const LANG_FLAGS = {
+  js: "javascript",
+  javascript: "javascript",
+  ts: "typescript",
+  typescript: "typescript",
+  py: "python",
+  python: "python",
+} as const;
 const EXTENSIONS: Record<string, Language> = {
   ".js": "javascript",
   ".mjs": "javascript",
@@ -46,9 +53,14 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   if (memoryMb !== undefined) limits.memoryMb = memoryMb;
 
   // Exactly one source of code: -e CODE, a file, or - for stdin.
-  if (values.eval !== undefined && positionals.length > 0) throw new UsageError("give either -e CODE or a file, not both");
+  if (values.eval !== undefined && positionals.length > 0)
+    throw new UsageError("give either -e CODE or a file, not both");
   if (values.eval === undefined && positionals.length !== 1) {
-    throw new UsageError(positionals.length === 0 ? "nothing to run: give a file, - for stdin, or -e CODE" : `one file at a time, got ${positionals.length}`);
+    throw new UsageError(
+      positionals.length === 0
+        ? "nothing to run: give a file, - for stdin, or -e CODE"
+        : `one file at a time, got ${positionals.length}`,
+    );
   }
   let code: string;
   let inferred: Language | undefined;
@@ -62,10 +74,12 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       throw new UsageError(`cannot read ${source}: ${error.code === "ENOENT" ? "no such file" : error.message}`);
     });
     inferred = EXTENSIONS[extname(source!).toLowerCase()];
-    if (!inferred && !langFlag) throw new UsageError(`cannot tell the language of ${source} from its extension; pass --lang js|ts|python`);
+    if (!inferred && !langFlag)
+      throw new UsageError(`cannot tell the language of ${source} from its extension; pass --lang js|ts|python`);
   }
   const language: Language = langFlag ? LANG_FLAGS[langFlag] : (inferred ?? "javascript");
-  if (engine && language !== "python") throw new UsageError(`--engine ${engine} runs Python, but the language is ${language}`);
+  if (engine && language !== "python")
+    throw new UsageError(`--engine ${engine} runs Python, but the language is ${language}`);
 
   const files: Record<string, Uint8Array> = {};
   for (const spec of values.file ?? []) {
@@ -74,7 +88,9 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     const problem = checkRelativePath(name);
     if (problem) throw new UsageError(`--file ${spec}: ${problem}`);
     files[name] = await readFile(path).catch((error: NodeJS.ErrnoException) => {
-      throw new UsageError(`--file ${spec}: cannot read ${path}: ${error.code === "ENOENT" ? "no such file" : error.message}`);
+      throw new UsageError(
+        `--file ${spec}: cannot read ${path}: ${error.code === "ENOENT" ? "no such file" : error.message}`,
+      );
     });
   }
 
@@ -157,7 +173,12 @@ export function toJson(result: RunResult, written: Written[]): Record<string, un
     outputTruncated: result.outputTruncated,
     ...(result.ok ? {} : { error: result.error }),
     stats: result.stats,
-    files: result.files.map((f) => ({ path: f.path, size: f.bytes.byteLength, mimeType: f.mimeType, ...stripPath(byPath.get(f.path)) })),
+    files: result.files.map((f) => ({
+      path: f.path,
+      size: f.bytes.byteLength,
+      mimeType: f.mimeType,
+      ...stripPath(byPath.get(f.path)),
+    })),
   };
 }
 
@@ -177,7 +198,8 @@ function printReadable(result: RunResult, written: Written[], hasOutDir: boolean
     if (shown) io.stdout.write(`${forTerminal(io.stdout, inspect(result.value, { depth: 8, maxArrayLength: 200 }))}\n`);
   } else {
     const e = result.error;
-    const where = e.line !== undefined ? ` (line ${e.line}${e.column !== undefined ? `, column ${e.column}` : ""})` : "";
+    const where =
+      e.line !== undefined ? ` (line ${e.line}${e.column !== undefined ? `, column ${e.column}` : ""})` : "";
     io.stderr.write(forTerminal(io.stderr, `wasmcell: ${e.kind} error: ${e.name}: ${e.message}${where}\n`));
     if (e.stack) io.stderr.write(forTerminal(io.stderr, `${e.stack.replace(/^/gm, "    ")}\n`));
   }
@@ -198,12 +220,14 @@ function printReadable(result: RunResult, written: Written[], hasOutDir: boolean
  */
 export function forTerminal(stream: NodeJS.WritableStream, text: string): string {
   if ((stream as NodeJS.WriteStream).isTTY !== true) return text;
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  // Matching control characters is the point of this expression.
+  const controls = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g; // eslint-disable-line no-control-regex
+  return text.replace(controls, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
 async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream as AsyncIterable<Buffer | string>) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  for await (const chunk of stream as AsyncIterable<Buffer | string>)
+    chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks).toString("utf8");
 }

@@ -42,7 +42,8 @@ export function oneOf<T extends string>(flag: string, value: string | undefined,
 let version: string | undefined;
 export function packageVersion(): string {
   // src/cli and dist/cli are both two levels below the package root.
-  version ??= (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+  version ??= (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string })
+    .version;
   return version;
 }
 

@@ -44,9 +44,11 @@ export function bwrapArgs(input: BwrapInput): string[] {
     "--disable-userns",
     "--die-with-parent",
     "--new-session",
-    "--cap-drop", "ALL",
+    "--cap-drop",
+    "ALL",
     "--clearenv",
-    "--hostname", "sandbox",
+    "--hostname",
+    "sandbox",
   ];
   for (const bind of input.roBinds) argv.push("--ro-bind", bind.host, bind.jail);
   for (const link of input.symlinks) argv.push("--symlink", link.target, link.jail);

@@ -27,22 +27,37 @@ export async function checkSeal(seal: ResolvedSeal, tools: Partial<HostTools> = 
   const asked = seal.bubblewrap || seal.seccomp !== false || (seal.dropPrivileges !== false && isRoot());
   if (asked && process.platform !== "linux") {
     const layer = seal.bubblewrap ? "bubblewrap" : seal.seccomp !== false ? "seccomp" : "dropPrivileges";
-    throw new SealUnavailableError(layer, `it needs Linux; this is ${process.platform}. Turn the layer off in seal options to run without it`);
+    throw new SealUnavailableError(
+      layer,
+      `it needs Linux; this is ${process.platform}. Turn the layer off in seal options to run without it`,
+    );
   }
   if (process.platform === "linux" && !isExecutable(t.bash)) {
-    throw new SealUnavailableError("launcher", `${t.bash} is missing: the jail's launcher needs it to join cgroups and close inherited descriptors`);
+    throw new SealUnavailableError(
+      "launcher",
+      `${t.bash} is missing: the jail's launcher needs it to join cgroups and close inherited descriptors`,
+    );
   }
   const uidDrop = seal.dropPrivileges !== false && isRoot() ? seal.dropPrivileges : false;
   if (uidDrop && !isExecutable(t.setpriv)) {
-    throw new SealUnavailableError("dropPrivileges", `the host runs as root and ${t.setpriv} (util-linux) is not installed to drop to uid ${uidDrop.uid}`);
+    throw new SealUnavailableError(
+      "dropPrivileges",
+      `the host runs as root and ${t.setpriv} (util-linux) is not installed to drop to uid ${uidDrop.uid}`,
+    );
   }
   if (seal.bubblewrap) {
     if (!isExecutable(t.bwrap)) {
-      throw new SealUnavailableError("bubblewrap", `${t.bwrap} is not installed (Debian/Ubuntu: apt-get install bubblewrap)`);
+      throw new SealUnavailableError(
+        "bubblewrap",
+        `${t.bwrap} is not installed (Debian/Ubuntu: apt-get install bubblewrap)`,
+      );
     }
     const userns = maxUserNamespaces();
     if (userns === 0) {
-      throw new SealUnavailableError("bubblewrap", "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0)");
+      throw new SealUnavailableError(
+        "bubblewrap",
+        "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0)",
+      );
     }
     const failure = await probeBwrap(t, uidDrop);
     if (failure) throw new SealUnavailableError("bubblewrap", `a test sandbox failed to start: ${failure}`);
@@ -51,9 +66,16 @@ export async function checkSeal(seal: ResolvedSeal, tools: Partial<HostTools> = 
     if (process.arch !== "x64") {
       throw new SealUnavailableError("seccomp", `the filter compiler targets x86_64; this is ${process.arch}`);
     }
-    if (!kernelHasSeccomp()) throw new SealUnavailableError("seccomp", "the kernel has no seccomp support (no Seccomp: line in /proc/self/status)");
+    if (!kernelHasSeccomp())
+      throw new SealUnavailableError(
+        "seccomp",
+        "the kernel has no seccomp support (no Seccomp: line in /proc/self/status)",
+      );
     if (!seal.bubblewrap) {
-      throw new SealUnavailableError("seccomp", "the filter is installed by bubblewrap; with seal.bubblewrap off, set seal.seccomp to false too");
+      throw new SealUnavailableError(
+        "seccomp",
+        "the filter is installed by bubblewrap; with seal.bubblewrap off, set seal.seccomp to false too",
+      );
     }
   }
   return { bubblewrap: seal.bubblewrap, seccomp: seal.seccomp, uidDrop };
@@ -69,8 +91,27 @@ function probeBwrap(t: HostTools, uidDrop: { uid: number; gid: number } | false)
   const key = JSON.stringify([t.bwrap, t.setpriv, uidDrop]);
   let hit = probeCache.get(key);
   if (!hit) {
-    const bwrap = [t.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv", "--ro-bind", "/", "/", "--", "/bin/sh", "-c", ":"];
-    const argv = uidDrop ? [t.setpriv, `--reuid=${uidDrop.uid}`, `--regid=${uidDrop.gid}`, "--clear-groups", "--", ...bwrap] : bwrap;
+    const bwrap = [
+      t.bwrap,
+      "--unshare-all",
+      "--unshare-user",
+      "--disable-userns",
+      "--die-with-parent",
+      "--new-session",
+      "--cap-drop",
+      "ALL",
+      "--clearenv",
+      "--ro-bind",
+      "/",
+      "/",
+      "--",
+      "/bin/sh",
+      "-c",
+      ":",
+    ];
+    const argv = uidDrop
+      ? [t.setpriv, `--reuid=${uidDrop.uid}`, `--regid=${uidDrop.gid}`, "--clear-groups", "--", ...bwrap]
+      : bwrap;
     hit = new Promise((resolve) => {
       execFile(argv[0]!, argv.slice(1), { env: {}, timeout: 10_000 }, (error, _stdout, stderr) => {
         // Only a success is remembered: a host that gets fixed is seen at the next check.

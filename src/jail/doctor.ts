@@ -7,12 +7,28 @@ import { WasmcellError } from "../errors.ts";
 import { DEFAULT_SEAL, type ResolvedSeal } from "../options.ts";
 import type { EngineName } from "../types.ts";
 import { checkSeal } from "./check.ts";
-import { cgroupSupport, DEFAULT_TOOLS, isExecutable, isRoot, kernelHasSeccomp, maxUserNamespaces, type HostTools } from "./host.ts";
+import {
+  cgroupSupport,
+  DEFAULT_TOOLS,
+  isExecutable,
+  isRoot,
+  kernelHasSeccomp,
+  maxUserNamespaces,
+  type HostTools,
+} from "./host.ts";
 import { PROFILES } from "./profiles.ts";
 import { compileProfile, ERRNO_EPERM } from "./seccomp.ts";
 
 export interface LayerStatus {
-  layer: "bubblewrap" | "userNamespaces" | "seccomp" | "uidDrop" | "cgroupMemory" | "cgroupPids" | "rlimits" | "nodePermissions";
+  layer:
+    | "bubblewrap"
+    | "userNamespaces"
+    | "seccomp"
+    | "uidDrop"
+    | "cgroupMemory"
+    | "cgroupPids"
+    | "rlimits"
+    | "nodePermissions";
   available: boolean;
   /** What is in force, or why it is not available. */
   detail: string;
@@ -52,13 +68,24 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
   const userns = maxUserNamespaces();
   layers.push(
     userns === undefined
-      ? { layer: "userNamespaces", available: false, detail: linux ? "/proc/sys/user/max_user_namespaces is missing" : `not Linux (${process.platform})` }
+      ? {
+          layer: "userNamespaces",
+          available: false,
+          detail: linux ? "/proc/sys/user/max_user_namespaces is missing" : `not Linux (${process.platform})`,
+        }
       : userns === 0
         ? { layer: "userNamespaces", available: false, detail: "disabled: /proc/sys/user/max_user_namespaces is 0" }
         : { layer: "userNamespaces", available: true, detail: `max_user_namespaces=${userns}` },
   );
 
-  layers.push(await layerFromCheck("bubblewrap", { ...seal, bubblewrap: true, seccomp: false }, t, `${t.bwrap}: a test sandbox started`));
+  layers.push(
+    await layerFromCheck(
+      "bubblewrap",
+      { ...seal, bubblewrap: true, seccomp: false },
+      t,
+      `${t.bwrap}: a test sandbox started`,
+    ),
+  );
 
   const filterSize = compileProfile(PROFILES["python-native"], ERRNO_EPERM).length;
   layers.push(
@@ -68,32 +95,56 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
         ? { layer: "seccomp", available: false, detail: `the filter compiler targets x86_64; this is ${process.arch}` }
         : !kernelHasSeccomp()
           ? { layer: "seccomp", available: false, detail: "the kernel reports no seccomp support" }
-          : { layer: "seccomp", available: true, detail: `BPF allowlists node-pyodide and python-native (${filterSize} instructions), installed by bubblewrap` },
+          : {
+              layer: "seccomp",
+              available: true,
+              detail: `BPF allowlists node-pyodide and python-native (${filterSize} instructions), installed by bubblewrap`,
+            },
   );
 
   const drop = seal.dropPrivileges === false ? DEFAULT_SEAL.dropPrivileges : seal.dropPrivileges;
   layers.push(
     !isRoot()
-      ? { layer: "uidDrop", available: true, detail: `not needed: the host runs as uid ${process.getuid?.() ?? "?"}, not root` }
+      ? {
+          layer: "uidDrop",
+          available: true,
+          detail: `not needed: the host runs as uid ${process.getuid?.() ?? "?"}, not root`,
+        }
       : !isExecutable(t.setpriv)
         ? { layer: "uidDrop", available: false, detail: `the host is root and ${t.setpriv} is missing` }
-        : { layer: "uidDrop", available: true, detail: `root → uid ${drop ? drop.uid : 65534} with ${t.setpriv} before bubblewrap` },
+        : {
+            layer: "uidDrop",
+            available: true,
+            detail: `root → uid ${drop ? drop.uid : 65534} with ${t.setpriv} before bubblewrap`,
+          },
   );
 
   const cg = cgroupSupport();
   layers.push(
     cg.memoryParent
       ? { layer: "cgroupMemory", available: true, detail: `cgroup v1 memory children under ${cg.memoryParent}` }
-      : { layer: "cgroupMemory", available: false, detail: `${cg.reason ?? "unavailable"}; memory is capped with RLIMIT_AS instead` },
+      : {
+          layer: "cgroupMemory",
+          available: false,
+          detail: `${cg.reason ?? "unavailable"}; memory is capped with RLIMIT_AS instead`,
+        },
   );
   layers.push(
     cg.pidsParent
       ? { layer: "cgroupPids", available: true, detail: `cgroup v1 pids children under ${cg.pidsParent}` }
-      : { layer: "cgroupPids", available: false, detail: `${cg.reason ?? "unavailable"}; thread count is bounded only by seccomp (no fork) and memory` },
+      : {
+          layer: "cgroupPids",
+          available: false,
+          detail: `${cg.reason ?? "unavailable"}; thread count is bounded only by seccomp (no fork) and memory`,
+        },
   );
   layers.push(
     isExecutable(t.prlimit)
-      ? { layer: "rlimits", available: true, detail: `${t.prlimit}: CPU seconds, file size, open files, core, address space` }
+      ? {
+          layer: "rlimits",
+          available: true,
+          detail: `${t.prlimit}: CPU seconds, file size, open files, core, address space`,
+        }
       : { layer: "rlimits", available: false, detail: `${t.prlimit} (util-linux) is missing` },
   );
   layers.push(nodePermissionStatus());
@@ -106,7 +157,12 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
   return { platform: process.platform, arch: process.arch, node: process.version, root: isRoot(), layers, engines };
 }
 
-async function layerFromCheck(layer: LayerStatus["layer"], seal: ResolvedSeal, tools: HostTools, okDetail: string): Promise<LayerStatus> {
+async function layerFromCheck(
+  layer: LayerStatus["layer"],
+  seal: ResolvedSeal,
+  tools: HostTools,
+  okDetail: string,
+): Promise<LayerStatus> {
   try {
     await checkSeal(seal, tools);
     return { layer, available: true, detail: okDetail };
@@ -118,8 +174,13 @@ async function layerFromCheck(layer: LayerStatus["layer"], seal: ResolvedSeal, t
 /** Node's permission model in the running Node: `--permission` (≥ 22) and `--allow-net` (≥ 25). */
 export function nodePermissionStatus(): LayerStatus {
   const flags = process.allowedNodeEnvironmentFlags;
-  const permission = flags.has("--permission") ? "--permission" : flags.has("--experimental-permission") ? "--experimental-permission" : undefined;
-  if (!permission) return { layer: "nodePermissions", available: false, detail: `Node ${process.version} has no permission model` };
+  const permission = flags.has("--permission")
+    ? "--permission"
+    : flags.has("--experimental-permission")
+      ? "--experimental-permission"
+      : undefined;
+  if (!permission)
+    return { layer: "nodePermissions", available: false, detail: `Node ${process.version} has no permission model` };
   const net = flags.has("--allow-net");
   return {
     layer: "nodePermissions",
@@ -139,19 +200,46 @@ function packageStatus(engine: EngineName, pkg: string): EngineStatus {
 
 /** The native tier needs Debian's python3 with numpy, pandas and matplotlib, and the full seal it asks for. */
 async function nativeStatus(seal: ResolvedSeal, tools: HostTools, python: string): Promise<EngineStatus> {
-  if (process.platform !== "linux") return { engine: "native", available: false, detail: `Linux only; this is ${process.platform}` };
-  if (!isExecutable(python)) return { engine: "native", available: false, detail: `${python} is not installed (apt-get install python3 python3-numpy python3-pandas python3-matplotlib)` };
+  if (process.platform !== "linux")
+    return { engine: "native", available: false, detail: `Linux only; this is ${process.platform}` };
+  if (!isExecutable(python))
+    return {
+      engine: "native",
+      available: false,
+      detail: `${python} is not installed (apt-get install python3 python3-numpy python3-pandas python3-matplotlib)`,
+    };
   const versions = await new Promise<string | Error>((resolve) => {
-    execFile(python, ["-I", "-c", "import numpy, pandas, matplotlib, sys; print(sys.version.split()[0], numpy.__version__, pandas.__version__, matplotlib.__version__)"], { env: {}, timeout: 30_000 }, (error, stdout, stderr) =>
-      resolve(error ? new Error(String(stderr).trim().split("\n").pop() ?? error.message) : String(stdout).trim()),
+    execFile(
+      python,
+      [
+        "-I",
+        "-c",
+        "import numpy, pandas, matplotlib, sys; print(sys.version.split()[0], numpy.__version__, pandas.__version__, matplotlib.__version__)",
+      ],
+      { env: {}, timeout: 30_000 },
+      (error, stdout, stderr) =>
+        resolve(error ? new Error(String(stderr).trim().split("\n").pop() ?? error.message) : String(stdout).trim()),
     );
   });
-  if (versions instanceof Error) return { engine: "native", available: false, detail: `${python} cannot import numpy/pandas/matplotlib: ${versions.message}` };
+  if (versions instanceof Error)
+    return {
+      engine: "native",
+      available: false,
+      detail: `${python} cannot import numpy/pandas/matplotlib: ${versions.message}`,
+    };
   try {
     await checkSeal(seal, tools);
   } catch (error) {
-    return { engine: "native", available: false, detail: error instanceof WasmcellError ? error.message : String(error) };
+    return {
+      engine: "native",
+      available: false,
+      detail: error instanceof WasmcellError ? error.message : String(error),
+    };
   }
   const [py, np, pd, mpl] = versions.split(" ");
-  return { engine: "native", available: true, detail: `${python} ${py} with numpy ${np}, pandas ${pd}, matplotlib ${mpl}` };
+  return {
+    engine: "native",
+    available: true,
+    detail: `${python} ${py} with numpy ${np}, pandas ${pd}, matplotlib ${mpl}`,
+  };
 }

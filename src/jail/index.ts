@@ -62,5 +62,14 @@ export { doctor, type DoctorReport, type LayerStatus } from "./doctor.ts";
 export { cgroupSupport, sharedLibraries, type HostTools } from "./host.ts";
 export { NODE_PYODIDE, PROFILES, PYTHON_NATIVE, type SeccompProfileName } from "./profiles.ts";
 export { compileProfile, disassemble, encodeFilter, type SeccompProfile } from "./seccomp.ts";
-export { jailArgv, seccompFilter, spawnJailed, type JailExit, type JailRlimits, type JailSpec, type JailedProcess, type MemoryMechanism } from "./spawn.ts";
+export {
+  jailArgv,
+  seccompFilter,
+  spawnJailed,
+  type JailExit,
+  type JailRlimits,
+  type JailSpec,
+  type JailedProcess,
+  type MemoryMechanism,
+} from "./spawn.ts";
 export type { Bind } from "./bwrap.ts";

@@ -32,7 +32,10 @@ const cloneThreadsOnly: ArgRule = {
 const TIOCSTI = 0x5412;
 const TIOCLINUX = 0x541c;
 const TIOCSETD = 0x5423;
-const ioctlNoTty: ArgRule = { syscall: "ioctl", when: [{ arg: 1, op: "notIn", values: [TIOCSTI, TIOCLINUX, TIOCSETD] }] };
+const ioctlNoTty: ArgRule = {
+  syscall: "ioctl",
+  when: [{ arg: 1, op: "notIn", values: [TIOCSTI, TIOCLINUX, TIOCSETD] }],
+};
 
 // prctl: naming threads (libuv, OpenBLAS), naming anonymous mappings (glibc/V8), and reading the
 // dumpable flag. Not PR_SET_SECCOMP, PR_SET_DUMPABLE, PR_SET_PTRACER, PR_CAP_AMBIENT, PR_SET_MM, …
@@ -40,7 +43,10 @@ const PR_GET_DUMPABLE = 3;
 const PR_SET_NAME = 15;
 const PR_GET_NAME = 16;
 const PR_SET_VMA = 0x53564d41;
-const prctlNames: ArgRule = { syscall: "prctl", when: [{ arg: 0, op: "in", values: [PR_GET_DUMPABLE, PR_SET_NAME, PR_GET_NAME, PR_SET_VMA] }] };
+const prctlNames: ArgRule = {
+  syscall: "prctl",
+  when: [{ arg: 0, op: "in", values: [PR_GET_DUMPABLE, PR_SET_NAME, PR_GET_NAME, PR_SET_VMA] }],
+};
 
 // socketpair(AF_UNIX) only: asyncio's event loop wakes itself through one (its "self-pipe"). The pair
 // is connected to nothing but itself; socket(), connect(), bind() and listen() stay denied, so no
@@ -60,31 +66,126 @@ const PROBES: Record<string, SeccompAction> = {
 /** What any process in the jail needs: its own memory, threads, time, signals, and I/O on open fds. */
 const RUNTIME = [
   // I/O on descriptors it already holds or opens (paths are confined by the mount namespace)
-  "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2",
-  "lseek", "close", "close_range", "dup", "dup2", "dup3", "fcntl", "pipe", "pipe2", "fadvise64",
-  "poll", "ppoll", "select", "pselect6", "epoll_create", "epoll_create1", "epoll_ctl", "epoll_wait",
-  "epoll_pwait", "epoll_pwait2", "eventfd2",
+  "read",
+  "write",
+  "readv",
+  "writev",
+  "pread64",
+  "pwrite64",
+  "preadv",
+  "pwritev",
+  "preadv2",
+  "pwritev2",
+  "lseek",
+  "close",
+  "close_range",
+  "dup",
+  "dup2",
+  "dup3",
+  "fcntl",
+  "pipe",
+  "pipe2",
+  "fadvise64",
+  "poll",
+  "ppoll",
+  "select",
+  "pselect6",
+  "epoll_create",
+  "epoll_create1",
+  "epoll_ctl",
+  "epoll_wait",
+  "epoll_pwait",
+  "epoll_pwait2",
+  "eventfd2",
   // Node's "pipe" stdio are Unix socketpairs, and libuv asks what an inherited fd is. These only read
   // or end sockets the process was handed; creating, connecting, binding or listening stays denied.
-  "getsockname", "getpeername", "getsockopt", "shutdown",
+  "getsockname",
+  "getpeername",
+  "getsockopt",
+  "shutdown",
   // file metadata and reads
-  "open", "openat", "stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs", "access",
-  "faccessat", "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd",
+  "open",
+  "openat",
+  "stat",
+  "fstat",
+  "lstat",
+  "newfstatat",
+  "statx",
+  "statfs",
+  "fstatfs",
+  "access",
+  "faccessat",
+  "faccessat2",
+  "readlink",
+  "readlinkat",
+  "getdents64",
+  "getcwd",
   // memory
   // (not mincore: it would tell the guest which pages of the host's shared libraries are cached)
-  "brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync", "membarrier",
+  "brk",
+  "mmap",
+  "munmap",
+  "mprotect",
+  "mremap",
+  "madvise",
+  "msync",
+  "membarrier",
   // threads and exit
-  "futex", "set_robust_list", "get_robust_list", "set_tid_address", "rseq", "gettid", "getpid",
-  "getppid", "exit", "exit_group", "sched_yield", "sched_getaffinity", "sched_getparam",
-  "sched_getscheduler", "sched_get_priority_max", "sched_get_priority_min",
+  "futex",
+  "set_robust_list",
+  "get_robust_list",
+  "set_tid_address",
+  "rseq",
+  "gettid",
+  "getpid",
+  "getppid",
+  "exit",
+  "exit_group",
+  "sched_yield",
+  "sched_getaffinity",
+  "sched_getparam",
+  "sched_getscheduler",
+  "sched_get_priority_max",
+  "sched_get_priority_min",
   // signals: its own only (tgkill is how raise() and thread cancellation signal a thread; kill/tkill are out)
-  "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigsuspend", "rt_sigtimedwait", "sigaltstack",
-  "restart_syscall", "tgkill", "setitimer", "getitimer", "alarm",
+  "rt_sigaction",
+  "rt_sigprocmask",
+  "rt_sigreturn",
+  "rt_sigsuspend",
+  "rt_sigtimedwait",
+  "sigaltstack",
+  "restart_syscall",
+  "tgkill",
+  "setitimer",
+  "getitimer",
+  "alarm",
   // time
-  "nanosleep", "clock_nanosleep", "clock_gettime", "clock_getres", "gettimeofday", "time", "times", "getrusage",
+  "nanosleep",
+  "clock_nanosleep",
+  "clock_gettime",
+  "clock_getres",
+  "gettimeofday",
+  "time",
+  "times",
+  "getrusage",
   // identity and limits (read-only; prlimit64 can only lower, or raise a soft limit up to the hard one we set)
-  "getuid", "geteuid", "getgid", "getegid", "getgroups", "getresuid", "getresgid", "getpgrp", "getpgid",
-  "getsid", "capget", "uname", "sysinfo", "getrandom", "prlimit64", "getrlimit", "arch_prctl",
+  "getuid",
+  "geteuid",
+  "getgid",
+  "getegid",
+  "getgroups",
+  "getresuid",
+  "getresgid",
+  "getpgrp",
+  "getpgid",
+  "getsid",
+  "capget",
+  "uname",
+  "sysinfo",
+  "getrandom",
+  "prlimit64",
+  "getrlimit",
+  "arch_prctl",
   // program start (bubblewrap execs the program after installing the filter)
   "execve",
   // bubblewrap's pid-1 reaper runs under the filter too and loops on wait() (pitfall 4)
@@ -100,7 +201,9 @@ export const NODE_PYODIDE: SeccompProfile = Object.freeze({
   allow: [
     ...RUNTIME,
     // V8 protection keys for its code space
-    "pkey_alloc", "pkey_free", "pkey_mprotect",
+    "pkey_alloc",
+    "pkey_free",
+    "pkey_mprotect",
   ],
   rules: [cloneThreadsOnly, ioctlNoTty, prctlNames],
   fixed: {
@@ -123,18 +226,56 @@ export const PYTHON_NATIVE: SeccompProfile = Object.freeze({
   allow: [
     ...RUNTIME,
     // writes in the jail's tmpfs (the mount namespace decides where they can land: nowhere else is writable)
-    "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename", "renameat", "renameat2", "link", "linkat",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "unlink",
+    "unlinkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "link",
+    "linkat",
     // flock and fcntl's locks stay: sqlite3 needs them in the tmpfs. On the read-only binds a guest
     // could at most hold a read lock that a host writer of the same file would wait for.
-    "symlink", "symlinkat", "ftruncate", "truncate", "fallocate", "fsync", "fdatasync", "flock", "fchmod",
-    "fchmodat", "chmod", "umask", "utimensat", "chdir", "fchdir", "sendfile", "copy_file_range",
+    "symlink",
+    "symlinkat",
+    "ftruncate",
+    "truncate",
+    "fallocate",
+    "fsync",
+    "fdatasync",
+    "flock",
+    "fchmod",
+    "fchmodat",
+    "chmod",
+    "umask",
+    "utimensat",
+    "chdir",
+    "fchdir",
+    "sendfile",
+    "copy_file_range",
     // extended attributes (shutil.copy2/copystat copy them; EPERM would make those raise)
-    "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", "setxattr", "lsetxattr",
-    "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+    "getxattr",
+    "lgetxattr",
+    "fgetxattr",
+    "listxattr",
+    "llistxattr",
+    "flistxattr",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
     // OpenBLAS NUMA hints
-    "mbind", "get_mempolicy",
+    "mbind",
+    "get_mempolicy",
     // send/recv on the sockets the process holds: its asyncio socketpair and its stdio
-    "sendto", "recvfrom", "sendmsg", "recvmsg",
+    "sendto",
+    "recvfrom",
+    "sendmsg",
+    "recvmsg",
   ],
   rules: [cloneThreadsOnly, ioctlNoTty, prctlNames, socketpairUnix],
   fixed: {

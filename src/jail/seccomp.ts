@@ -94,7 +94,8 @@ export function actionValue(action: SeccompAction): number {
     case "kill":
       return SECCOMP_RET_KILL_PROCESS;
     case "errno":
-      if (!Number.isInteger(action.errno) || action.errno < 0 || action.errno > 0xffff) throw new RangeError(`bad errno ${action.errno}`);
+      if (!Number.isInteger(action.errno) || action.errno < 0 || action.errno > 0xffff)
+        throw new RangeError(`bad errno ${action.errno}`);
       return (SECCOMP_RET_ERRNO | action.errno) >>> 0;
   }
 }
@@ -192,7 +193,8 @@ export function compileProfile(profile: SeccompProfile, defaultAction: SeccompAc
     const fail = a.fresh("fail_");
     a.jeq(syscallNumber(rule.syscall), 0, after);
     for (const cond of rule.when) {
-      if (!Number.isInteger(cond.arg) || cond.arg < 0 || cond.arg > 5) throw new Error(`bad argument index ${cond.arg}`);
+      if (!Number.isInteger(cond.arg) || cond.arg < 0 || cond.arg > 5)
+        throw new Error(`bad argument index ${cond.arg}`);
       a.ld(offArgLow(cond.arg));
       switch (cond.op) {
         case "maskedEq":
@@ -244,7 +246,12 @@ export function decodeFilter(buf: Uint8Array): BpfInstruction[] {
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const out: BpfInstruction[] = [];
   for (let i = 0; i < buf.byteLength; i += 8) {
-    out.push({ code: view.getUint16(i, true), jt: view.getUint8(i + 2), jf: view.getUint8(i + 3), k: view.getUint32(i + 4, true) });
+    out.push({
+      code: view.getUint16(i, true),
+      jt: view.getUint8(i + 2),
+      jf: view.getUint8(i + 3),
+      k: view.getUint32(i + 4, true),
+    });
   }
   return out;
 }
@@ -302,7 +309,10 @@ export function disassemble(program: readonly BpfInstruction[]): string {
  * Runs a program the way the kernel would, for one syscall (the tests use it to check a profile's
  * verdicts without a kernel). `args` are the six argument words (low 32 bits used).
  */
-export function evaluateFilter(program: readonly BpfInstruction[], data: { nr: number; arch?: number; args?: readonly number[] }): number {
+export function evaluateFilter(
+  program: readonly BpfInstruction[],
+  data: { nr: number; arch?: number; args?: readonly number[] },
+): number {
   const arch = data.arch ?? AUDIT_ARCH_X86_64;
   const args = data.args ?? [];
   const load = (k: number): number => {
@@ -316,7 +326,7 @@ export function evaluateFilter(program: readonly BpfInstruction[], data: { nr: n
     throw new Error(`load from offset ${k}`);
   };
   let acc = 0;
-  for (let pc = 0; pc < program.length; ) {
+  for (let pc = 0; pc < program.length;) {
     const ins = program[pc];
     if (!ins) break;
     switch (ins.code) {

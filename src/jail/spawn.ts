@@ -126,7 +126,15 @@ export interface JailedProcess extends AsyncDisposable {
   memoryStats(): CgroupStats;
 }
 
-const SIGNALS_BY_NUMBER: Record<number, NodeJS.Signals> = { 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS" };
+const SIGNALS_BY_NUMBER: Record<number, NodeJS.Signals> = {
+  6: "SIGABRT",
+  9: "SIGKILL",
+  11: "SIGSEGV",
+  15: "SIGTERM",
+  24: "SIGXCPU",
+  25: "SIGXFSZ",
+  31: "SIGSYS",
+};
 
 /**
  * The first link of the chain, as bash: `$1` the descriptors to keep, `$2` how many cgroup.procs files
@@ -185,13 +193,29 @@ export function jailArgv(
 ): string[] {
   const t = { ...DEFAULT_TOOLS, ...spec.tools };
   // The descriptors the jail may keep: stdio, the seccomp program (3) and the extra pipes (4, 5, …).
-  const keep = [0, 1, 2, ...(plan.seccomp !== false ? [3] : []), ...Array.from({ length: spec.extraPipes ?? 0 }, (_, i) => 4 + i)];
+  const keep = [
+    0,
+    1,
+    2,
+    ...(plan.seccomp !== false ? [3] : []),
+    ...Array.from({ length: spec.extraPipes ?? 0 }, (_, i) => 4 + i),
+  ];
   const argv: string[] = [];
   // Off Linux (possible only with every seal layer turned off) there is no launcher, prlimit or
   // cgroup: the program just runs, with the wall-clock kill as its only limit.
   if (process.platform === "linux") {
     // --norc: bash would otherwise source ~/.bashrc, taking stdin (a socketpair) for a remote shell's.
-    argv.push(t.bash, "--norc", "--noprofile", "-c", LAUNCHER, "wasmcell-jail", keep.join(" "), String(cgroupProcs.length), ...cgroupProcs);
+    argv.push(
+      t.bash,
+      "--norc",
+      "--noprofile",
+      "-c",
+      LAUNCHER,
+      "wasmcell-jail",
+      keep.join(" "),
+      String(cgroupProcs.length),
+      ...cgroupProcs,
+    );
     const r = spec.rlimits ?? {};
     const lim = (flag: string, v: number) => `--${flag}=${Math.floor(v)}:${Math.floor(v)}`;
     argv.push(t.prlimit, lim("core", 0), lim("nofile", r.openFiles ?? 64));
@@ -202,7 +226,14 @@ export function jailArgv(
     argv.push("--");
   }
   if (plan.uidDrop) {
-    argv.push(t.setpriv, `--reuid=${plan.uidDrop.uid}`, `--regid=${plan.uidDrop.gid}`, "--clear-groups", "--no-new-privs", "--");
+    argv.push(
+      t.setpriv,
+      `--reuid=${plan.uidDrop.uid}`,
+      `--regid=${plan.uidDrop.gid}`,
+      "--clear-groups",
+      "--no-new-privs",
+      "--",
+    );
   }
   const scratchDir = spec.scratchDir ?? "/tmp";
   const workDir = spec.workDir ?? scratchDir;
@@ -212,7 +243,10 @@ export function jailArgv(
     // the scratch. Jail paths in args and env are translated to the host paths they would be bound from.
     // The most specific jail path wins, as a deeper bind mount would: a bind at /tmp/repo/x must not
     // be read as "inside the /tmp scratch" (a checkout under /tmp would otherwise break).
-    const map: [string, string][] = [[scratchDir, hostScratch ?? scratchDir], ...(spec.roBinds ?? []).map((b): [string, string] => [b.jail, b.host])];
+    const map: [string, string][] = [
+      [scratchDir, hostScratch ?? scratchDir],
+      ...(spec.roBinds ?? []).map((b): [string, string] => [b.jail, b.host]),
+    ];
     map.sort(([a], [b]) => b.length - a.length);
     const translate = (v: string) => {
       for (const [jail, host] of map) if (v === jail || v.startsWith(`${jail}/`)) return host + v.slice(jail.length);
@@ -230,7 +264,8 @@ export function jailArgv(
     seen.add(b.jail);
     binds.push(b);
   };
-  if (spec.bindSharedLibraries ?? true) for (const lib of sharedLibraries(spec.executable, t.ldd)) add({ host: lib, jail: lib });
+  if (spec.bindSharedLibraries ?? true)
+    for (const lib of sharedLibraries(spec.executable, t.ldd)) add({ host: lib, jail: lib });
   add({ host: spec.executable, jail: program });
   for (const b of spec.roBinds ?? []) add(b);
   if (plan.uidDrop) for (const b of binds) assertReadable(b.host, plan.uidDrop.uid, plan.uidDrop.gid);
@@ -283,9 +318,16 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
       const scratchDir = spec.scratchDir ?? "/tmp";
       hostWorkDir = hostScratch + (spec.workDir ?? scratchDir).slice(scratchDir.length);
       mkdirSync(hostWorkDir, { recursive: true });
-      if (plan.uidDrop) for (const d of new Set([hostScratch, hostWorkDir])) chownSync(d, plan.uidDrop.uid, plan.uidDrop.gid);
+      if (plan.uidDrop)
+        for (const d of new Set([hostScratch, hostWorkDir])) chownSync(d, plan.uidDrop.uid, plan.uidDrop.gid);
     }
-    argv = jailArgv(spec, plan, cgroup?.procsFiles ?? [], rlimitAs === undefined ? { mechanism } : { mechanism, rlimitAs }, hostScratch);
+    argv = jailArgv(
+      spec,
+      plan,
+      cgroup?.procsFiles ?? [],
+      rlimitAs === undefined ? { mechanism } : { mechanism, rlimitAs },
+      hostScratch,
+    );
   } catch (error) {
     await cgroup?.remove();
     if (hostScratch) rmSync(hostScratch, { recursive: true, force: true });
@@ -294,7 +336,13 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
 
   const filter = plan.seccomp !== false ? seccompFilter(spec.seccompProfile, plan.seccomp) : undefined;
   const child = spawn(argv[0]!, argv.slice(1), {
-    stdio: ["pipe", "pipe", "pipe", filter ? "pipe" : "ignore", ...Array.from({ length: spec.extraPipes ?? 0 }, () => "pipe" as const)],
+    stdio: [
+      "pipe",
+      "pipe",
+      "pipe",
+      filter ? "pipe" : "ignore",
+      ...Array.from({ length: spec.extraPipes ?? 0 }, () => "pipe" as const),
+    ],
     env: {},
     // Its own process group, so kill() reaches every link of the chain; bwrap's --new-session then
     // puts the program in a session of its own.

@@ -64,7 +64,10 @@ describe("wasmcell CLI", () => {
 
   test("doctor: a readable report, or one JSON object; exit 0 only when every engine is available", async () => {
     const json = await cli(["doctor", "--json"]);
-    const report = JSON.parse(json.stdout) as { engines: { engine: string; available: boolean }[]; layers: { layer: string }[] };
+    const report = JSON.parse(json.stdout) as {
+      engines: { engine: string; available: boolean }[];
+      layers: { layer: string }[];
+    };
     assert.deepEqual(report.engines.map((e) => e.engine).sort(), ["native", "pyodide", "quickjs"]);
     assert.ok(report.layers.some((l) => l.layer === "seccomp"));
     assert.equal(json.code, report.engines.every((e) => e.available) ? 0 : 1);
@@ -86,7 +89,12 @@ describe("wasmcell CLI", () => {
   });
 
   test("--json: one object with ok, value (non-JSON values tagged), stdout, stderr, stats, files", async () => {
-    const r = await cli(["run", "--json", "-e", "console.log('a'); console.error('b'); ({ big: 10n, m: new Map([[1, 2]]), u: undefined, n: NaN })"]);
+    const r = await cli([
+      "run",
+      "--json",
+      "-e",
+      "console.log('a'); console.error('b'); ({ big: 10n, m: new Map([[1, 2]]), u: undefined, n: NaN })",
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split("\n");
     assert.equal(lines.length, 1);
@@ -127,7 +135,10 @@ describe("wasmcell CLI", () => {
     const input = join(dir, "numbers.txt");
     await writeFile(input, "1\n2\n3\n");
     const script = join(dir, "sum.py");
-    await writeFile(script, "import os\ntotal = sum(int(x) for x in open('numbers.txt'))\nos.makedirs('out', exist_ok=True)\nopen('out/total.txt', 'w').write(str(total))\nprint('summed')\ntotal");
+    await writeFile(
+      script,
+      "import os\ntotal = sum(int(x) for x in open('numbers.txt'))\nos.makedirs('out', exist_ok=True)\nopen('out/total.txt', 'w').write(str(total))\nprint('summed')\ntotal",
+    );
     const outDir = join(dir, "results");
     const r = await cli(["run", script, "--file", input, "--out-dir", outDir]);
     assert.equal(r.code, 0, r.stderr);
@@ -138,14 +149,24 @@ describe("wasmcell CLI", () => {
 
   test("--engine native: a matplotlib plot comes back as a PNG in --out-dir", async () => {
     const script = join(dir, "plot.py");
-    await writeFile(script, "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.savefig('plot.png')\n'saved'");
+    await writeFile(
+      script,
+      "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.savefig('plot.png')\n'saved'",
+    );
     const outDir = join(dir, "plots");
     const r = await cli(["run", "--engine", "native", "--json", script, "--out-dir", outDir]);
     assert.equal(r.code, 0, r.stderr + r.stdout);
-    const out = JSON.parse(r.stdout) as { value: string; stats: { engine: string }; files: { path: string; mimeType: string; writtenTo: string }[] };
+    const out = JSON.parse(r.stdout) as {
+      value: string;
+      stats: { engine: string };
+      files: { path: string; mimeType: string; writtenTo: string }[];
+    };
     assert.equal(out.value, "saved");
     assert.equal(out.stats.engine, "native");
-    assert.deepEqual(out.files.map((f) => [f.path, f.mimeType, f.writtenTo]), [["plot.png", "image/png", join(outDir, "plot.png")]]);
+    assert.deepEqual(
+      out.files.map((f) => [f.path, f.mimeType, f.writtenTo]),
+      [["plot.png", "image/png", join(outDir, "plot.png")]],
+    );
     assert.deepEqual([...(await readFile(join(outDir, "plot.png"))).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
   });
 

@@ -7,7 +7,9 @@ describe("InFlight", () => {
     const inFlight = new InFlight();
     const settled: string[] = [];
     let finish!: () => void;
-    const slow = inFlight.track(new Promise<string>((resolve) => (finish = () => resolve("slow"))).then((v) => (settled.push(v), v)));
+    const slow = inFlight.track(
+      new Promise<string>((resolve) => (finish = () => resolve("slow"))).then((v) => (settled.push(v), v)),
+    );
     const failed = inFlight.track(Promise.reject(new Error("boom")));
     failed.catch(() => settled.push("failed"));
     let drained = false;

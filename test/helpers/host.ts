@@ -5,7 +5,11 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:net";
 
 /** A TCP listener on 127.0.0.1 that counts connections. */
-export async function startListener(): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
+export async function startListener(): Promise<{
+  port: number;
+  connections: () => number;
+  close: () => Promise<void>;
+}> {
   let count = 0;
   const server: Server = createServer((socket) => {
     count++;

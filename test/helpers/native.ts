@@ -9,9 +9,19 @@ export function nativeSandbox(): Promise<Sandbox> {
   return shared;
 }
 
-export async function runNative(code: string, limits: Partial<Limits> = {}, files?: Record<string, string | Uint8Array>): Promise<RunResult> {
+export async function runNative(
+  code: string,
+  limits: Partial<Limits> = {},
+  files?: Record<string, string | Uint8Array>,
+): Promise<RunResult> {
   const sandbox = await nativeSandbox();
-  return sandbox.run({ language: "python", engine: "native", code, limits: { timeoutMs: 10_000, ...limits }, ...(files ? { files } : {}) });
+  return sandbox.run({
+    language: "python",
+    engine: "native",
+    code,
+    limits: { timeoutMs: 10_000, ...limits },
+    ...(files ? { files } : {}),
+  });
 }
 
 export async function closeNative(): Promise<void> {

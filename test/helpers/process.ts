@@ -7,9 +7,16 @@ export interface Ran {
   stderr: string;
 }
 
-export function runNode(args: string[], options: { stdin?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Ran> {
+export function runNode(
+  args: string[],
+  options: { stdin?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, args, {
+      cwd: options.cwd ?? process.cwd(),
+      env: options.env ?? process.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));

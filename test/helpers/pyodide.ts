@@ -31,9 +31,20 @@ export function pyodideSandbox(seal: SealOptions = FULL, pool = 1): Promise<Sand
   return s;
 }
 
-export async function runPy(code: string, limits: Partial<Limits> = {}, files?: Record<string, string | Uint8Array>, seal: SealOptions = FULL): Promise<RunResult> {
+export async function runPy(
+  code: string,
+  limits: Partial<Limits> = {},
+  files?: Record<string, string | Uint8Array>,
+  seal: SealOptions = FULL,
+): Promise<RunResult> {
   const sandbox = await pyodideSandbox(seal);
-  return sandbox.run({ language: "python", engine: "pyodide", code, limits: { timeoutMs: 10_000, ...limits }, ...(files ? { files } : {}) });
+  return sandbox.run({
+    language: "python",
+    engine: "pyodide",
+    code,
+    limits: { timeoutMs: 10_000, ...limits },
+    ...(files ? { files } : {}),
+  });
 }
 
 export async function closePyodide(): Promise<void> {
@@ -47,7 +58,10 @@ export function resolvedSeal(seal: SealOptions): ResolvedSeal {
     bubblewrap: seal.bubblewrap ?? DEFAULT_SEAL.bubblewrap,
     seccomp: seal.seccomp === undefined || seal.seccomp === true ? "enforce" : seal.seccomp,
     nodePermissions: seal.nodePermissions ?? DEFAULT_SEAL.nodePermissions,
-    dropPrivileges: seal.dropPrivileges === undefined || seal.dropPrivileges === true ? DEFAULT_SEAL.dropPrivileges : seal.dropPrivileges,
+    dropPrivileges:
+      seal.dropPrivileges === undefined || seal.dropPrivileges === true
+        ? DEFAULT_SEAL.dropPrivileges
+        : seal.dropPrivileges,
   };
 }
 
@@ -58,7 +72,10 @@ const PROBE = new URL("../engines/pyodide/fixtures/seal-probe.ts", import.meta.u
  * as if a guest had already escaped Python into the sidecar's JavaScript realm, and returns what each
  * attempt got.
  */
-export async function probeSeal(seal: SealOptions, input: { port: number; victimPid: number; hostFile: string }): Promise<Record<string, string>> {
+export async function probeSeal(
+  seal: SealOptions,
+  input: { port: number; victimPid: number; hostFile: string },
+): Promise<Record<string, string>> {
   const jail = await launchSidecar({ seal: resolvedSeal(seal), processMemoryMb: 512, program: PROBE });
   let stdout = "";
   let stderr = "";

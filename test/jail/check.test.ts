@@ -8,7 +8,8 @@ import { DEFAULT_SEAL } from "../../src/options.ts";
 import { collect, pythonSpec, TEST_SEAL } from "./helpers.ts";
 
 const MISSING = "/nonexistent/wasmcell-test/bwrap";
-const isSeal = (layer: string, text: RegExp) => (e: unknown) => e instanceof SealUnavailableError && e.layer === layer && e.code === "SEAL_UNAVAILABLE" && text.test(e.message);
+const isSeal = (layer: string, text: RegExp) => (e: unknown) =>
+  e instanceof SealUnavailableError && e.layer === layer && e.code === "SEAL_UNAVAILABLE" && text.test(e.message);
 
 describe("checkSeal", () => {
   it("passes on this machine with every layer on", async () => {
@@ -18,25 +19,44 @@ describe("checkSeal", () => {
   });
 
   it("bubblewrap asked for but not installed: SealUnavailableError naming bubblewrap", async () => {
-    await assert.rejects(checkSeal(DEFAULT_SEAL, { bwrap: MISSING }), isSeal("bubblewrap", /\/nonexistent\/wasmcell-test\/bwrap is not installed/));
-    await assert.rejects(spawnJailed(pythonSpec("print(1)", { tools: { bwrap: MISSING } })), isSeal("bubblewrap", /not installed/));
+    await assert.rejects(
+      checkSeal(DEFAULT_SEAL, { bwrap: MISSING }),
+      isSeal("bubblewrap", /\/nonexistent\/wasmcell-test\/bwrap is not installed/),
+    );
+    await assert.rejects(
+      spawnJailed(pythonSpec("print(1)", { tools: { bwrap: MISSING } })),
+      isSeal("bubblewrap", /not installed/),
+    );
   });
 
   it("seccomp without bubblewrap cannot be installed: an error, not a quiet run without the filter", async () => {
-    await assert.rejects(checkSeal({ ...DEFAULT_SEAL, bubblewrap: false }), isSeal("seccomp", /set seal\.seccomp to false too/));
+    await assert.rejects(
+      checkSeal({ ...DEFAULT_SEAL, bubblewrap: false }),
+      isSeal("seccomp", /set seal\.seccomp to false too/),
+    );
   });
 
   it("a layer turned off is simply not used: no bwrap needed, the program runs on the host side", async () => {
     const seal = { ...TEST_SEAL, bubblewrap: false, seccomp: false as const };
     const plan = await checkSeal(seal, { bwrap: MISSING });
     assert.equal(plan.bubblewrap, false);
-    const res = await collect(await spawnJailed(pythonSpec("import socket, os; print(socket.gethostname(), os.path.exists('/etc/passwd'))", { seal, tools: { bwrap: MISSING } })));
+    const res = await collect(
+      await spawnJailed(
+        pythonSpec("import socket, os; print(socket.gethostname(), os.path.exists('/etc/passwd'))", {
+          seal,
+          tools: { bwrap: MISSING },
+        }),
+      ),
+    );
     assert.equal(res.stderr, "");
     assert.equal(res.stdout, `${hostname()} True\n`);
   });
 
   it("the uid drop needs setpriv when the host is root", { skip: process.getuid?.() !== 0 && "not root" }, async () => {
-    await assert.rejects(checkSeal(DEFAULT_SEAL, { setpriv: "/nonexistent/setpriv" }), isSeal("dropPrivileges", /\/nonexistent\/setpriv/));
+    await assert.rejects(
+      checkSeal(DEFAULT_SEAL, { setpriv: "/nonexistent/setpriv" }),
+      isSeal("dropPrivileges", /\/nonexistent\/setpriv/),
+    );
     await checkSeal({ ...DEFAULT_SEAL, dropPrivileges: false }, { setpriv: "/nonexistent/setpriv" });
   });
 });
@@ -44,11 +64,26 @@ describe("checkSeal", () => {
 describe("doctor", () => {
   it("reports every layer and every engine, with a reason for what is missing", async () => {
     const report = await doctor({ tools: { bwrap: MISSING } });
-    assert.deepEqual(report.layers.map((l) => l.layer), ["userNamespaces", "bubblewrap", "seccomp", "uidDrop", "cgroupMemory", "cgroupPids", "rlimits", "nodePermissions"]);
+    assert.deepEqual(
+      report.layers.map((l) => l.layer),
+      [
+        "userNamespaces",
+        "bubblewrap",
+        "seccomp",
+        "uidDrop",
+        "cgroupMemory",
+        "cgroupPids",
+        "rlimits",
+        "nodePermissions",
+      ],
+    );
     const bwrap = report.layers.find((l) => l.layer === "bubblewrap")!;
     assert.equal(bwrap.available, false);
     assert.match(bwrap.detail, /not installed/);
-    assert.deepEqual(report.engines.map((e) => e.engine), ["quickjs", "pyodide", "native"]);
+    assert.deepEqual(
+      report.engines.map((e) => e.engine),
+      ["quickjs", "pyodide", "native"],
+    );
     const native = report.engines.find((e) => e.engine === "native")!;
     assert.equal(native.available, false);
     assert.match(native.detail, /bubblewrap/);

@@ -32,16 +32,36 @@ print(json.dumps({"b": round(float(b[1, 1]), 4), "g": int(g[0]), "tz": str(ts.tz
     assert.equal(r.signal, null);
     assert.equal(r.code, 0);
     // platform.processor() vforks `uname -p`: EPERM, so it answers "".
-    assert.deepEqual(JSON.parse(r.stdout), { b: 0.6287, g: 71071, tz: "Europe/Paris", png: "89504e47", cb: 42, proc: "" });
+    assert.deepEqual(JSON.parse(r.stdout), {
+      b: 0.6287,
+      g: 71071,
+      tz: "Europe/Paris",
+      png: "89504e47",
+      cb: 42,
+      proc: "",
+    });
   });
 
   it("covers the standard library's breadth: files, archives, threads, mmap, uuid, time zones, PIL, svg/pdf/jpg", async () => {
-    const r = await runPython(SWEEP, { env: { MPLCONFIGDIR: "/tmp/.mpl" }, workDir: "/tmp/work", memoryBytes: 512 << 20 });
+    const r = await runPython(SWEEP, {
+      env: { MPLCONFIGDIR: "/tmp/.mpl" },
+      workDir: "/tmp/work",
+      memoryBytes: 512 << 20,
+    });
     assert.equal(r.stderr, "");
     assert.equal(r.signal, null);
     assert.deepEqual(JSON.parse(r.stdout), {
-      uuid: 36, uuid1: 36, cpu: [cpus().length, cpus().length], pool: 328350, mmap: "xxx", rusage: true,
-      tz: "2024-06-02 01:00:00+09:00", fft: true, eig: true, rolling: 97, glob: ["df.csv"],
+      uuid: 36,
+      uuid1: 36,
+      cpu: [cpus().length, cpus().length],
+      pool: 328350,
+      mmap: "xxx",
+      rusage: true,
+      tz: "2024-06-02 01:00:00+09:00",
+      fft: true,
+      eig: true,
+      rolling: 97,
+      glob: ["df.csv"],
       files: ["df.csv", "df.json", "df.pkl", "g.gz", "h.jpg", "h.pdf", "h.svg", "h_gray.png", "z.zip"],
     });
   });
@@ -101,7 +121,10 @@ console.log(py.runPython("import sys\\nsum(i * i for i in range(1000)), sys.vers
         executable: process.execPath,
         jailExecutable: "/sandbox/bin/node",
         args: ["--permission", "--allow-fs-read=/sandbox/", "/sandbox/load.mjs"],
-        roBinds: [{ host: pyodideDir, jail: "/sandbox/pyodide" }, { host: script, jail: "/sandbox/load.mjs" }],
+        roBinds: [
+          { host: pyodideDir, jail: "/sandbox/pyodide" },
+          { host: script, jail: "/sandbox/load.mjs" },
+        ],
         seccompProfile: "node-pyodide",
         seal: TEST_SEAL,
         rlimits: { openFiles: 64 },

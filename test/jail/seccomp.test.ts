@@ -108,7 +108,10 @@ describe("BPF compiler", () => {
   });
 
   it("rejects unknown and duplicated syscall names", () => {
-    assert.throws(() => compileProfile({ ...TINY, allow: ["read", "no_such_call"] }, KILL), /unknown x86_64 syscall "no_such_call"/);
+    assert.throws(
+      () => compileProfile({ ...TINY, allow: ["read", "no_such_call"] }, KILL),
+      /unknown x86_64 syscall "no_such_call"/,
+    );
     assert.throws(() => compileProfile({ ...TINY, allow: ["read", "read"] }, KILL), /listed twice/);
     assert.throws(() => compileProfile({ ...TINY, allow: ["clone"] }, KILL), /listed twice/);
   });
@@ -117,7 +120,31 @@ describe("BPF compiler", () => {
     it(`${profile.name}: denies what the jail must never do, allows threads`, () => {
       const p = compileProfile(profile, KILL);
       assert.ok(p.length < 4096);
-      for (const name of ["socket", "connect", "bind", "fork", "kill", "tkill", "ptrace", "process_vm_readv", "unshare", "setns", "mount", "pivot_root", "chroot", "bpf", "perf_event_open", "userfaultfd", "keyctl", "memfd_create", "open_by_handle_at", "personality", "setuid", "init_module", "execveat"]) {
+      for (const name of [
+        "socket",
+        "connect",
+        "bind",
+        "fork",
+        "kill",
+        "tkill",
+        "ptrace",
+        "process_vm_readv",
+        "unshare",
+        "setns",
+        "mount",
+        "pivot_root",
+        "chroot",
+        "bpf",
+        "perf_event_open",
+        "userfaultfd",
+        "keyctl",
+        "memfd_create",
+        "open_by_handle_at",
+        "personality",
+        "setuid",
+        "init_module",
+        "execveat",
+      ]) {
         const verdict = evaluateFilter(p, { nr: syscallNumber(name) });
         assert.notEqual(verdict, SECCOMP_RET_ALLOW, `${name} must not be allowed`);
       }
@@ -155,7 +182,9 @@ describe("the filter in a jailed process", () => {
   });
 
   it("kill mode: the first unlisted syscall (getpriority) kills the process with SIGSYS", async () => {
-    const r = await runPython("import os\nprint('before', flush=True)\nos.getpriority(os.PRIO_PROCESS, 0)\nprint('after')");
+    const r = await runPython(
+      "import os\nprint('before', flush=True)\nos.getpriority(os.PRIO_PROCESS, 0)\nprint('after')",
+    );
     assert.equal(r.stdout, "before\n");
     assert.equal(r.signal, "SIGSYS");
     assert.equal(r.code, null);

@@ -23,7 +23,9 @@ function descendants(pid: number): number[] {
 async function kernelUidOfProgram(jail: JailedProcess): Promise<string> {
   // Wait for the program's "ready" line, then look at it from the host.
   await new Promise<void>((resolve) => jail.child.stdout.once("data", () => resolve()));
-  const uids = [jail.pid, ...descendants(jail.pid)].map((p) => /^Uid:\s+(.*)$/m.exec(readFileSync(`/proc/${p}/status`, "utf8"))?.[1]?.trim());
+  const uids = [jail.pid, ...descendants(jail.pid)].map((p) =>
+    /^Uid:\s+(.*)$/m.exec(readFileSync(`/proc/${p}/status`, "utf8"))?.[1]?.trim(),
+  );
   jail.kill();
   await jail.exited;
   return [...new Set(uids)].join(" | ");
@@ -39,7 +41,9 @@ describe("uid drop", { skip: !isRoot() && "the host is not root: there is nothin
   });
 
   it("honours a custom uid/gid", async () => {
-    const jail = await spawnJailed(pythonSpec(waiter, { seal: { ...TEST_SEAL, dropPrivileges: { uid: 4242, gid: 4243 } } }));
+    const jail = await spawnJailed(
+      pythonSpec(waiter, { seal: { ...TEST_SEAL, dropPrivileges: { uid: 4242, gid: 4243 } } }),
+    );
     assert.equal(await kernelUidOfProgram(jail), "4242\t4242\t4242\t4242");
   });
 
@@ -55,11 +59,18 @@ describe("uid drop", { skip: !isRoot() && "the host is not root: there is nothin
     try {
       await assert.rejects(
         spawnJailed(pythonSpec("print(1)", { roBinds: [{ host: `${dir}/data`, jail: "/data" }] })),
-        (e: unknown) => e instanceof SealUnavailableError && e.layer === "dropPrivileges" && e.message.includes(`directory ${dir} is not searchable (x) by uid 65534`),
+        (e: unknown) =>
+          e instanceof SealUnavailableError &&
+          e.layer === "dropPrivileges" &&
+          e.message.includes(`directory ${dir} is not searchable (x) by uid 65534`),
       );
       // Once the path is world-readable the same bind works, and the file is visible read-only.
       chmodSync(dir, 0o755);
-      const jail = await spawnJailed(pythonSpec("print(open('/data/x.txt').read())", { roBinds: [...layout.binds, { host: `${dir}/data`, jail: "/data" }] }));
+      const jail = await spawnJailed(
+        pythonSpec("print(open('/data/x.txt').read())", {
+          roBinds: [...layout.binds, { host: `${dir}/data`, jail: "/data" }],
+        }),
+      );
       const r = await collect(jail);
       assert.equal(r.stderr, "");
       assert.equal(r.stdout, "secret\n");

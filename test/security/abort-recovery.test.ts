@@ -30,7 +30,8 @@ describe("quickjs", () => {
     const seen: Record<string, number> = {};
     for (let i = 0; i < 2000; i++) {
       // Every 250th run overflows the host stack from C recursion: a poisoned module, replaced.
-      const [code, limits, kind] = i % 250 === 249 ? ["JSON.parse('['.repeat(1e5))", {}, "stack"] : HOSTILE[i % HOSTILE.length]!;
+      const [code, limits, kind] =
+        i % 250 === 249 ? ["JSON.parse('['.repeat(1e5))", {}, "stack"] : HOSTILE[i % HOSTILE.length]!;
       const r = await sandbox.run({ language: "javascript", code, limits });
       assert.equal(r.ok, false, code);
       assert.equal(!r.ok && r.error.kind, kind, `${code}: ${JSON.stringify(!r.ok && r.error)}`);
@@ -46,7 +47,10 @@ describe("quickjs", () => {
   });
 
   it("a run in flight on a module another run poisoned ends as crashed, not hung", async () => {
-    const waiting = sandbox.run({ language: "javascript", code: "await new Promise((r) => setTimeout(r, 300)); 'done'" });
+    const waiting = sandbox.run({
+      language: "javascript",
+      code: "await new Promise((r) => setTimeout(r, 300)); 'done'",
+    });
     await new Promise((r) => setTimeout(r, 20));
     const crasher = await sandbox.run({ language: "javascript", code: "JSON.parse('['.repeat(1e5))" });
     assert.equal(!crasher.ok && crasher.error.kind, "stack");

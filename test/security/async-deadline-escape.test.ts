@@ -25,7 +25,8 @@ describe("quickjs", () => {
 
   const cases: Record<string, string> = {
     "an await loop": "(async () => { while (true) await null })()",
-    "a then-chain loop": "const loop = () => Promise.resolve().then(loop); loop(); await new Promise(() => setTimeout(() => {}, 1e6))",
+    "a then-chain loop":
+      "const loop = () => Promise.resolve().then(loop); loop(); await new Promise(() => setTimeout(() => {}, 1e6))",
     "a microtask loop": "const m = () => queueMicrotask(m); m()",
     "a busy timer callback": "setTimeout(() => { while (true) {} }, 1)",
     "an interval that never stops": "setInterval(() => {}, 1)",
@@ -59,7 +60,12 @@ describe("quickjs", () => {
     // once the deadline has stopped the loop; an already-aborted signal is seen at once.)
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 20);
-    const r = await sandbox.run({ language: "javascript", code: "await new Promise((r) => setTimeout(r, 4000))", limits: { timeoutMs: 5000 }, signal: controller.signal });
+    const r = await sandbox.run({
+      language: "javascript",
+      code: "await new Promise((r) => setTimeout(r, 4000))",
+      limits: { timeoutMs: 5000 },
+      signal: controller.signal,
+    });
     assert.equal(!r.ok && r.error.kind, "aborted");
     const pre = await sandbox.run({ language: "javascript", code: "while (true) {}", signal: AbortSignal.abort() });
     assert.equal(!pre.ok && pre.error.kind, "aborted");

@@ -17,9 +17,22 @@ describe("code mode (AI SDK)", () => {
   after(() => sandbox.close());
 
   const executed: string[] = [];
-  const allowed = tool({ description: "allowed", inputSchema: z.object({}), execute: () => (executed.push("allowed"), "ok") });
-  const deleteAccount = tool({ description: "direct only", inputSchema: z.object({}), execute: () => (executed.push("deleteAccount"), "deleted") });
-  const transfer = tool({ description: "needs approval", inputSchema: z.object({}), needsApproval: true, execute: () => (executed.push("transfer"), "sent") });
+  const allowed = tool({
+    description: "allowed",
+    inputSchema: z.object({}),
+    execute: () => (executed.push("allowed"), "ok"),
+  });
+  const deleteAccount = tool({
+    description: "direct only",
+    inputSchema: z.object({}),
+    execute: () => (executed.push("deleteAccount"), "deleted"),
+  });
+  const transfer = tool({
+    description: "needs approval",
+    inputSchema: z.object({}),
+    needsApproval: true,
+    execute: () => (executed.push("transfer"), "sent"),
+  });
 
   async function runProgram(code: string, maxToolCalls = 20): Promise<string> {
     const model = scriptedModel([{ call: "code_mode", input: { code } }, { say: () => "done" }]);
@@ -35,7 +48,16 @@ describe("code mode (AI SDK)", () => {
 
   it("only routed tools without approval are callable; the bridge refuses every other name", async () => {
     executed.length = 0;
-    const names = ["deleteAccount", "transfer", "constructor", "__proto__", "toString", "hasOwnProperty", "", "allowed"];
+    const names = [
+      "deleteAccount",
+      "transfer",
+      "constructor",
+      "__proto__",
+      "toString",
+      "hasOwnProperty",
+      "",
+      "allowed",
+    ];
     const program = `const out = [];
 for (const n of ${JSON.stringify(names)}) {
   try { out.push([n, await __wasmcell_tool(n, {})]); } catch (e) { out.push([n, "refused: " + e.message]); }
@@ -44,7 +66,10 @@ out`;
     const text = await runProgram(program);
     assert.deepEqual(executed, ["allowed"]);
     for (const n of names.filter((x) => x !== "allowed")) {
-      assert.ok(text.includes(`[${JSON.stringify(n)}, "refused: tools.${n} does not exist; available: allowed"]`), `${n}: ${text}`);
+      assert.ok(
+        text.includes(`[${JSON.stringify(n)}, "refused: tools.${n} does not exist; available: allowed"]`),
+        `${n}: ${text}`,
+      );
     }
     assert.ok(text.includes('["allowed", "ok"]'), text);
   });
@@ -62,9 +87,12 @@ try { r = await tools.deleteAccount({}); } catch (e) { r = e.name; }
 
   it("calls past the bound are refused even when the program catches and retries", async () => {
     executed.length = 0;
-    const text = await runProgram(`let ok = 0, refused = 0;
+    const text = await runProgram(
+      `let ok = 0, refused = 0;
 for (let i = 0; i < 20; i++) { try { await tools.allowed({}); ok++; } catch { refused++; } }
-({ ok, refused })`, 5);
+({ ok, refused })`,
+      5,
+    );
     assert.match(text, /value: \{ ok: 5, refused: 15 \}/);
     assert.equal(executed.length, 5);
   });

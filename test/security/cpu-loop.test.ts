@@ -13,10 +13,18 @@ describe("native", () => {
     // sre checks for signals while it backtracks, so the soft interrupt reaches it
     ["a catastrophic regex", "import re\nre.match(r'(a*)*b', 'a' * 64)", "KeyboardInterrupt"],
     // the soft interrupt is caught and ignored: only the SIGKILL at the deadline ends it
-    ["a loop that swallows the interrupt", "while True:\n    try:\n        sum(range(10**6))\n    except KeyboardInterrupt:\n        pass", "TimeoutError"],
+    [
+      "a loop that swallows the interrupt",
+      "while True:\n    try:\n        sum(range(10**6))\n    except KeyboardInterrupt:\n        pass",
+      "TimeoutError",
+    ],
     // one long call in C sees no signal until it returns
     ["a long C call", "import hashlib\nhashlib.pbkdf2_hmac('sha256', b'x', b'y', 10**9)", "TimeoutError"],
-    ["a loop that ignores SIGALRM", "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True: pass", "TimeoutError"],
+    [
+      "a loop that ignores SIGALRM",
+      "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True: pass",
+      "TimeoutError",
+    ],
   ];
   for (const [what, code, name] of cases) {
     it(`${what} ends as kind timeout (${name})`, async () => {
@@ -34,7 +42,11 @@ describe("pyodide", () => {
   // TimeoutError = the host killed the sidecar at the deadline + grace (stuck in C, or interrupt ignored).
   const cases: [string, string, string][] = [
     ["a Python loop", "while True:\n    pass", "KeyboardInterrupt"],
-    ["a loop that swallows the interrupt", "while True:\n    try:\n        sum(range(10**6))\n    except KeyboardInterrupt:\n        pass", "TimeoutError"],
+    [
+      "a loop that swallows the interrupt",
+      "while True:\n    try:\n        sum(range(10**6))\n    except KeyboardInterrupt:\n        pass",
+      "TimeoutError",
+    ],
     ["time.sleep past the deadline", "import time\ntime.sleep(60)", "TimeoutError"],
     // sre checks for signals while it backtracks, so the in-sidecar interrupt reaches it
     ["a catastrophic regex", "import re\nre.match(r'(a*)*b', 'a' * 64)", "KeyboardInterrupt"],

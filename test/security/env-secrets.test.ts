@@ -25,11 +25,23 @@ open("env.txt", "w").write(repr(dict(os.environ)))
 }`);
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
     assert.deepEqual(r.ok && r.value, {
-      env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", HOME: "/tmp/work", MPLBACKEND: "Agg", MPLCONFIGDIR: "/tmp/.matplotlib", PWD: "/tmp/work" },
+      env: {
+        PATH: "/usr/bin:/bin",
+        LANG: "C.UTF-8",
+        HOME: "/tmp/work",
+        MPLBACKEND: "Agg",
+        MPLCONFIGDIR: "/tmp/.matplotlib",
+        PWD: "/tmp/work",
+      },
       proc_self: "FileNotFoundError:ENOENT",
       proc_1: "FileNotFoundError:ENOENT",
     });
-    const everything = [r.stdout, r.stderr, JSON.stringify(r.value), ...r.files.map((f) => Buffer.from(f.bytes).toString())].join("\n");
+    const everything = [
+      r.stdout,
+      r.stderr,
+      JSON.stringify(r.value),
+      ...r.files.map((f) => Buffer.from(f.bytes).toString()),
+    ].join("\n");
     assert.ok(everything.includes("MPLBACKEND"), "the probe really printed the environment");
     assert.equal(everything.includes(secret), false);
     assert.equal(everything.includes("WASMCELL_TEST_SECRET_TOKEN"), false);
@@ -45,9 +57,21 @@ describe("pyodide", () => {
 
   it("the guest sees Pyodide's fixed environment only; the host secret appears in no output or file", async () => {
     process.env.WASMCELL_TEST_SECRET_TOKEN_PY = secret;
-    const r = await runPy("import os, sys\nprint(dict(os.environ))\nprint(dict(os.environ), file=sys.stderr)\nopen('env.txt', 'w').write(repr(dict(os.environ)))\nsorted(os.environ)");
+    const r = await runPy(
+      "import os, sys\nprint(dict(os.environ))\nprint(dict(os.environ), file=sys.stderr)\nopen('env.txt', 'w').write(repr(dict(os.environ)))\nsorted(os.environ)",
+    );
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
-    assert.deepEqual(r.ok && r.value, ["HOME", "LANG", "LD_LIBRARY_PATH", "LOGNAME", "PATH", "PWD", "PYTHONINSPECT", "USER", "_"]);
+    assert.deepEqual(r.ok && r.value, [
+      "HOME",
+      "LANG",
+      "LD_LIBRARY_PATH",
+      "LOGNAME",
+      "PATH",
+      "PWD",
+      "PYTHONINSPECT",
+      "USER",
+      "_",
+    ]);
     const everything = JSON.stringify(r) + r.files.map((f) => Buffer.from(f.bytes).toString()).join("");
     assert.ok(!everything.includes(secret));
     assert.ok(!everything.includes("WASMCELL_TEST_SECRET_TOKEN_PY"));

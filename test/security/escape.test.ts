@@ -14,14 +14,18 @@ describe("quickjs", () => {
   const js = (code: string) => sandbox.run({ language: "javascript", code });
 
   it("has no process, require, module, Buffer, fetch, Deno, Bun or env", async () => {
-    const r = await js(`["process","require","module","exports","Buffer","fetch","XMLHttpRequest","WebSocket","Deno","Bun","__dirname","std","os"].filter((n) => typeof globalThis[n] !== "undefined")`);
+    const r = await js(
+      `["process","require","module","exports","Buffer","fetch","XMLHttpRequest","WebSocket","Deno","Bun","__dirname","std","os"].filter((n) => typeof globalThis[n] !== "undefined")`,
+    );
     assert.equal(r.ok, true);
     assert.deepEqual(r.ok && r.value, []);
   });
 
   it("cannot climb from a host-installed function to the host realm", async () => {
     // console.log and setTimeout are created in the user's own context: their constructor chain ends in the user's Function.
-    const r = await js(`const F = console.log.constructor; const g = F("return this")(); [g === globalThis, typeof g.process, setTimeout.constructor === Function]`);
+    const r = await js(
+      `const F = console.log.constructor; const g = F("return this")(); [g === globalThis, typeof g.process, setTimeout.constructor === Function]`,
+    );
     assert.deepEqual(r.ok && r.value, [true, "undefined", true]);
   });
 

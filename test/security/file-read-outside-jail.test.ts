@@ -40,9 +40,14 @@ def rd(p):
   });
 
   it("a symlink in the working directory is not followed when files come back", async () => {
-    const r = await runNative("import os\nos.symlink('/etc/passwd', 'leak')\nos.symlink('/usr/lib/python3.11/os.py', 'os.py')\nopen('real.txt', 'w').write('x')\nsorted(os.listdir('.'))");
+    const r = await runNative(
+      "import os\nos.symlink('/etc/passwd', 'leak')\nos.symlink('/usr/lib/python3.11/os.py', 'os.py')\nopen('real.txt', 'w').write('x')\nsorted(os.listdir('.'))",
+    );
     assert.equal(r.ok, true);
     assert.deepEqual(r.ok && r.value, ["leak", "os.py", "real.txt"]);
-    assert.deepEqual(r.files.map((f) => f.path), ["real.txt"]);
+    assert.deepEqual(
+      r.files.map((f) => f.path),
+      ["real.txt"],
+    );
   });
 });

@@ -50,14 +50,27 @@ N = ${JSON.stringify(name)}
       workdir: "ALLOWED",
       mount: "EPERM",
     });
-    assert.deepEqual(r.files.map((f) => [f.path, Buffer.from(f.bytes).toString()]), [[`${name}.txt`, "pwned"]]);
-    for (const p of [`/${name}`, `/etc/${name}`, `/usr/lib/${name}`, `/tmp/${name}`, `/tmp/${name}.2`, `/tmp/work/${name}.txt`]) assert.equal(existsSync(p), false, p);
+    assert.deepEqual(
+      r.files.map((f) => [f.path, Buffer.from(f.bytes).toString()]),
+      [[`${name}.txt`, "pwned"]],
+    );
+    for (const p of [
+      `/${name}`,
+      `/etc/${name}`,
+      `/usr/lib/${name}`,
+      `/tmp/${name}`,
+      `/tmp/${name}.2`,
+      `/tmp/work/${name}.txt`,
+    ])
+      assert.equal(existsSync(p), false, p);
   });
 
   it("a run cannot see files an earlier run wrote", async () => {
     const first = await runNative("open('/tmp/work/left.txt', 'w').write('x'); open('/tmp/left.txt', 'w').write('x')");
     assert.equal(first.ok, true);
-    const second = await runNative("import os\n[os.path.exists('/tmp/work/left.txt'), os.path.exists('/tmp/left.txt')]");
+    const second = await runNative(
+      "import os\n[os.path.exists('/tmp/work/left.txt'), os.path.exists('/tmp/left.txt')]",
+    );
     assert.deepEqual(second.ok && second.value, [false, false]);
   });
 });
@@ -73,8 +86,12 @@ for p in ["/" + N, "/tmp/" + N, "/home/" + N, "/lib/" + N, N]:
     open(p, "w").write("pwned")
 "written"`);
     assert.equal(r.ok && r.value, "written", JSON.stringify(!r.ok && r.error));
-    for (const p of [`/${name}`, `/tmp/${name}`, `/home/${name}`, `/lib/${name}`]) assert.equal(existsSync(p), false, p);
-    assert.deepEqual(r.files.map((f) => f.path), [name]);
+    for (const p of [`/${name}`, `/tmp/${name}`, `/home/${name}`, `/lib/${name}`])
+      assert.equal(existsSync(p), false, p);
+    assert.deepEqual(
+      r.files.map((f) => f.path),
+      [name],
+    );
   });
 });
 
@@ -93,8 +110,11 @@ describe("cli --out-dir", () => {
       await symlink(outside, join(outDir, "evil.txt"));
       await mkdir(join(dir, "elsewhere"));
       await symlink(join(dir, "elsewhere"), join(outDir, "sub"));
-      const code = "import os\nopen('evil.txt', 'w').write('pwned')\nos.makedirs('sub', exist_ok=True)\nopen('sub/x.txt', 'w').write('pwned')";
-      const r = spawnSync(process.execPath, [main, "run", "--lang", "python", "--out-dir", outDir, "-e", code], { encoding: "utf8" });
+      const code =
+        "import os\nopen('evil.txt', 'w').write('pwned')\nos.makedirs('sub', exist_ok=True)\nopen('sub/x.txt', 'w').write('pwned')";
+      const r = spawnSync(process.execPath, [main, "run", "--lang", "python", "--out-dir", outDir, "-e", code], {
+        encoding: "utf8",
+      });
       assert.equal(r.status, 1, r.stderr);
       assert.match(r.stderr, /did not write evil\.txt .*refused: the target is a symbolic link/);
       assert.match(r.stderr, /did not write sub\/x\.txt .*refused: it would land outside the output directory/);

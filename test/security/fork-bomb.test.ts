@@ -15,14 +15,20 @@ describe("native", () => {
     assert.match(!r.ok ? r.error.message : "", /Operation not permitted/);
   });
 
-  it("a thread bomb stops at the jail's pids.max", { skip: !cgroupSupport().pidsParent && "no cgroup pids controller" }, async () => {
-    const r = await runNative("import threading, time\nwhile True:\n    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()");
-    assert.equal(r.ok, false);
-    assert.equal(!r.ok && r.error.kind, "runtime");
-    assert.equal(!r.ok && r.error.name, "RuntimeError");
-    assert.equal(!r.ok && r.error.message, "can't start new thread");
-    // the jail (and its 30 sleeping threads) is gone: the next run works
-    const next = await runNative("1 + 1");
-    assert.deepEqual(next.ok && next.value, 2);
-  });
+  it(
+    "a thread bomb stops at the jail's pids.max",
+    { skip: !cgroupSupport().pidsParent && "no cgroup pids controller" },
+    async () => {
+      const r = await runNative(
+        "import threading, time\nwhile True:\n    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()",
+      );
+      assert.equal(r.ok, false);
+      assert.equal(!r.ok && r.error.kind, "runtime");
+      assert.equal(!r.ok && r.error.name, "RuntimeError");
+      assert.equal(!r.ok && r.error.message, "can't start new thread");
+      // the jail (and its 30 sleeping threads) is gone: the next run works
+      const next = await runNative("1 + 1");
+      assert.deepEqual(next.ok && next.value, 2);
+    },
+  );
 });

@@ -7,14 +7,26 @@ import { after, before, describe, it } from "node:test";
 import { serveHttp } from "../../src/adapters/mcp/index.ts";
 import { createSandbox, InvalidOptionError, type Sandbox } from "../../src/index.ts";
 
-const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } });
+const initialize = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+});
 
 function post(url: string, headers: Record<string, string>, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      url,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -29,7 +41,11 @@ describe("mcp over http", () => {
 
   it("refuses to listen on anything but loopback", async () => {
     for (const host of ["0.0.0.0", "::", "192.168.1.10"]) {
-      await assert.rejects(serveHttp({ sandbox, host }), (e: unknown) => e instanceof InvalidOptionError && e.field === "host", host);
+      await assert.rejects(
+        serveHttp({ sandbox, host }),
+        (e: unknown) => e instanceof InvalidOptionError && e.field === "host",
+        host,
+      );
     }
   });
 

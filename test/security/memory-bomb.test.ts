@@ -13,8 +13,8 @@ const BOMBS: Record<string, string> = {
   "one huge string": "'x'.repeat(2 ** 28)",
   "one huge typed array": "new Uint8Array(2 ** 31 - 1)",
   "many typed arrays": "const l = []; while (true) l.push(new Float64Array(1e4));",
-  "Map": "const m = new Map(); let i = 0; while (true) m.set(i++, {});",
-  "JSON": "let o = [0]; for (;;) o = JSON.parse(JSON.stringify([o, o, o]));",
+  Map: "const m = new Map(); let i = 0; while (true) m.set(i++, {});",
+  JSON: "let o = [0]; for (;;) o = JSON.parse(JSON.stringify([o, o, o]));",
 };
 
 describe("quickjs", () => {
@@ -60,7 +60,10 @@ describe("native", () => {
 
   it("filling the scratch tmpfs stops at its size (ENOSPC), not in host memory", async () => {
     // 1 MiB files (each under the 8 MiB file-size rlimit) until the 48 MiB scratch (2 × maxFileBytes + 32 MiB) is full
-    const r = await runNative("import errno\nn = 0\ntry:\n    while True:\n        with open(f'/tmp/fill{n}', 'wb') as f:\n            f.write(b'x' * (1 << 20))\n        n += 1\nexcept OSError as e:\n    res = [errno.errorcode[e.errno], 40 <= n <= 48]\nres", { memoryMb: 256, maxFileBytes: 8 << 20 });
+    const r = await runNative(
+      "import errno\nn = 0\ntry:\n    while True:\n        with open(f'/tmp/fill{n}', 'wb') as f:\n            f.write(b'x' * (1 << 20))\n        n += 1\nexcept OSError as e:\n    res = [errno.errorcode[e.errno], 40 <= n <= 48]\nres",
+      { memoryMb: 256, maxFileBytes: 8 << 20 },
+    );
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
     assert.deepEqual(r.ok && r.value, ["ENOSPC", true]);
   });

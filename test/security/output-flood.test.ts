@@ -24,9 +24,15 @@ describe("quickjs", () => {
     assert.equal(r.ok && r.value, "done");
     assert.equal(r.outputTruncated, true);
     assert.match(r.stdout + r.stderr, /\n\[output truncated: over 1000 bytes \(limits\.maxOutputBytes\)\]\n$/);
-    const kept = Buffer.byteLength(r.stdout + r.stderr) - Buffer.byteLength(/\n\[output truncated[^\n]*\n/.exec(r.stdout + r.stderr)![0]);
+    const kept =
+      Buffer.byteLength(r.stdout + r.stderr) -
+      Buffer.byteLength(/\n\[output truncated[^\n]*\n/.exec(r.stdout + r.stderr)![0]);
     assert.ok(kept <= 1000, `kept ${kept} bytes`);
-    assert.equal(chunks.join("").length, r.stdout.length + r.stderr.length, "streamed chunks are exactly what was kept");
+    assert.equal(
+      chunks.join("").length,
+      r.stdout.length + r.stderr.length,
+      "streamed chunks are exactly what was kept",
+    );
     assert.ok(r.stats.outputBytes > 5000, "stats count what the guest tried to write");
   });
 
@@ -48,7 +54,10 @@ describe("native", () => {
   after(closeNative);
 
   it("stdout + stderr are cut at maxOutputBytes with a marker; the bytes written are still counted", async () => {
-    const r = await runNative("import sys\nfor i in range(100000):\n    print('x' * 99)\n    print('e' * 9, file=sys.stderr)\n'done'", { maxOutputBytes: 10_000 });
+    const r = await runNative(
+      "import sys\nfor i in range(100000):\n    print('x' * 99)\n    print('e' * 9, file=sys.stderr)\n'done'",
+      { maxOutputBytes: 10_000 },
+    );
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
     assert.equal(r.ok && r.value, "done");
     assert.equal(r.outputTruncated, true);
@@ -82,7 +91,10 @@ describe("pyodide", () => {
   after(closePyodide);
 
   it("stdout + stderr are cut at maxOutputBytes with a marker; the bytes written are still counted", async () => {
-    const r = await runPy("import sys\nfor i in range(100000):\n    print('x' * 99)\n    print('e' * 9, file=sys.stderr)\n'done'", { maxOutputBytes: 10_000 });
+    const r = await runPy(
+      "import sys\nfor i in range(100000):\n    print('x' * 99)\n    print('e' * 9, file=sys.stderr)\n'done'",
+      { maxOutputBytes: 10_000 },
+    );
     assert.equal(r.ok && r.value, "done", JSON.stringify(!r.ok && r.error));
     assert.equal(r.outputTruncated, true);
     assert.equal(r.stats.outputBytes, 100_000 * (100 + 10));
@@ -103,7 +115,10 @@ describe("pyodide and native", () => {
 
   it("end cut output with the same marker for the same limit", async () => {
     const code = "for i in range(1000):\n    print('x' * 99)";
-    const [py, native] = await Promise.all([runPy(code, { maxOutputBytes: 500 }), runNative(code, { maxOutputBytes: 500 })]);
+    const [py, native] = await Promise.all([
+      runPy(code, { maxOutputBytes: 500 }),
+      runNative(code, { maxOutputBytes: 500 }),
+    ]);
     const marker = (r: typeof py) => /\n\[output truncated[^\n]*\n$/.exec(r.stdout)?.[0];
     assert.equal(marker(py), truncationMarker(500));
     assert.equal(marker(native), marker(py));

@@ -60,7 +60,8 @@ import os, subprocess
   "posix_spawn": probe(lambda: os.posix_spawn("/bin/sh", ["sh", "-c", "touch ${marker}"], {})),
 }`);
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
-    for (const [k, outcome] of Object.entries((r.ok ? r.value : {}) as Record<string, string>)) assert.notEqual(outcome, "ALLOWED", k);
+    for (const [k, outcome] of Object.entries((r.ok ? r.value : {}) as Record<string, string>))
+      assert.notEqual(outcome, "ALLOWED", k);
     assert.equal(existsSync(marker), false);
   });
 

@@ -85,7 +85,9 @@ outcome`);
 
     it("a JS built-in changed through a leaked JsProxy does not reach the next run (the sidecar retires)", async () => {
       const getFn = "import asyncio\nfn = type(asyncio.get_event_loop()).call_later.__globals__['scheduleCallback']\n";
-      const plant = await runPy(`${getFn}fn.constructor.prototype.wasmcellPlanted = 'from run one'\nfn.constructor.prototype.wasmcellPlanted`);
+      const plant = await runPy(
+        `${getFn}fn.constructor.prototype.wasmcellPlanted = 'from run one'\nfn.constructor.prototype.wasmcellPlanted`,
+      );
       assert.equal(plant.ok && plant.value, "from run one", JSON.stringify(plant));
       const look = await runPy(`${getFn}getattr(fn.constructor.prototype, 'wasmcellPlanted', None)`);
       assert.equal(look.ok && look.value, null, JSON.stringify(look));
@@ -184,11 +186,14 @@ except Exception as e:
   it("control: with every layer off the same probe reaches the host (so the probe can fail)", async () => {
     const hostFile = join(hostDir, "pwned-control");
     const control = startVictim();
-    const got = await probeSeal({ bubblewrap: false, seccomp: false, nodePermissions: false, dropPrivileges: false }, { port: listener.port, victimPid: control.pid, hostFile });
+    const got = await probeSeal(
+      { bubblewrap: false, seccomp: false, nodePermissions: false, dropPrivileges: false },
+      { port: listener.port, victimPid: control.pid, hostFile },
+    );
     control.stop();
     assert.match(got.child_process!, /^ALLOWED: "uid=/);
     assert.equal(got.fs_write_host, "ALLOWED");
-    assert.equal(got.net_connect, "ALLOWED: \"connected\"");
+    assert.equal(got.net_connect, 'ALLOWED: "connected"');
     assert.equal(existsSync(hostFile), true);
   });
 });

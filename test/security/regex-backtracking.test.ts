@@ -29,7 +29,10 @@ describe("quickjs", () => {
 
   it("a loop of non-polling builtins is still stopped as timeout", async () => {
     const started = Date.now();
-    const r = await sandbox.run({ language: "javascript", code: `const big = Array.from({ length: 2e5 }, (_, i) => ({ i })); for (;;) JSON.stringify(big)` });
+    const r = await sandbox.run({
+      language: "javascript",
+      code: `const big = Array.from({ length: 2e5 }, (_, i) => ({ i })); for (;;) JSON.stringify(big)`,
+    });
     assert.equal(!r.ok && r.error.kind, "timeout");
     // With QuickJS's default polling this loop would run for ~10,000 calls (minutes).
     assert.ok(Date.now() - started < 30_000);

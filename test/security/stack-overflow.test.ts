@@ -58,7 +58,11 @@ describe("quickjs", () => {
   });
 
   it("a stack limit above what the host can hold still ends as kind stack", async () => {
-    const r = await sandbox.run({ language: "javascript", code: "function f(n) { return f(n + 1) + 1 } f(0)", limits: { maxStackKb: 8192 } });
+    const r = await sandbox.run({
+      language: "javascript",
+      code: "function f(n) { return f(n + 1) + 1 } f(0)",
+      limits: { maxStackKb: 8192 },
+    });
     assert.equal(!r.ok && r.error.kind, "stack");
     const next = await sandbox.run({ language: "javascript", code: "'still here'" });
     assert.equal(next.ok && next.value, "still here");

@@ -16,7 +16,10 @@ describe("quickjs", () => {
   after(() => sandbox.close());
 
   it("the timer after maxTimers throws in the guest", async () => {
-    const r = await sandbox.run({ language: "javascript", code: `let made = 0; try { for (;;) { setTimeout(() => {}, 1); made++; } } catch (e) { [made, e.message] }` });
+    const r = await sandbox.run({
+      language: "javascript",
+      code: `let made = 0; try { for (;;) { setTimeout(() => {}, 1); made++; } } catch (e) { [made, e.message] }`,
+    });
     assert.equal(r.ok, true);
     assert.deepEqual(r.ok && r.value, [10, "too many timers: this run may create 10 (limits.maxTimers)"]);
   });
@@ -29,14 +32,20 @@ describe("quickjs", () => {
 
   it("the host call after maxHostCalls throws in the guest, and the host saw only maxHostCalls", async () => {
     calls = 0;
-    const r = await sandbox.run({ language: "javascript", code: `let n = 0; try { for (;;) { await ping(); n++; } } catch (e) { [n, e.message] }` });
+    const r = await sandbox.run({
+      language: "javascript",
+      code: `let n = 0; try { for (;;) { await ping(); n++; } } catch (e) { [n, e.message] }`,
+    });
     assert.equal(r.ok, true);
     assert.deepEqual(r.ok && r.value, [5, "too many host calls: this run may make 5 (limits.maxHostCalls)"]);
     assert.equal(calls, 5);
   });
 
   it("limits are per run", async () => {
-    const r = await sandbox.run({ language: "javascript", code: `await ping(); await new Promise((r) => setTimeout(r, 1)); "ok"` });
+    const r = await sandbox.run({
+      language: "javascript",
+      code: `await ping(); await new Promise((r) => setTimeout(r, 1)); "ok"`,
+    });
     assert.equal(r.ok && r.value, "ok");
   });
 });

@@ -35,18 +35,26 @@ describe("quickjs", () => {
   });
 
   it("a Proxy's traps run in the guest; the host gets plain data", async () => {
-    const r = await js(`new Proxy({}, { ownKeys: () => ["a"], getOwnPropertyDescriptor: () => ({ value: 1, enumerable: true, configurable: true }), get: () => "trapped" })`);
+    const r = await js(
+      `new Proxy({}, { ownKeys: () => ["a"], getOwnPropertyDescriptor: () => ({ value: 1, enumerable: true, configurable: true }), get: () => "trapped" })`,
+    );
     assert.equal(r.ok, true);
     assert.equal(r.ok && Object.getPrototypeOf(r.value), Object.prototype);
     assert.deepEqual(r.ok && r.value, { a: "trapped" });
   });
 
   it("valueOf/toString/Symbol.toPrimitive are never called by the host", async () => {
-    const r = await js(`globalThis.calls = 0; const o = { valueOf() { calls++; return 1 }, toString() { calls++; return "x" }, [Symbol.toPrimitive]() { calls++; return 2 } }; o`);
+    const r = await js(
+      `globalThis.calls = 0; const o = { valueOf() { calls++; return 1 }, toString() { calls++; return "x" }, [Symbol.toPrimitive]() { calls++; return 2 } }; o`,
+    );
     assert.equal(r.ok, true);
     const v = r.ok ? (r.value as Record<string, unknown>) : {};
     assert.deepEqual(Object.keys(v), ["valueOf", "toString"]);
-    assert.equal(Object.getOwnPropertyDescriptor(v, "valueOf")?.value, "[Function: valueOf]", "functions come back as descriptive strings, never callable");
+    assert.equal(
+      Object.getOwnPropertyDescriptor(v, "valueOf")?.value,
+      "[Function: valueOf]",
+      "functions come back as descriptive strings, never callable",
+    );
   });
 
   it("a spoofed Symbol.toStringTag does not fool the serialiser", async () => {
@@ -55,13 +63,17 @@ describe("quickjs", () => {
   });
 
   it("tampering with the user realm's intrinsics does not change the serialiser", async () => {
-    const r = await js(`JSON.stringify = () => "pwned"; Object.keys = () => []; Array.prototype.push = null; Map.prototype.forEach = null; ({ a: [1, 2], m: new Map([[1, 2]]) })`);
+    const r = await js(
+      `JSON.stringify = () => "pwned"; Object.keys = () => []; Array.prototype.push = null; Map.prototype.forEach = null; ({ a: [1, 2], m: new Map([[1, 2]]) })`,
+    );
     assert.equal(r.ok, true);
     assert.deepEqual(r.ok && r.value, { a: [1, 2], m: new Map([[1, 2]]) });
   });
 
   it("special values and cycles come back as data", async () => {
-    const r = await js(`const o = { u: undefined, n: NaN, i: -Infinity, z: -0, b: 2n ** 70n, d: new Date(0), s: new Set(["a"]), t: new Int16Array([-1, 2]), e: new RangeError("r") }; o.self = o; o`);
+    const r = await js(
+      `const o = { u: undefined, n: NaN, i: -Infinity, z: -0, b: 2n ** 70n, d: new Date(0), s: new Set(["a"]), t: new Int16Array([-1, 2]), e: new RangeError("r") }; o.self = o; o`,
+    );
     assert.equal(r.ok, true);
     const v = r.ok ? (r.value as Record<string, unknown>) : {};
     assert.ok("u" in v && v.u === undefined);
@@ -89,7 +101,11 @@ describe("quickjs", () => {
     const r = await sandbox.run({ language: "javascript", code: `"x".repeat(5000)`, limits: { maxResultBytes: 1000 } });
     assert.equal(!r.ok && r.error.kind, "output_limit");
     assert.match(!r.ok ? r.error.message : "", /maxResultBytes/);
-    const o = await sandbox.run({ language: "javascript", code: `Array.from({ length: 1000 }, (_, i) => ({ i }))`, limits: { maxResultBytes: 1000 } });
+    const o = await sandbox.run({
+      language: "javascript",
+      code: `Array.from({ length: 1000 }, (_, i) => ({ i }))`,
+      limits: { maxResultBytes: 1000 },
+    });
     assert.equal(!o.ok && o.error.kind, "output_limit");
   });
 });

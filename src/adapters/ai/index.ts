@@ -9,7 +9,17 @@
 // Settings (sandbox, engine, limits, output caps) are arguments of these factories: the model only ever
 // chooses the language, the code and input files.
 
-import { asSchema, experimental_toolCaller, jsonSchema, tool, type Experimental_ToolCallerTool, type JSONSchema7, type Tool, type ToolExecutionOptions, type ToolSet } from "ai";
+import {
+  asSchema,
+  experimental_toolCaller,
+  jsonSchema,
+  tool,
+  type Experimental_ToolCallerTool,
+  type JSONSchema7,
+  type Tool,
+  type ToolExecutionOptions,
+  type ToolSet,
+} from "ai";
 import { defineCodeModeTool, type BridgedTool, type CodeModeOptions } from "../tools/code-mode.ts";
 import type { ToolOutput } from "../tools/format.ts";
 import { defineRunCodeTool, type CodeTool, type RunCodeInput, type RunCodeToolOptions } from "../tools/run-code.ts";
@@ -35,7 +45,9 @@ export function runCodeTool(options: RunCodeToolOptions): Tool<RunCodeInput, Too
  * Tools that need approval or have no `execute` are not callable from code (the SDK cannot pause
  * a nested call for approval).
  */
-export function codeModeTool(options: CodeModeOptions & { tools?: ToolSet }): Experimental_ToolCallerTool<Tool<{ code: string }, ToolOutput>> {
+export function codeModeTool(
+  options: CodeModeOptions & { tools?: ToolSet },
+): Experimental_ToolCallerTool<Tool<{ code: string }, ToolOutput>> {
   const { tools: given = {}, ...settings } = options;
   const make = (tools: ToolSet) => asAiTool(defineCodeModeTool(settings, bridgeTools(tools)));
   return experimental_toolCaller(make(given), { type: "local", bind: (routed) => make({ ...given, ...routed }) });
@@ -55,7 +67,9 @@ type ForwardedContext = Pick<ToolExecutionOptions<unknown>, "messages" | "contex
 function asAiTool<INPUT>(defined: CodeTool<INPUT>): Tool<INPUT, ToolOutput> {
   return tool({
     description: defined.description,
-    inputSchema: jsonSchema<INPUT>(defined.jsonSchema as JSONSchema7, { validate: (value) => ({ success: true, value: value as INPUT }) }),
+    inputSchema: jsonSchema<INPUT>(defined.jsonSchema as JSONSchema7, {
+      validate: (value) => ({ success: true, value: value as INPUT }),
+    }),
     execute: (input: INPUT, options: ToolExecutionOptions<unknown>) => {
       const context: ForwardedContext = { messages: options.messages, context: options.context };
       return defined.call(input, options.abortSignal ? { signal: options.abortSignal, context } : { context });
@@ -73,7 +87,12 @@ export function toModelOutput(output: ToolOutput): ModelOutput {
     type: "content",
     value: [
       { type: "text", text: output.text },
-      ...images.map((f) => ({ type: "file" as const, mediaType: f.mimeType, filename: f.path, data: { type: "data" as const, data: f.base64! } })),
+      ...images.map((f) => ({
+        type: "file" as const,
+        mediaType: f.mimeType,
+        filename: f.path,
+        data: { type: "data" as const, data: f.base64! },
+      })),
     ],
   };
 }
@@ -103,7 +122,12 @@ function bridgeTools(tools: ToolSet): Record<string, BridgedTool> {
           value = checked.value;
         }
         const { messages = [], context = {} } = (forwarded ?? {}) as Partial<ForwardedContext>;
-        const result = execute(value, { toolCallId: `wasmcell-code-mode-${++callId}`, abortSignal: signal, messages, context });
+        const result = execute(value, {
+          toolCallId: `wasmcell-code-mode-${++callId}`,
+          abortSignal: signal,
+          messages,
+          context,
+        });
         if (isAsyncIterable(result)) {
           let last: unknown;
           for await (const part of result) last = part;

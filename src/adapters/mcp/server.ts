@@ -8,7 +8,13 @@
 // engines that die under hostile code.
 
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type ServerNotification, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type ServerNotification,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { readFileSync } from "node:fs";
 import type { ToolOutput } from "../tools/format.ts";
 import { defineRunCodeTool, type RunCodeToolOptions } from "../tools/run-code.ts";
@@ -26,7 +32,10 @@ const FLUSH_MS = 100;
  * SDK's own validation wording.
  */
 export function createMcpServer(options: McpServerOptions): Server {
-  const server = new Server({ name: "wasmcell", version: packageVersion() }, { capabilities: { tools: {}, logging: {} } });
+  const server = new Server(
+    { name: "wasmcell", version: packageVersion() },
+    { capabilities: { tools: {}, logging: {} } },
+  );
   const runCode = defineRunCodeTool(options);
   const listed: Tool = {
     name: runCode.name,
@@ -40,11 +49,17 @@ export function createMcpServer(options: McpServerOptions): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [listed] }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     if (request.params.name !== runCode.name) {
-      return { content: [{ type: "text", text: `unknown tool "${request.params.name}"; available: ${runCode.name}` }], isError: true };
+      return {
+        content: [{ type: "text", text: `unknown tool "${request.params.name}"; available: ${runCode.name}` }],
+        isError: true,
+      };
     }
     const stream = new OutputStream((n) => extra.sendNotification(n), request.params._meta?.progressToken);
     try {
-      const output = await runCode.call(request.params.arguments ?? {}, { signal: extra.signal, onOutput: (c) => stream.push(c) });
+      const output = await runCode.call(request.params.arguments ?? {}, {
+        signal: extra.signal,
+        onOutput: (c) => stream.push(c),
+      });
       await stream.close();
       return toCallToolResult(output);
     } finally {
@@ -117,9 +132,15 @@ class OutputStream {
         .map((c) => c.text)
         .join("");
       if (!text) continue;
-      this.#notify({ method: "notifications/message", params: { level: stream === "stdout" ? "info" : "warning", logger: stream, data: text } });
+      this.#notify({
+        method: "notifications/message",
+        params: { level: stream === "stdout" ? "info" : "warning", logger: stream, data: text },
+      });
       if (this.#progressToken !== undefined) {
-        this.#notify({ method: "notifications/progress", params: { progressToken: this.#progressToken, progress: ++this.#progress, message: text } });
+        this.#notify({
+          method: "notifications/progress",
+          params: { progressToken: this.#progressToken, progress: ++this.#progress, message: text },
+        });
       }
     }
   }
@@ -128,6 +149,8 @@ class OutputStream {
 let version: string | undefined;
 function packageVersion(): string {
   // src/adapters/mcp and dist/adapters/mcp are both three levels below the package root.
-  version ??= (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+  version ??= (
+    JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }
+  ).version;
   return version;
 }

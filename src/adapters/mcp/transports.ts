@@ -46,10 +46,14 @@ const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServer> {
   const host = options.host ?? "127.0.0.1";
   if (!LOOPBACK.has(host) && !/^127\.\d+\.\d+\.\d+$/.test(host)) {
-    throw new InvalidOptionError("host", `"${host}" is not a loopback address; the MCP HTTP server has no authentication and only listens on loopback`);
+    throw new InvalidOptionError(
+      "host",
+      `"${host}" is not a loopback address; the MCP HTTP server has no authentication and only listens on loopback`,
+    );
   }
   const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidOptionError("port", "must be an integer from 0 to 65535");
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new InvalidOptionError("port", "must be an integer from 0 to 65535");
   const maxBody = options.maxBodyBytes ?? options.sandbox.options.limits.maxCodeBytes * 2 + (1 << 20);
   const maxSessions = options.maxSessions ?? 32;
   // Insertion order is recency order (a used session is moved to the end), so the first is the LRU.
@@ -58,7 +62,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
 
   const http = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) reply(res, 500, `internal error: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.headersSent)
+        reply(res, 500, `internal error: ${error instanceof Error ? error.message : String(error)}`);
       else res.end();
     });
   });

@@ -15,7 +15,17 @@ import { z } from "zod";
 import { InvalidOptionError } from "../../errors.ts";
 import type { HostFunction, RunRequest } from "../../types.ts";
 import type { ToolOutput } from "./format.ts";
-import { codeField, effectiveLimits, formatOptions, runForModel, toJsonSchema, zodMessage, type CallHooks, type CodeTool, type CodeToolOptions } from "./run-code.ts";
+import {
+  codeField,
+  effectiveLimits,
+  formatOptions,
+  runForModel,
+  toJsonSchema,
+  zodMessage,
+  type CallHooks,
+  type CodeTool,
+  type CodeToolOptions,
+} from "./run-code.ts";
 import { formatBadInput } from "./format.ts";
 
 export const CODE_MODE_TOOL_NAME = "code_mode";
@@ -45,11 +55,16 @@ export interface CodeModeInput {
 
 export const CODE_MODE_DEFAULTS = { maxToolCalls: 32, maxToolOutputBytes: 256 * 1024 } as const;
 
-export function defineCodeModeTool(options: CodeModeOptions, tools: Record<string, BridgedTool>): CodeTool<CodeModeInput> {
+export function defineCodeModeTool(
+  options: CodeModeOptions,
+  tools: Record<string, BridgedTool>,
+): CodeTool<CodeModeInput> {
   const maxToolCalls = options.maxToolCalls ?? CODE_MODE_DEFAULTS.maxToolCalls;
   const maxToolOutputBytes = options.maxToolOutputBytes ?? CODE_MODE_DEFAULTS.maxToolOutputBytes;
-  if (!Number.isInteger(maxToolCalls) || maxToolCalls < 1) throw new InvalidOptionError("maxToolCalls", "must be a positive integer");
-  if (!Number.isInteger(maxToolOutputBytes) || maxToolOutputBytes < 1) throw new InvalidOptionError("maxToolOutputBytes", "must be a positive integer");
+  if (!Number.isInteger(maxToolCalls) || maxToolCalls < 1)
+    throw new InvalidOptionError("maxToolCalls", "must be a positive integer");
+  if (!Number.isInteger(maxToolOutputBytes) || maxToolOutputBytes < 1)
+    throw new InvalidOptionError("maxToolOutputBytes", "must be a positive integer");
   // The engine's own host-call bound is one above ours, so the guest sees our clearer message first and
   // the engine's count stays the backstop.
   const limits = { ...effectiveLimits(options), maxHostCalls: maxToolCalls + 1 };
@@ -71,20 +86,26 @@ export function defineCodeModeTool(options: CodeModeOptions, tools: Record<strin
         if (typeof name !== "string" || !Object.hasOwn(tools, name)) {
           throw new Error(`tools.${String(name)} does not exist; available: ${names.join(", ") || "(none)"}`);
         }
-        if (calls.length >= maxToolCalls) throw new Error(`tool call limit reached: at most ${maxToolCalls} tool calls per program`);
+        if (calls.length >= maxToolCalls)
+          throw new Error(`tool call limit reached: at most ${maxToolCalls} tool calls per program`);
         calls.push(name);
         const both = hooks.signal ? AbortSignal.any([signal, hooks.signal]) : signal;
         let output: unknown;
         try {
           output = await tools[name]!.call(toolInput ?? {}, both, hooks.context);
         } catch (error) {
-          throw new Error(`tools.${name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+          throw new Error(`tools.${name} failed: ${error instanceof Error ? error.message : String(error)}`, {
+            cause: error,
+          });
         }
         let json: string;
         try {
           json = JSON.stringify(output ?? null);
         } catch (error) {
-          throw new Error(`tools.${name} returned a value that is not JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+          throw new Error(
+            `tools.${name} returned a value that is not JSON (${error instanceof Error ? error.message : String(error)})`,
+            { cause: error },
+          );
         }
         if (new TextEncoder().encode(json).byteLength > maxToolOutputBytes) {
           throw new Error(`tools.${name} returned more than ${maxToolOutputBytes} bytes of JSON; ask it for less`);
@@ -100,7 +121,12 @@ export function defineCodeModeTool(options: CodeModeOptions, tools: Record<strin
       // The prelude shares line 1 with the program, so line numbers in errors are the model's own.
       let prefix = prelude;
       let output = await run(prefix + parsed.data.code);
-      if (output.isError && calls.length === 0 && /^error: syntax: .*return/im.test(output.text) && /\breturn\b/.test(parsed.data.code)) {
+      if (
+        output.isError &&
+        calls.length === 0 &&
+        /^error: syntax: .*return/im.test(output.text) &&
+        /\breturn\b/.test(parsed.data.code)
+      ) {
         // A top-level `return` (the habit of other code-mode tools): the parse failed before anything
         // ran, so running the program again inside an async function is safe and does what was meant.
         prefix = `${prelude}const __wasmcell_result = await (async () => {`;
@@ -113,13 +139,18 @@ export function defineCodeModeTool(options: CodeModeOptions, tools: Record<strin
 }
 
 function buildPrelude(names: string[]): string {
-  const entries = names.map((n) => `${JSON.stringify(n)}: (input) => ${BRIDGE}(${JSON.stringify(n)}, input === undefined ? {} : input)`);
+  const entries = names.map(
+    (n) => `${JSON.stringify(n)}: (input) => ${BRIDGE}(${JSON.stringify(n)}, input === undefined ? {} : input)`,
+  );
   return `const tools = Object.freeze({ ${entries.join(", ")} }); `;
 }
 
 /** Adds which tools ran to the model text and takes the prelude's width out of line-1 columns. */
 function withCalls(output: ToolOutput, calls: string[], preludeWidth: number): ToolOutput {
-  let text = output.text.replace(/\(line 1, column (\d+)\)/, (_m, c: string) => `(line 1, column ${Math.max(1, Number(c) - preludeWidth)})`);
+  let text = output.text.replace(
+    /\(line 1, column (\d+)\)/,
+    (_m, c: string) => `(line 1, column ${Math.max(1, Number(c) - preludeWidth)})`,
+  );
   if (calls.length > 0) {
     const counts = new Map<string, number>();
     for (const c of calls) counts.set(c, (counts.get(c) ?? 0) + 1);
@@ -128,7 +159,12 @@ function withCalls(output: ToolOutput, calls: string[], preludeWidth: number): T
   return { ...output, text };
 }
 
-function describeCodeMode(tools: Record<string, BridgedTool>, timeoutMs: number, maxToolCalls: number, notes: string | undefined): string {
+function describeCodeMode(
+  tools: Record<string, BridgedTool>,
+  timeoutMs: number,
+  maxToolCalls: number,
+  notes: string | undefined,
+): string {
   const signatures = Object.entries(tools).map(([name, t]) => {
     const input = t.inputSchema ? schemaToType(t.inputSchema) : "unknown";
     const output = t.outputSchema ? schemaToType(t.outputSchema) : "unknown";
@@ -155,7 +191,8 @@ export function schemaToType(schema: unknown, depth = 0): string {
     if (Array.isArray(s[key])) return (s[key] as unknown[]).map((x) => schemaToType(x, depth + 1)).join(" | ");
   }
   const type = s.type;
-  if (Array.isArray(type)) return (type as unknown[]).map((t) => schemaToType({ ...s, type: t }, depth + 1)).join(" | ");
+  if (Array.isArray(type))
+    return (type as unknown[]).map((t) => schemaToType({ ...s, type: t }, depth + 1)).join(" | ");
   switch (type) {
     case "string":
       return "string";
@@ -173,10 +210,14 @@ export function schemaToType(schema: unknown, depth = 0): string {
       const required = new Set<unknown>(Array.isArray(s.required) ? (s.required as unknown[]) : []);
       const fields = Object.entries(props).map(([k, v]) => {
         const key = /^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k);
-        const doc = typeof (v as Record<string, unknown>)?.description === "string" ? ` /* ${String((v as Record<string, unknown>).description)} */` : "";
+        const doc =
+          typeof (v as Record<string, unknown>)?.description === "string"
+            ? ` /* ${String((v as Record<string, unknown>).description)} */`
+            : "";
         return `${key}${required.has(k) ? "" : "?"}: ${schemaToType(v, depth + 1)}${doc}`;
       });
-      if (fields.length === 0) return s.additionalProperties ? `Record<string, ${schemaToType(s.additionalProperties, depth + 1)}>` : "{}";
+      if (fields.length === 0)
+        return s.additionalProperties ? `Record<string, ${schemaToType(s.additionalProperties, depth + 1)}>` : "{}";
       return `{ ${fields.join("; ")} }`;
     }
     default:

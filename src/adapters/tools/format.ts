@@ -50,7 +50,8 @@ export function formatResult(result: RunResult, options: FormatOptions): ToolOut
     head.push(`ok (${result.language}, ${Math.round(result.stats.wallMs)} ms)`);
   } else {
     const e = result.error;
-    const where = e.line !== undefined ? ` (line ${e.line}${e.column !== undefined ? `, column ${e.column}` : ""})` : "";
+    const where =
+      e.line !== undefined ? ` (line ${e.line}${e.column !== undefined ? `, column ${e.column}` : ""})` : "";
     head.push(`error: ${e.kind}: ${e.name ? `${e.name}: ` : ""}${e.message}${where}`);
     const hint = hintFor(result, options.limits);
     if (hint) head.push(hint);
@@ -79,12 +80,17 @@ export function formatResult(result: RunResult, options: FormatOptions): ToolOut
   for (const [name, text] of present) {
     const share = Math.max(200, Math.floor(budget / present.length));
     const shown = cut(text.replace(/\n$/, ""), share, name);
-    const label = result.outputTruncated ? `${name} (cut by the sandbox at ${options.limits.maxOutputBytes} bytes of output):` : `${name}:`;
+    const label = result.outputTruncated
+      ? `${name} (cut by the sandbox at ${options.limits.maxOutputBytes} bytes of output):`
+      : `${name}:`;
     parts.push(`${label}\n${shown}`);
   }
   const files = result.files.map((f) => toOutputFile(f, options));
   if (files.length > 0) {
-    const listed = files.map((f) => `${f.path} (${f.mimeType}, ${formatBytes(f.size)}${f.base64 ? ", shown below" : f.text !== undefined ? ", content below" : ""})`);
+    const listed = files.map(
+      (f) =>
+        `${f.path} (${f.mimeType}, ${formatBytes(f.size)}${f.base64 ? ", shown below" : f.text !== undefined ? ", content below" : ""})`,
+    );
     parts.push(`files written: ${listed.join("; ")}`);
     for (const f of files) if (f.text !== undefined) parts.push(`--- ${f.path} ---\n${f.text}`);
   }
@@ -96,7 +102,11 @@ export function formatResult(result: RunResult, options: FormatOptions): ToolOut
 
 /** The text for a tool call the sandbox refused before running anything (bad arguments). */
 export function formatBadInput(message: string): ToolOutput {
-  return { isError: true, text: `invalid input: ${message}\nNothing was run. Fix the arguments and call again.`, files: [] };
+  return {
+    isError: true,
+    text: `invalid input: ${message}\nNothing was run. Fix the arguments and call again.`,
+    files: [],
+  };
 }
 
 function hintFor(result: RunResult & { ok: false }, limits: Limits): string | undefined {

@@ -7,9 +7,25 @@ import { defineCodeModeTool, type BridgedTool, type CodeModeOptions } from "./co
 import type { ToolOutput } from "./format.ts";
 import { defineRunCodeTool, type CallHooks, type CodeTool, type RunCodeToolOptions } from "./run-code.ts";
 
-export { CODE_MODE_DEFAULTS, CODE_MODE_TOOL_NAME, defineCodeModeTool, schemaToType, type BridgedTool, type CodeModeInput, type CodeModeOptions } from "./code-mode.ts";
+export {
+  CODE_MODE_DEFAULTS,
+  CODE_MODE_TOOL_NAME,
+  defineCodeModeTool,
+  schemaToType,
+  type BridgedTool,
+  type CodeModeInput,
+  type CodeModeOptions,
+} from "./code-mode.ts";
 export { DEFAULT_FORMAT, formatResult, type FormatOptions, type ToolOutput, type ToolOutputFile } from "./format.ts";
-export { RUN_CODE_TOOL_NAME, defineRunCodeTool, type CallHooks, type CodeTool, type CodeToolOptions, type RunCodeInput, type RunCodeToolOptions } from "./run-code.ts";
+export {
+  RUN_CODE_TOOL_NAME,
+  defineRunCodeTool,
+  type CallHooks,
+  type CodeTool,
+  type CodeToolOptions,
+  type RunCodeInput,
+  type RunCodeToolOptions,
+} from "./run-code.ts";
 export { encodeValue, renderValue } from "./values.ts";
 
 export interface ToolkitOptions extends RunCodeToolOptions {
@@ -84,8 +100,19 @@ export function createToolkit(options: ToolkitOptions): Toolkit {
   };
   return {
     tools,
-    openai: () => tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.jsonSchema } })),
-    openaiResponses: () => tools.map((t) => ({ type: "function", name: t.name, description: t.description, parameters: t.jsonSchema, strict: false })),
+    openai: () =>
+      tools.map((t) => ({
+        type: "function",
+        function: { name: t.name, description: t.description, parameters: t.jsonSchema },
+      })),
+    openaiResponses: () =>
+      tools.map((t) => ({
+        type: "function",
+        name: t.name,
+        description: t.description,
+        parameters: t.jsonSchema,
+        strict: false,
+      })),
     anthropic: () => tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.jsonSchema })),
     callTool,
     handleToolCall: async (name, args, hooks) => (await callTool(name, args, hooks)).text,

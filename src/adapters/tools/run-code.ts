@@ -11,7 +11,14 @@
 import { z } from "zod";
 import { InvalidOptionError, WasmcellError } from "../../errors.ts";
 import type { Sandbox, Session } from "../../sandbox.ts";
-import { LANGUAGES, type Language, type Limits, type OutputChunk, type RunRequest, type RunResult } from "../../types.ts";
+import {
+  LANGUAGES,
+  type Language,
+  type Limits,
+  type OutputChunk,
+  type RunRequest,
+  type RunResult,
+} from "../../types.ts";
 import { DEFAULT_FORMAT, formatBadInput, formatResult, type FormatOptions, type ToolOutput } from "./format.ts";
 
 export const RUN_CODE_TOOL_NAME = "run_code";
@@ -91,7 +98,10 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
   const name = options.name ?? RUN_CODE_TOOL_NAME;
   const format = formatOptions(options);
   if (options.session && pythonEngine === "native" && languages.includes("python")) {
-    throw new InvalidOptionError("session", 'the native Python tier runs every call in a fresh jail and keeps no state; use pythonEngine "pyodide" or leave python out of languages');
+    throw new InvalidOptionError(
+      "session",
+      'the native Python tier runs every call in a fresh jail and keeps no state; use pythonEngine "pyodide" or leave python out of languages',
+    );
   }
   const sessions = options.session ? new SessionPerLanguage(options.sandbox, pythonEngine) : undefined;
   return {
@@ -116,7 +126,9 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
         if (restarted) sessions.reset(language);
         return result;
       }, format);
-      if (restarted) output.text += "\nThe session was restarted after this error: variables and imports from earlier calls are gone.";
+      if (restarted)
+        output.text +=
+          "\nThe session was restarted after this error: variables and imports from earlier calls are gone.";
       return output;
     },
     close: () => sessions?.close() ?? Promise.resolve(),
@@ -181,12 +193,16 @@ export async function runForModel(run: () => Promise<RunResult>, format: FormatO
 function runCodeSchema(languages: [Language, ...Language[]], limits: Limits) {
   return z
     .object({
-      language: z.enum(languages, { error: () => `language must be one of ${languages.map((l) => `"${l}"`).join(", ")}` }).describe("The language of `code`."),
+      language: z
+        .enum(languages, { error: () => `language must be one of ${languages.map((l) => `"${l}"`).join(", ")}` })
+        .describe("The language of `code`."),
       code: codeField(limits),
       files: z
         .record(z.string(), z.string({ error: "each file's content must be a string (UTF-8 text)" }))
         .optional()
-        .describe("Optional input files placed in the working directory before the run: relative path → UTF-8 text content."),
+        .describe(
+          "Optional input files placed in the working directory before the run: relative path → UTF-8 text content.",
+        ),
     })
     .strict();
 }
@@ -202,7 +218,13 @@ export function codeField(limits: Limits) {
     .describe("The program to run.");
 }
 
-function describeRunCode(languages: readonly Language[], limits: Limits, pythonEngine: "pyodide" | "native", notes: string | undefined, session: boolean): string {
+function describeRunCode(
+  languages: readonly Language[],
+  limits: Limits,
+  pythonEngine: "pyodide" | "native",
+  notes: string | undefined,
+  session: boolean,
+): string {
   const js = languages.includes("javascript") || languages.includes("typescript");
   const lines = [
     `Run ${listLanguages(languages)} code in an isolated sandbox and get back the value of the last expression (like a REPL), everything printed to stdout/stderr, and the files the code wrote in its working directory (images are shown to you).`,
@@ -224,7 +246,9 @@ function describeRunCode(languages: readonly Language[], limits: Limits, pythonE
         : "Python: CPython compiled to WebAssembly (Pyodide) with the standard library; no pip install, no threads or subprocesses.",
     );
   }
-  lines.push("On failure you get the error kind (syntax, runtime, timeout, memory, stack, output_limit, denied, crashed), the message and the line: fix the code and call again.");
+  lines.push(
+    "On failure you get the error kind (syntax, runtime, timeout, memory, stack, output_limit, denied, crashed), the message and the line: fix the code and call again.",
+  );
   if (notes) lines.push(notes);
   return lines.join("\n");
 }
@@ -248,7 +272,8 @@ export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
 export function zodMessage(error: z.ZodError): string {
   return error.issues
     .map((issue) => {
-      if (issue.code === "unrecognized_keys") return `unknown argument${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+      if (issue.code === "unrecognized_keys")
+        return `unknown argument${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
       const path = issue.path.map(String).join(".");
       return path && !issue.message.startsWith(path) ? `${path}: ${issue.message}` : issue.message;
     })

@@ -50,8 +50,10 @@ function encode(value: unknown, ancestors: object[], depth: number): unknown {
   if (depth >= MAX_DEPTH) return "[Depth limit]";
   const inner = [...ancestors, obj];
   const next = (v: unknown) => encode(v, inner, depth + 1);
-  if (obj instanceof Date) return { $type: "Date", value: Number.isNaN(obj.getTime()) ? "Invalid Date" : obj.toISOString() };
-  if (obj instanceof Map) return { $type: "Map", entries: [...obj].slice(0, MAX_ITEMS).map(([k, v]) => [next(k), next(v)]) };
+  if (obj instanceof Date)
+    return { $type: "Date", value: Number.isNaN(obj.getTime()) ? "Invalid Date" : obj.toISOString() };
+  if (obj instanceof Map)
+    return { $type: "Map", entries: [...obj].slice(0, MAX_ITEMS).map(([k, v]) => [next(k), next(v)]) };
   if (obj instanceof Set) return { $type: "Set", values: [...obj].slice(0, MAX_ITEMS).map(next) };
   if (obj instanceof Error) return { $type: "Error", name: obj.name, message: obj.message };
   if (obj instanceof ArrayBuffer) return { $type: "ArrayBuffer", values: [...new Uint8Array(obj)] };
@@ -96,7 +98,8 @@ function render(value: unknown, ancestors: object[], depth: number): string {
   if (depth >= MAX_DEPTH) return "[…]";
   const inner = [...ancestors, obj];
   const next = (v: unknown) => render(v, inner, depth + 1);
-  const list = (items: string[], total: number) => (total > items.length ? [...items, `… ${total - items.length} more`] : items).join(", ");
+  const list = (items: string[], total: number) =>
+    (total > items.length ? [...items, `… ${total - items.length} more`] : items).join(", ");
   if (obj instanceof Date) return `Date(${Number.isNaN(obj.getTime()) ? "Invalid Date" : obj.toISOString()})`;
   if (obj instanceof Map) {
     const items = [...obj].slice(0, MAX_ITEMS).map(([k, v]) => `${next(k)} => ${next(v)}`);
@@ -107,10 +110,15 @@ function render(value: unknown, ancestors: object[], depth: number): string {
   if (obj instanceof ArrayBuffer) return `ArrayBuffer(${obj.byteLength})`;
   if (ArrayBuffer.isView(obj) && !(obj instanceof DataView)) {
     const items = [...(obj as unknown as Iterable<number | bigint>)];
-    return `${obj.constructor.name}(${items.length}) [${list(items.slice(0, MAX_ITEMS).map((n) => next(n)), items.length)}]`;
+    return `${obj.constructor.name}(${items.length}) [${list(
+      items.slice(0, MAX_ITEMS).map((n) => next(n)),
+      items.length,
+    )}]`;
   }
   if (Array.isArray(obj)) return `[${list(obj.slice(0, MAX_ITEMS).map(next), obj.length)}]`;
   const entries = Object.entries(obj);
-  const items = entries.slice(0, MAX_ITEMS).map(([k, v]) => `${/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)}: ${next(v)}`);
+  const items = entries
+    .slice(0, MAX_ITEMS)
+    .map(([k, v]) => `${/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)}: ${next(v)}`);
   return entries.length === 0 ? "{}" : `{ ${list(items, entries.length)} }`;
 }

@@ -26,7 +26,14 @@ import { NATIVE_PYTHON } from "../../jail/doctor.ts";
 import { isExecutable } from "../../jail/host.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
 import { WarmPool } from "../../pool/pool.ts";
-import { ERROR_KINDS, type ErrorKind, type GuestError, type Limits, type OutputFile, type RunResult } from "../../types.ts";
+import {
+  ERROR_KINDS,
+  type ErrorKind,
+  type GuestError,
+  type Limits,
+  type OutputFile,
+  type RunResult,
+} from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { mimeTypeOf } from "../files.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
@@ -46,11 +53,16 @@ const WORK_DIR = "/tmp/work";
 const ADDRESS_SPACE_RESERVE = 768 * 1024 * 1024;
 
 export const createEngine: EngineFactory = async (options) => {
-  if (process.platform !== "linux") throw new EngineUnavailableError("native", `it runs on Linux only; this is ${process.platform}`);
+  if (process.platform !== "linux")
+    throw new EngineUnavailableError("native", `it runs on Linux only; this is ${process.platform}`);
   if (!isExecutable(NATIVE_PYTHON)) {
-    throw new EngineUnavailableError("native", `${NATIVE_PYTHON} is not installed (Debian: apt-get install python3 python3-numpy python3-pandas python3-matplotlib)`);
+    throw new EngineUnavailableError(
+      "native",
+      `${NATIVE_PYTHON} is not installed (Debian: apt-get install python3 python3-numpy python3-pandas python3-matplotlib)`,
+    );
   }
-  for (const file of [DRIVER, HARNESS]) if (!existsSync(file)) throw new EngineUnavailableError("native", `${file} is missing from the package`);
+  for (const file of [DRIVER, HARNESS])
+    if (!existsSync(file)) throw new EngineUnavailableError("native", `${file} is missing from the package`);
   // A seal layer asked for and unavailable is an error here, before any code runs: never an unjailed interpreter.
   await checkSeal(options.seal);
   const engine = new NativeEngine(options, pythonLayout(NATIVE_PYTHON));
@@ -137,7 +149,11 @@ export class NativeEngine implements Engine {
       // -I: no user site, no PYTHON* variables, no script dir on sys.path; -u: unbuffered stdio, so
       // output written before a kill still reaches us.
       ...pythonJailSpec(this.#layout, ["-I", "-u", `${JAIL_DIR}/driver.py`], this.#options.seal),
-      roBinds: [...this.#layout.binds, { host: DRIVER, jail: `${JAIL_DIR}/driver.py` }, { host: HARNESS, jail: `${JAIL_DIR}/harness.py` }],
+      roBinds: [
+        ...this.#layout.binds,
+        { host: DRIVER, jail: `${JAIL_DIR}/driver.py` },
+        { host: HARNESS, jail: `${JAIL_DIR}/harness.py` },
+      ],
       // Room for the input and output files (charged to the memory cgroup when there is one).
       scratchMb: Math.ceil((2 * limits.maxFileBytes) / (1024 * 1024)) + 32,
       scratchDir: "/tmp",
@@ -179,7 +195,16 @@ export class NativeEngine implements Engine {
     } catch (error) {
       // Aborted while waiting for a slot: a result like any other abort, not a throw.
       if (request.signal?.aborted) {
-        return { ok: false, error: abortedError("while it waited for a free slot (python.pool)"), language: request.language, stdout: "", stderr: "", outputTruncated: false, files: [], stats: { engine: "native", wallMs: performance.now() - started, outputBytes: 0 } };
+        return {
+          ok: false,
+          error: abortedError("while it waited for a free slot (python.pool)"),
+          language: request.language,
+          stdout: "",
+          stderr: "",
+          outputTruncated: false,
+          files: [],
+          stats: { engine: "native", wallMs: performance.now() - started, outputBytes: 0 },
+        };
       }
       throw error;
     }
@@ -223,11 +248,12 @@ export class NativeEngine implements Engine {
     };
     request.signal?.addEventListener("abort", onAbort, { once: true });
 
-    const ended = (s: NodeJS.ReadableStream) => new Promise<void>((resolve) => {
-      s.once("end", resolve);
-      s.once("close", resolve);
-      s.once("error", () => resolve());
-    });
+    const ended = (s: NodeJS.ReadableStream) =>
+      new Promise<void>((resolve) => {
+        s.once("end", resolve);
+        s.once("close", resolve);
+        s.once("error", () => resolve());
+      });
     // The jail's own stdio carry only what is written before the driver moves the guest's output to
     // fds 5/6 (an interpreter that cannot start, bubblewrap's errors): kept for crash messages.
     jail.child.stdout.on("data", (c: Buffer) => output.push("stdout", c));
@@ -236,7 +262,8 @@ export class NativeEngine implements Engine {
     guestStdout.on("data", (c: Buffer) => output.push("stdout", c));
     guestStderr.on("data", (c: Buffer) => output.push("stderr", c));
     // Envelope + base64 files; anything longer is a guest writing junk to fd 4.
-    const resultCap = limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
+    const resultCap =
+      limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
     const resultChunks: Buffer[] = [];
     let resultBytes = 0;
     let resultOverflow = false;
@@ -267,7 +294,10 @@ export class NativeEngine implements Engine {
     // The guest's pipes end when the driver exits: with a valid result line that is the end of the
     // run, and the jail (whose namespaces take ~15 ms to tear down) is left to finish on its own.
     await Promise.race([guestDone, jail.exited]);
-    const early = aborted || resultOverflow ? undefined : parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
+    const early =
+      aborted || resultOverflow
+        ? undefined
+        : parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
     if (early) {
       request.signal?.removeEventListener("abort", onAbort);
       const stats = jail.memoryStats();
@@ -275,7 +305,9 @@ export class NativeEngine implements Engine {
       const peak = stats.peakMemoryBytes ?? early.maxrss;
       const result = base(performance.now() - started, peak !== undefined ? { peakMemoryBytes: peak } : {});
       result.files = early.files;
-      return early.envelope.ok ? { ...result, ok: true, value: early.envelope.value } : { ...result, ok: false, error: early.envelope.error };
+      return early.envelope.ok
+        ? { ...result, ok: true, value: early.envelope.value }
+        : { ...result, ok: false, error: early.envelope.error };
     }
 
     // No result: find out why from the way the jail ended.
@@ -287,14 +319,35 @@ export class NativeEngine implements Engine {
     const wallMs = performance.now() - started;
     const result = base(wallMs, exit.peakMemoryBytes !== undefined ? { peakMemoryBytes: exit.peakMemoryBytes } : {});
     if (aborted) return { ...result, ok: false, error: abortedError() };
-    if (exit.timedOut) return { ...result, ok: false, error: { kind: "timeout", name: "TimeoutError", message: `the run passed its deadline of ${limits.timeoutMs} ms (limits.timeoutMs) and was killed` } };
-    if (resultOverflow) return { ...result, ok: false, error: { kind: "output_limit", name: "OutputLimitError", message: `the run's result was over ${resultCap} bytes` } };
+    if (exit.timedOut)
+      return {
+        ...result,
+        ok: false,
+        error: {
+          kind: "timeout",
+          name: "TimeoutError",
+          message: `the run passed its deadline of ${limits.timeoutMs} ms (limits.timeoutMs) and was killed`,
+        },
+      };
+    if (resultOverflow)
+      return {
+        ...result,
+        ok: false,
+        error: {
+          kind: "output_limit",
+          name: "OutputLimitError",
+          message: `the run's result was over ${resultCap} bytes`,
+        },
+      };
     // A result line can also arrive with the exit (a process that ended before its pipes were read).
     const late = parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
     if (late) {
-      if (result.stats.peakMemoryBytes === undefined && late.maxrss !== undefined) result.stats.peakMemoryBytes = late.maxrss;
+      if (result.stats.peakMemoryBytes === undefined && late.maxrss !== undefined)
+        result.stats.peakMemoryBytes = late.maxrss;
       result.files = late.files;
-      return late.envelope.ok ? { ...result, ok: true, value: late.envelope.value } : { ...result, ok: false, error: late.envelope.error };
+      return late.envelope.ok
+        ? { ...result, ok: true, value: late.envelope.value }
+        : { ...result, ok: false, error: late.envelope.error };
     }
     return { ...result, ok: false, error: exitError(exit, limits.memoryMb, jail.memoryMechanism, result.stderr) };
   }
@@ -325,7 +378,10 @@ export class NativeEngine implements Engine {
  * exits (and `--die-with-parent` takes the spare with it).
  */
 function setParked(jail: JailedProcess, parked: boolean): void {
-  const handles = [jail.child, jail.child.stdin, jail.child.stdout, jail.child.stderr, ...jail.pipes] as { ref?: () => void; unref?: () => void }[];
+  const handles = [jail.child, jail.child.stdin, jail.child.stdout, jail.child.stderr, ...jail.pipes] as {
+    ref?: () => void;
+    unref?: () => void;
+  }[];
   for (const h of handles) (parked ? h.unref : h.ref)?.call(h);
 }
 
@@ -335,17 +391,36 @@ function limitsKey(limits: Limits): string {
 }
 
 function abortedError(when?: string): GuestError {
-  return { kind: "aborted", name: "AbortError", message: `the run was aborted by the caller's signal${when ? ` ${when}` : ""}` };
+  return {
+    kind: "aborted",
+    name: "AbortError",
+    message: `the run was aborted by the caller's signal${when ? ` ${when}` : ""}`,
+  };
 }
 
 /** Why a jail ended without a result line. */
 function exitError(exit: JailExit, memoryMb: number, mechanism: string, stderr: string): GuestError {
-  if (exit.oomKilled) return { kind: "memory", name: "MemoryError", message: `out of memory: the run passed its ${memoryMb} MB cap (limits.memoryMb, ${mechanism}) and was killed` };
-  if (exit.signal === "SIGXCPU") return { kind: "timeout", name: "TimeoutError", message: "the run used up its CPU-time limit and was killed" };
-  if (exit.signal === "SIGSYS") return { kind: "denied", name: "SeccompError", message: "the run made a system call the sandbox forbids and was killed" };
+  if (exit.oomKilled)
+    return {
+      kind: "memory",
+      name: "MemoryError",
+      message: `out of memory: the run passed its ${memoryMb} MB cap (limits.memoryMb, ${mechanism}) and was killed`,
+    };
+  if (exit.signal === "SIGXCPU")
+    return { kind: "timeout", name: "TimeoutError", message: "the run used up its CPU-time limit and was killed" };
+  if (exit.signal === "SIGSYS")
+    return {
+      kind: "denied",
+      name: "SeccompError",
+      message: "the run made a system call the sandbox forbids and was killed",
+    };
   const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
   const tail = stderr.trim().split("\n").slice(-3).join("\n");
-  return { kind: "crashed", name: "CrashError", message: `the Python process ${how} before returning a result${tail ? `: ${tail}` : ""}` };
+  return {
+    kind: "crashed",
+    name: "CrashError",
+    message: `the Python process ${how} before returning a result${tail ? `: ${tail}` : ""}`,
+  };
 }
 
 type Envelope = { ok: true; value: unknown } | { ok: false; error: GuestError };
@@ -354,7 +429,11 @@ type Envelope = { ok: true; value: unknown } | { ok: false; error: GuestError };
  * Validates the driver's line. It comes from the guest's own process, so it is untrusted: plain JSON
  * (no prototypes, no getters), checked field by field, files re-checked against the caps.
  */
-function parseResult(text: string, maxFiles: number, maxFileBytes: number): { envelope: Envelope; files: OutputFile[]; maxrss?: number } | undefined {
+function parseResult(
+  text: string,
+  maxFiles: number,
+  maxFileBytes: number,
+): { envelope: Envelope; files: OutputFile[]; maxrss?: number } | undefined {
   const line = text.trim().split("\n").pop();
   if (!line) return undefined;
   let raw: unknown;

@@ -52,7 +52,8 @@ export class CappedOutput {
   finish(): { stdout: string; stderr: string; outputTruncated: boolean } {
     this.#finished = true;
     for (const stream of ["stdout", "stderr"] as const) this.#append(stream, this.#decoders[stream].decode());
-    if (this.truncated) this.#append(this.#text.stdout || !this.#text.stderr ? "stdout" : "stderr", truncationMarker(this.#limit));
+    if (this.truncated)
+      this.#append(this.#text.stdout || !this.#text.stderr ? "stdout" : "stderr", truncationMarker(this.#limit));
     return { stdout: this.#text.stdout, stderr: this.#text.stderr, outputTruncated: this.truncated };
   }
 }

@@ -130,7 +130,12 @@ export class PyodideSession implements EngineSession {
       if (!this.#sidecar.alive || !this.#sidecar.idle) {
         return {
           ok: false,
-          error: { kind: "crashed", name: "SessionLostError", message: "this session's interpreter was stopped by an earlier timeout or crash; its state is gone. Open a new session" },
+          error: {
+            kind: "crashed",
+            name: "SessionLostError",
+            message:
+              "this session's interpreter was stopped by an earlier timeout or crash; its state is gone. Open a new session",
+          },
           language: "python",
           stdout: "",
           stderr: "",
@@ -158,7 +163,11 @@ export class PyodideSession implements EngineSession {
 function abortedWhileQueued(started: number): RunResult {
   return {
     ok: false,
-    error: { kind: "aborted", name: "AbortError", message: "the run was aborted by the caller's signal while it waited for a sidecar" },
+    error: {
+      kind: "aborted",
+      name: "AbortError",
+      message: "the run was aborted by the caller's signal while it waited for a sidecar",
+    },
     language: "python",
     stdout: "",
     stderr: "",
@@ -172,7 +181,10 @@ export const createEngine: EngineFactory = async (options) => {
   // Every layer asked for is checked before anything starts: a missing one is an error now.
   await checkSeal(options.seal);
   if (options.seal.nodePermissions && !permissionFlag()) {
-    throw new SealUnavailableError("nodePermissions", `Node ${process.version} has no permission model; use Node ≥ 22 or set seal.nodePermissions to false`);
+    throw new SealUnavailableError(
+      "nodePermissions",
+      `Node ${process.version} has no permission model; use Node ≥ 22 or set seal.nodePermissions to false`,
+    );
   }
   const engine = new PyodideEngine(options);
   if (options.python.prewarm) {

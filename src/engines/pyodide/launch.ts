@@ -63,11 +63,20 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
   const nodeArgs: string[] = ["--no-warnings", "--disallow-code-generation-from-strings", "--expose-gc"];
   if (seal.nodePermissions) {
     const flag = permissionFlag();
-    if (!flag) throw new SealUnavailableError("nodePermissions", `Node ${process.version} has no permission model; use Node ≥ 22 or set seal.nodePermissions to false`);
+    if (!flag)
+      throw new SealUnavailableError(
+        "nodePermissions",
+        `Node ${process.version} has no permission model; use Node ≥ 22 or set seal.nodePermissions to false`,
+      );
     // Read-only: only the engine's own files. No --allow-child-process, --allow-worker, --allow-addons,
     // --allow-wasi, --allow-inspector, --allow-fs-write; on Node ≥ 25 no --allow-net either, so the
     // network is denied in-process as well.
-    nodeArgs.push(flag, `--allow-fs-read=${inJail.pyodideDir}/`, `--allow-fs-read=${inJail.sidecar}`, `--allow-fs-read=${inJail.harness}`);
+    nodeArgs.push(
+      flag,
+      `--allow-fs-read=${inJail.pyodideDir}/`,
+      `--allow-fs-read=${inJail.sidecar}`,
+      `--allow-fs-read=${inJail.harness}`,
+    );
   }
   const hasCgroup = cgroupSupport().memoryParent !== undefined;
   if (!hasCgroup) nodeArgs.push("--disable-wasm-trap-handler");

@@ -107,4 +107,5 @@ export interface FatalMessage {
   message: string;
 }
 
-export type SidecarMessage = ReadyMessage | SnapshotMessage | OutputMessage | ResultMessage | RecycledMessage | FatalMessage;
+export type SidecarMessage =
+  ReadyMessage | SnapshotMessage | OutputMessage | ResultMessage | RecycledMessage | FatalMessage;

@@ -90,7 +90,12 @@ export class SidecarProcess {
     };
     jail.child.stderr.on("data", onStderr);
     const lines = new LineReader(jail.child.stdout, 64 << 20);
-    const init: InitMessage = { t: "init", mode: "serve", snapshotBytes: options.snapshot?.length ?? 0, stateful: options.stateful ?? false };
+    const init: InitMessage = {
+      t: "init",
+      mode: "serve",
+      snapshotBytes: options.snapshot?.length ?? 0,
+      stateful: options.stateful ?? false,
+    };
     jail.child.stdin.write(JSON.stringify(init) + "\n");
     if (options.snapshot) jail.child.stdin.write(options.snapshot);
     const timer = setTimeout(() => jail.kill(), START_TIMEOUT_MS);
@@ -100,15 +105,23 @@ export class SidecarProcess {
         jail.kill();
         await jail.exited;
         const exit = await jail.exited;
-        const why = ready?.t === "fatal" ? String(ready.message) : exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
-        throw new EngineStartError(`the Pyodide sidecar did not start (${why})${stderrTail ? `: ${stderrTail.trim().slice(-1500)}` : ""}`);
+        const why =
+          ready?.t === "fatal"
+            ? String(ready.message)
+            : exit.signal
+              ? `killed by ${exit.signal}`
+              : `exit code ${exit.code}`;
+        throw new EngineStartError(
+          `the Pyodide sidecar did not start (${why})${stderrTail ? `: ${stderrTail.trim().slice(-1500)}` : ""}`,
+        );
       }
       const sidecar = new SidecarProcess(jail, lines, {
         readyMs: performance.now() - t0,
         innerStartMs: Number(ready.startMs) || 0,
         loadMs: Number(ready.loadMs) || 0,
         fromSnapshot: ready.fromSnapshot === true,
-        phases: typeof ready.phases === "object" && ready.phases !== null ? (ready.phases as Record<string, number>) : {},
+        phases:
+          typeof ready.phases === "object" && ready.phases !== null ? (ready.phases as Record<string, number>) : {},
       });
       jail.child.stderr.off("data", onStderr);
       sidecar.#stderrTail = stderrTail;
@@ -155,7 +168,8 @@ export class SidecarProcess {
     switch (m.t) {
       case "out": {
         if (!p || m.id !== p.id) return violation("output outside a run");
-        if ((m.stream !== "stdout" && m.stream !== "stderr") || typeof m.text !== "string") return violation("malformed output");
+        if ((m.stream !== "stdout" && m.stream !== "stderr") || typeof m.text !== "string")
+          return violation("malformed output");
         // The sidecar caps output; this second cap holds even if the sidecar has been subverted.
         const room = p.request.limits.maxOutputBytes + 256 - (p.stdout.length + p.stderr.length);
         if (room <= 0) return;
@@ -274,16 +288,32 @@ export class SidecarProcess {
       void this.jail.exited.then((exit) => {
         let error: GuestError;
         if (p.killedFor === "timeout") {
-          error = { kind: "timeout", name: "TimeoutError", message: `the run passed its ${p.request.limits.timeoutMs} ms deadline (limits.timeoutMs) and its process was killed` };
+          error = {
+            kind: "timeout",
+            name: "TimeoutError",
+            message: `the run passed its ${p.request.limits.timeoutMs} ms deadline (limits.timeoutMs) and its process was killed`,
+          };
         } else if (p.killedFor === "aborted") {
           error = { kind: "aborted", name: "AbortError", message: "the run was aborted by the caller's signal" };
         } else if (exit.oomKilled) {
-          error = { kind: "memory", name: "MemoryError", message: "the sidecar process ran out of memory and was killed" };
+          error = {
+            kind: "memory",
+            name: "MemoryError",
+            message: "the sidecar process ran out of memory and was killed",
+          };
         } else if (exit.signal === "SIGSYS") {
-          error = { kind: "denied", name: "SeccompError", message: "the run made a system call the sandbox forbids and was killed" };
+          error = {
+            kind: "denied",
+            name: "SeccompError",
+            message: "the run made a system call the sandbox forbids and was killed",
+          };
         } else {
           const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-          error = { kind: "crashed", name: "CrashError", message: `the Python sidecar ${how}${this.#exitReason ? ` (${this.#exitReason})` : ""}` };
+          error = {
+            kind: "crashed",
+            name: "CrashError",
+            message: `the Python sidecar ${how}${this.#exitReason ? ` (${this.#exitReason})` : ""}`,
+          };
         }
         this.#finish(p, this.#failure(p, error, 0, false));
       });
@@ -308,7 +338,8 @@ export class SidecarProcess {
 
   #toResult(p: Pending, m: ResultMessage): RunResult {
     const outputBytes = typeof m.outputBytes === "number" ? m.outputBytes : 0;
-    const truncated = m.outputTruncated === true || p.stdout.length + p.stderr.length > p.request.limits.maxOutputBytes + 256;
+    const truncated =
+      m.outputTruncated === true || p.stdout.length + p.stderr.length > p.request.limits.maxOutputBytes + 256;
     const envelope = parseEnvelope(m.envelope);
     const stats = {
       engine: "pyodide" as const,
@@ -316,7 +347,13 @@ export class SidecarProcess {
       outputBytes,
       ...(typeof m.peakMemoryBytes === "number" ? { peakMemoryBytes: m.peakMemoryBytes } : {}),
     };
-    if (!envelope) return this.#failure(p, { kind: "crashed", name: "ProtocolError", message: "the sidecar returned a malformed result" }, outputBytes, truncated);
+    if (!envelope)
+      return this.#failure(
+        p,
+        { kind: "crashed", name: "ProtocolError", message: "the sidecar returned a malformed result" },
+        outputBytes,
+        truncated,
+      );
     if (!envelope.ok) {
       const error = envelope.error;
       // A MemoryError raised because our cap refused growth is a `memory` result whatever the code did with it.
@@ -325,10 +362,23 @@ export class SidecarProcess {
     }
     const files = parseFiles(m.files, p.request.limits.maxFiles, p.request.limits.maxFileBytes);
     if (typeof m.filesOverLimit === "string" || !files) {
-      const message = typeof m.filesOverLimit === "string" ? m.filesOverLimit.slice(0, 500) : "the output files are over the limits";
-      return { ...this.#failure(p, { kind: "output_limit", name: "OutputLimitError", message }, outputBytes, truncated), stats };
+      const message =
+        typeof m.filesOverLimit === "string" ? m.filesOverLimit.slice(0, 500) : "the output files are over the limits";
+      return {
+        ...this.#failure(p, { kind: "output_limit", name: "OutputLimitError", message }, outputBytes, truncated),
+        stats,
+      };
     }
-    return { ok: true, value: envelope.value, language: "python", stdout: p.stdout, stderr: p.stderr, outputTruncated: truncated, files, stats };
+    return {
+      ok: true,
+      value: envelope.value,
+      language: "python",
+      stdout: p.stdout,
+      stderr: p.stderr,
+      outputTruncated: truncated,
+      files,
+      stats,
+    };
   }
 
   /** SIGKILLs the sidecar (the whole jail). Idempotent. */
@@ -358,7 +408,9 @@ export async function buildSnapshot(options: { seal: ResolvedSeal; processMemory
   try {
     const header = await lines.next();
     if (!header || header.t !== "snapshot" || typeof header.bytes !== "number") {
-      throw new EngineStartError(`building the Pyodide snapshot failed${header?.t === "fatal" ? `: ${String(header.message)}` : ""}${stderrTail ? `: ${stderrTail.trim().slice(-1500)}` : ""}`);
+      throw new EngineStartError(
+        `building the Pyodide snapshot failed${header?.t === "fatal" ? `: ${String(header.message)}` : ""}${stderrTail ? `: ${stderrTail.trim().slice(-1500)}` : ""}`,
+      );
     }
     const bytes = await lines.bytes(header.bytes);
     if (!bytes) throw new EngineStartError("building the Pyodide snapshot failed: the sidecar exited early");
@@ -392,7 +444,8 @@ export function parseEnvelope(text: unknown): Envelope | undefined {
   if (!isRecord(raw) || typeof raw.ok !== "boolean") return undefined;
   if (raw.ok) return { ok: true, value: raw.value ?? null, error: { kind: "runtime", name: "", message: "" } };
   const e = raw.error;
-  if (!isRecord(e) || typeof e.kind !== "string" || !(ERROR_KINDS as readonly string[]).includes(e.kind)) return undefined;
+  if (!isRecord(e) || typeof e.kind !== "string" || !(ERROR_KINDS as readonly string[]).includes(e.kind))
+    return undefined;
   const error: GuestError = {
     kind: e.kind as ErrorKind,
     name: typeof e.name === "string" ? e.name.slice(0, 200) : "Error",

@@ -63,7 +63,7 @@ const toStderr = (...args: unknown[]): void => {
   process.stderr.write(format(...args) + "\n");
 };
 console.log = console.info = console.debug = console.warn = console.error = toStderr;
-process.stdout.write = ((chunk: string | Uint8Array) => process.stderr.write(chunk));
+process.stdout.write = (chunk: string | Uint8Array) => process.stderr.write(chunk);
 
 function die(message: string, code = 70): never {
   try {
@@ -72,7 +72,7 @@ function die(message: string, code = 70): never {
     process.exit(code);
   }
 }
-process.on("uncaughtException", (error) => die(`uncaught: ${String((error)?.stack ?? error)}`));
+process.on("uncaughtException", (error) => die(`uncaught: ${String(error?.stack ?? error)}`));
 process.on("unhandledRejection", (error) => die(`unhandled rejection: ${String((error as Error)?.stack ?? error)}`));
 
 const bindingConstants = Object.freeze({ fs: fsConstants, os: osConstants });
@@ -132,7 +132,8 @@ interface WasmMemory {
 interface WasmTable {
   readonly length: number;
 }
-const WasmMemoryProto = (globalThis as unknown as { WebAssembly: { Memory: { prototype: WasmMemory } } }).WebAssembly.Memory.prototype;
+const WasmMemoryProto = (globalThis as unknown as { WebAssembly: { Memory: { prototype: WasmMemory } } }).WebAssembly
+  .Memory.prototype;
 // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be called with .call(memory)
 const realGrow = WasmMemoryProto.grow;
 WasmMemoryProto.grow = function grow(this: WasmMemory, delta: number): number {
@@ -422,10 +423,32 @@ interface Checkpoint {
 // the identity of its value/getter/setter — and a run that changed any of them retires the sidecar.
 type RealmFingerprint = { target: object; keys: (string | symbol)[]; values: unknown[] }[];
 const REALM_OBJECTS: object[] = [
-  globalThis, Object, Function, Array, Promise, Reflect, JSON, Math, Symbol, Error, WebAssembly_(),
-  Object.prototype, Function.prototype, Array.prototype, Promise.prototype, String.prototype, Number.prototype,
-  Boolean.prototype, Symbol.prototype, Error.prototype, RegExp.prototype, Map.prototype, Set.prototype,
-  Object.getPrototypeOf(Uint8Array.prototype) as object, Uint8Array.prototype, ArrayBuffer.prototype,
+  globalThis,
+  Object,
+  Function,
+  Array,
+  Promise,
+  Reflect,
+  JSON,
+  Math,
+  Symbol,
+  Error,
+  WebAssembly_(),
+  Object.prototype,
+  Function.prototype,
+  Array.prototype,
+  Promise.prototype,
+  String.prototype,
+  Number.prototype,
+  Boolean.prototype,
+  Symbol.prototype,
+  Error.prototype,
+  RegExp.prototype,
+  Map.prototype,
+  Set.prototype,
+  Object.getPrototypeOf(Uint8Array.prototype) as object,
+  Uint8Array.prototype,
+  ArrayBuffer.prototype,
   Object.getPrototypeOf(async function () {}) as object,
 ];
 function WebAssembly_(): object {
@@ -456,7 +479,8 @@ function realmChanged(before: RealmFingerprint): string | undefined {
       return `${where} changed its properties (added ${added.join(", ") || "none"}; removed ${removed.join(", ") || "none"})`;
     }
     for (let k = 0; k < a.keys.length; k++) if (a.keys[k] !== b.keys[k]) return `${where} changed its properties`;
-    for (let k = 0; k < a.values.length; k++) if (!Object.is(a.values[k], b.values[k])) return `${where}: property ${String(a.keys[k >> 1])} was replaced`;
+    for (let k = 0; k < a.values.length; k++)
+      if (!Object.is(a.values[k], b.values[k])) return `${where}: property ${String(a.keys[k >> 1])} was replaced`;
   }
   return undefined;
 }
@@ -727,7 +751,11 @@ async function main(): Promise<void> {
     t: "ready",
     startMs: performance.now() - started,
     loadMs,
-    phases: { received: receivedAt, setup: checkpointStart - setupStart, checkpoint: performance.now() - checkpointStart },
+    phases: {
+      received: receivedAt,
+      setup: checkpointStart - setupStart,
+      checkpoint: performance.now() - checkpointStart,
+    },
     fromSnapshot: init.snapshotBytes > 0,
     heapBytes: M.HEAPU8.length,
   });
@@ -770,19 +798,24 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     deadline.lastSent = Number.NEGATIVE_INFINITY;
     deadline.at = performance.now() + limits.timeoutMs;
     let value = start(message.code, limits.maxResultBytes, !stateful);
-    if (typeof value !== "string") value = await (value);
-    envelope = typeof value === "string" ? value : makeFailure("crashed", "InternalError", "the harness returned no envelope");
+    if (typeof value !== "string") value = await value;
+    envelope =
+      typeof value === "string" ? value : makeFailure("crashed", "InternalError", "the harness returned no envelope");
   } catch (error) {
     // A PythonError escaping the harness (KeyboardInterrupt while building the envelope), or a
     // JavaScript error from inside WASM (a trap, a stack overflow): the interpreter may be broken.
     const text = String((error as Error)?.message ?? error);
-    if (deadline.fired) envelope = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
+    if (deadline.fired)
+      envelope = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
     else if (memoryCapHit) envelope = makeFailure("memory", "MemoryError", "out of memory (limits.memoryMb)");
-    else if (/Maximum call stack|stack overflow/i.test(text)) envelope = makeFailure("stack", "RangeError", "the call stack overflowed");
-    else if ((error as NodeJS.ErrnoException)?.code === "ERR_ACCESS_DENIED" || /ERR_ACCESS_DENIED|Access to this API has been restricted/.test(text)) {
+    else if (/Maximum call stack|stack overflow/i.test(text))
+      envelope = makeFailure("stack", "RangeError", "the call stack overflowed");
+    else if (
+      (error as NodeJS.ErrnoException)?.code === "ERR_ACCESS_DENIED" ||
+      /ERR_ACCESS_DENIED|Access to this API has been restricted/.test(text)
+    ) {
       envelope = makeFailure("denied", "PermissionError", `the sandbox denied an operation: ${text.slice(0, 300)}`);
-    }
-    else envelope = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
+    } else envelope = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
     fatal = text;
   } finally {
     deadline.at = Number.POSITIVE_INFINITY;

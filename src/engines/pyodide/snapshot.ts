@@ -50,7 +50,8 @@ function writeCached(path: string, bytes: Uint8Array): void {
     renameSync(tmp, path);
     // One snapshot per build is enough: older ones (other Pyodide or wasmcell versions) are 30 MB each.
     for (const name of readdirSync(cacheDir())) {
-      if (/^pyodide-[0-9a-f]+\.snapshot$/.test(name) && join(cacheDir(), name) !== path) rmSync(join(cacheDir(), name), { force: true });
+      if (/^pyodide-[0-9a-f]+\.snapshot$/.test(name) && join(cacheDir(), name) !== path)
+        rmSync(join(cacheDir(), name), { force: true });
     }
   } catch {
     // No writable cache directory: the snapshot lives in memory for this process only.

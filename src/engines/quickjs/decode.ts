@@ -65,7 +65,8 @@ function decode(t: Tagged): unknown {
         const key = String(t[i]);
         const value = decode(t[i + 1] as Tagged);
         // A key named __proto__ must become an own property, not a prototype change.
-        if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+        if (key === "__proto__")
+          Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
         else out[key] = value;
       }
       return out;

@@ -19,8 +19,17 @@ export interface GuestRunHooks {
   hostCall(name: string, args: QuickJSHandle[]): QuickJSHandle;
 }
 
-export type FsOp = "readFileSync" | "writeFileSync" | "appendFileSync" | "existsSync" | "readdirSync" | "unlinkSync" | "mkdirSync";
-const FS_OPS: FsOp[] = ["readFileSync", "writeFileSync", "appendFileSync", "existsSync", "readdirSync", "unlinkSync", "mkdirSync"];
+export type FsOp =
+  "readFileSync" | "writeFileSync" | "appendFileSync" | "existsSync" | "readdirSync" | "unlinkSync" | "mkdirSync";
+const FS_OPS: FsOp[] = [
+  "readFileSync",
+  "writeFileSync",
+  "appendFileSync",
+  "existsSync",
+  "readdirSync",
+  "unlinkSync",
+  "mkdirSync",
+];
 
 const CONSOLE: [string, "stdout" | "stderr"][] = [
   ["log", "stdout"],
@@ -78,7 +87,8 @@ export class Guest {
     const ctx = this.ctx;
     if (needs.console && !this.installed.console) {
       const consoleObj = ctx.newObject();
-      for (const [name, stream] of CONSOLE) this.#define(consoleObj, name, (...args) => (this.#hooks().console(stream, args), undefined));
+      for (const [name, stream] of CONSOLE)
+        this.#define(consoleObj, name, (...args) => (this.#hooks().console(stream, args), undefined));
       ctx.setProp(ctx.global, "console", consoleObj);
       consoleObj.dispose();
       this.installed.console = true;

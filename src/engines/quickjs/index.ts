@@ -16,7 +16,13 @@ import { Run, type PreparedSource } from "./run.ts";
 import { ALL_GLOBALS, globalNeeds, isModule, stripTypes, usesAwait } from "./source.ts";
 
 /** Run endings after which the runtime is known to be in a clean state and may serve the next run. */
-const REUSABLE: ReadonlySet<ErrorKind | undefined> = new Set([undefined, "syntax", "runtime", "output_limit", "denied"]);
+const REUSABLE: ReadonlySet<ErrorKind | undefined> = new Set([
+  undefined,
+  "syntax",
+  "runtime",
+  "output_limit",
+  "denied",
+]);
 
 function failure(req: ResolvedRequest, error: GuestError, startedAt: number): RunFailure {
   return {
@@ -35,7 +41,9 @@ function failure(req: ResolvedRequest, error: GuestError, startedAt: number): Ru
  * JavaScript passes through; TypeScript is type-stripped (positions kept). Only TypeScript waits: the
  * stripper loads on first use, so JavaScript-only hosts never load it and the JS path stays synchronous.
  */
-function prepare(req: ResolvedRequest): PreparedSource | { error: GuestError } | Promise<PreparedSource | { error: GuestError }> {
+function prepare(
+  req: ResolvedRequest,
+): PreparedSource | { error: GuestError } | Promise<PreparedSource | { error: GuestError }> {
   if (req.language !== "typescript") return source(req.code, "main.js");
   return stripTypes(req.code).then((stripped) => ("error" in stripped ? stripped : source(stripped.code, "main.ts")));
 }
@@ -89,7 +97,11 @@ export class QuickJSEngine implements Engine {
   }
 
   /** A cell and a fresh user context with the globals installed; a throw here poisons the module. */
-  #openGuest(host: ModuleHost, needs: ReturnType<typeof globalNeeds>, hostNames: string[]): { guest: Guest; cell: Cell } | { error: GuestError } {
+  #openGuest(
+    host: ModuleHost,
+    needs: ReturnType<typeof globalNeeds>,
+    hostNames: string[],
+  ): { guest: Guest; cell: Cell } | { error: GuestError } {
     let cell: Cell | undefined;
     try {
       cell = host.takeCell();
@@ -99,7 +111,13 @@ export class QuickJSEngine implements Engine {
     } catch (error) {
       host.poison(`starting a context failed: ${describeHostError(error)}`);
       if (cell) host.releaseCell(cell, false);
-      return { error: { kind: "crashed", name: "EngineCrash", message: `the QuickJS engine failed to start a context (${describeHostError(error)}); it was replaced, run the code again` } };
+      return {
+        error: {
+          kind: "crashed",
+          name: "EngineCrash",
+          message: `the QuickJS engine failed to start a context (${describeHostError(error)}); it was replaced, run the code again`,
+        },
+      };
     }
   }
 
@@ -133,7 +151,8 @@ export class QuickJSEngine implements Engine {
  * bomb), the module is retired so its memory goes back to the host once its runs finish.
  */
 function retireIfGrown(host: ModuleHost, req: ResolvedRequest): void {
-  if (host.alive && host.memoryBytes() > Math.max(RETIRE_BYTES, 2 * req.limits.memoryMb * 1024 * 1024 + RETIRE_BYTES)) host.retire();
+  if (host.alive && host.memoryBytes() > Math.max(RETIRE_BYTES, 2 * req.limits.memoryMb * 1024 * 1024 + RETIRE_BYTES))
+    host.retire();
 }
 const RETIRE_BYTES = 64 * 1024 * 1024;
 
@@ -167,7 +186,15 @@ export class QuickJSSession implements EngineSession {
     const startedAt = performance.now();
     if (this.#closed) throw new ClosedError("session");
     if (!this.alive) {
-      return failure(req, { kind: "crashed", name: "EngineCrash", message: "this session's engine crashed in an earlier run and its state is gone; open a new session" }, startedAt);
+      return failure(
+        req,
+        {
+          kind: "crashed",
+          name: "EngineCrash",
+          message: "this session's engine crashed in an earlier run and its state is gone; open a new session",
+        },
+        startedAt,
+      );
     }
     const src = await prepare(req);
     if ("error" in src) return failure(req, src.error, startedAt);
@@ -175,7 +202,11 @@ export class QuickJSSession implements EngineSession {
       this.#guest.install(ALL_GLOBALS, Object.keys(req.hostFunctions));
     } catch (error) {
       this.#guest.cell.host.poison(`installing globals failed: ${describeHostError(error)}`);
-      return failure(req, { kind: "crashed", name: "EngineCrash", message: "this session's engine crashed; open a new session" }, startedAt);
+      return failure(
+        req,
+        { kind: "crashed", name: "EngineCrash", message: "this session's engine crashed; open a new session" },
+        startedAt,
+      );
     }
     const run = new Run(this.#guest, req, src);
     const result = await run.execute();

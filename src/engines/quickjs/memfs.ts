@@ -31,10 +31,11 @@ export class MemFs {
   }
 
   resolve(path: unknown): string {
-    if (typeof path !== "string") throw new TypeError("The \"path\" argument must be a string");
+    if (typeof path !== "string") throw new TypeError('The "path" argument must be a string');
     const p = path.startsWith("./") ? path.slice(2) : path;
     const problem = checkRelativePath(p);
-    if (problem) throw new FsError("EACCES", `${problem}: '${path}' (the sandbox has only an in-memory working directory)`);
+    if (problem)
+      throw new FsError("EACCES", `${problem}: '${path}' (the sandbox has only an in-memory working directory)`);
     return normalizePath(p);
   }
 
@@ -53,8 +54,10 @@ export class MemFs {
     const changed = this.#changed(trial);
     let total = 0;
     for (const [, b] of changed) total += b.byteLength;
-    if (changed.length > this.#maxFiles) throw new FileLimitError(`the run wrote more than ${this.#maxFiles} files (limits.maxFiles)`);
-    if (total > this.#maxBytes) throw new FileLimitError(`the run wrote more than ${this.#maxBytes} bytes of files (limits.maxFileBytes)`);
+    if (changed.length > this.#maxFiles)
+      throw new FileLimitError(`the run wrote more than ${this.#maxFiles} files (limits.maxFiles)`);
+    if (total > this.#maxBytes)
+      throw new FileLimitError(`the run wrote more than ${this.#maxBytes} bytes of files (limits.maxFileBytes)`);
     this.#files.set(key, next);
   }
 
@@ -79,7 +82,8 @@ export class MemFs {
       const rest = name.slice(prefix.length);
       names.add(rest.split("/")[0] ?? rest);
     }
-    if (names.size === 0 && d !== "") throw new FsError("ENOENT", `no such file or directory, scandir '${String(dir)}'`);
+    if (names.size === 0 && d !== "")
+      throw new FsError("ENOENT", `no such file or directory, scandir '${String(dir)}'`);
     return [...names].sort();
   }
 

@@ -11,7 +11,15 @@
 // fresh user context in it and the context is freed when the run ends. A cell goes back to the pool only
 // after a run that ended cleanly; after a memory, stack, timeout or crash ending it is freed or dropped.
 
-import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSSyncVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSSyncVariant,
+  type QuickJSWASMModule,
+} from "quickjs-emscripten-core";
 import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
 import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
 
@@ -72,7 +80,10 @@ export class ModuleHost {
     // the module's last words instead, and show up in the poison reason.
     const lastWords: string[] = [];
     const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, {
-      emscriptenModule: { printErr: (text: string) => void (lastWords.length < 10 && lastWords.push(text)), print: () => undefined } as never,
+      emscriptenModule: {
+        printErr: (text: string) => void (lastWords.length < 10 && lastWords.push(text)),
+        print: () => undefined,
+      } as never,
     });
     const module = await newQuickJSWASMModuleFromVariant(variant);
     const host = new ModuleHost(module, onPoison);
@@ -213,11 +224,18 @@ export class ModuleHost {
       rt.dispose();
     }
   }
-
 }
 
-const SERVICE_INTRINSICS = { BaseObjects: true, Eval: true, Date: true, RegExp: true, RegExpCompiler: true, JSON: true, MapSet: true, TypedArrays: true };
-
+const SERVICE_INTRINSICS = {
+  BaseObjects: true,
+  Eval: true,
+  Date: true,
+  RegExp: true,
+  RegExpCompiler: true,
+  JSON: true,
+  MapSet: true,
+  TypedArrays: true,
+};
 
 /**
  * A QuickJS runtime with its service realm. One run (or one session) uses it at a time.
@@ -293,7 +311,8 @@ export class Cell {
   /** Sets the runtime's memory and stack limits, skipping the WASM calls when they are unchanged. */
   setLimits(memoryBytes: number, stackBytes: number | undefined): void {
     if (memoryBytes !== this.#memoryLimit) this.rt.setMemoryLimit((this.#memoryLimit = memoryBytes));
-    if (stackBytes !== undefined && stackBytes !== this.#stackLimit) this.rt.setMaxStackSize((this.#stackLimit = stackBytes));
+    if (stackBytes !== undefined && stackBytes !== this.#stackLimit)
+      this.rt.setMaxStackSize((this.#stackLimit = stackBytes));
   }
 
   /** Arms the short polling window for a context that is about to run guest code. */
@@ -308,7 +327,9 @@ export class Cell {
     const ffi = this.host.module.getFFI();
     const ptr = ffi.QTS_RuntimeComputeMemoryUsage(runtimePointer(this.rt), ctxPointer(this.svc) as never);
     // Borrow the object through the service context's own handle type so it is freed normally.
-    const handle = (this.svc as unknown as { memory: { heapValueHandle(p: number): QuickJSHandle } }).memory.heapValueHandle(ptr);
+    const handle = (
+      this.svc as unknown as { memory: { heapValueHandle(p: number): QuickJSHandle } }
+    ).memory.heapValueHandle(ptr);
     try {
       const used = this.svc.getProp(handle, "memory_used_size");
       const n = this.svc.getNumber(used);

@@ -166,7 +166,7 @@ export class Run implements GuestRunHooks {
     let unwrap: "value" | "default" | undefined = src.module ? "default" : src.async ? "value" : undefined;
     let promise: QuickJSHandle | undefined;
     const accept = (h: QuickJSHandle): void => {
-      for (let current = h; ; ) {
+      for (let current = h; ;) {
         if (ctx.typeof(current) === "object") {
           const state = ctx.getPromiseState(current);
           if (state.type === "fulfilled" && !state.notAPromise) state.value.dispose();
@@ -330,7 +330,9 @@ export class Run implements GuestRunHooks {
     }
     this.#drain();
     const now = performance.now();
-    const due = [...this.#timers.entries()].filter(([, t]) => t.due <= now).sort((a, b) => a[1].due - b[1].due || a[0] - b[0]);
+    const due = [...this.#timers.entries()]
+      .filter(([, t]) => t.due <= now)
+      .sort((a, b) => a[1].due - b[1].due || a[0] - b[0]);
     for (const [id, t] of due) {
       if (this.#failure) return;
       if (!this.#timers.has(id)) continue; // cleared by an earlier callback in this turn
@@ -398,7 +400,10 @@ export class Run implements GuestRunHooks {
       return this.#throwValue(`the host function's result is not JSON-serialisable (${describeHostError(error)})`);
     }
     if (json === undefined) return ctx.undefined.dup();
-    if (utf8Length(json) > this.#req.limits.maxResultBytes) return this.#throwValue(`the host function's result is larger than ${this.#req.limits.maxResultBytes} bytes (limits.maxResultBytes)`);
+    if (utf8Length(json) > this.#req.limits.maxResultBytes)
+      return this.#throwValue(
+        `the host function's result is larger than ${this.#req.limits.maxResultBytes} bytes (limits.maxResultBytes)`,
+      );
     if (!jsonParse) throw new Error("wasmcell: JSON.parse was not captured");
     const text = ctx.newString(json);
     const r = ctx.callFunction(jsonParse, ctx.undefined, text);
@@ -422,7 +427,11 @@ export class Run implements GuestRunHooks {
     if (kind === "aborted") return { kind, name: "AbortError", message: "the run was aborted by the caller's signal" };
     if (kind === "memory") {
       this.#peakBytes = this.#req.limits.memoryMb * MB;
-      return { kind, name: "MemoryError", message: `the run used more than its ${this.#req.limits.memoryMb} MB memory limit (limits.memoryMb); use less data per run` };
+      return {
+        kind,
+        name: "MemoryError",
+        message: `the run used more than its ${this.#req.limits.memoryMb} MB memory limit (limits.memoryMb); use less data per run`,
+      };
     }
     return {
       kind: "timeout",
@@ -445,7 +454,15 @@ export class Run implements GuestRunHooks {
     // after an interrupt the deadline has passed. Guest getters on the error run under this grace.
     cell.setLimits((limits.memoryMb + 16) * MB, undefined);
     this.#graceUntil = performance.now() + INSPECT_GRACE_MS;
-    let info: { isError?: boolean; name?: string; message?: string; stack?: string; line?: number; column?: number; file?: string } = {};
+    let info: {
+      isError?: boolean;
+      name?: string;
+      message?: string;
+      stack?: string;
+      line?: number;
+      column?: number;
+      file?: string;
+    } = {};
     try {
       const r = cell.svc.callFunction(cell.errorInfo, cell.svc.undefined, exc);
       if (r.error) r.error.dispose();
@@ -462,7 +479,10 @@ export class Run implements GuestRunHooks {
     const message = info.message ?? "";
     if (this.#failure) return;
     if (name === "InternalError" && message === "interrupted") return this.#setFailure(this.#interruptError());
-    if (name === "InternalError" && (message === "out of memory" || message === "string too long") || (!info.isError && message === "Uncaught null" && this.#nearMemoryLimit())) {
+    if (
+      (name === "InternalError" && (message === "out of memory" || message === "string too long")) ||
+      (!info.isError && message === "Uncaught null" && this.#nearMemoryLimit())
+    ) {
       this.#peakBytes = limits.memoryMb * MB;
       return this.#setFailure({
         kind: "memory",
@@ -486,7 +506,8 @@ export class Run implements GuestRunHooks {
         message: `import of '${missing[1]}' is not available: the sandbox has no module loader (no import, no require); use the globals it provides`,
       });
     }
-    const kind: ErrorKind = phase === "eval" && name === "SyntaxError" && info.file === this.#src.filename ? "syntax" : "runtime";
+    const kind: ErrorKind =
+      phase === "eval" && name === "SyntaxError" && info.file === this.#src.filename ? "syntax" : "runtime";
     const prefix = phase === "serialize" ? "while serialising the result: " : "";
     this.#setFailure({ kind, name, message: prefix + message, ...this.#location(info) });
   }
@@ -501,7 +522,9 @@ export class Run implements GuestRunHooks {
 
   #location(info: { stack?: string; line?: number; column?: number }): Partial<GuestError> {
     const file = this.#src.filename;
-    const frames = (info.stack ?? "").split("\n").filter((l) => l.trim() !== "" && !l.includes(SERVICE_FILENAME) && !l.includes("wasmcell:"));
+    const frames = (info.stack ?? "")
+      .split("\n")
+      .filter((l) => l.trim() !== "" && !l.includes(SERVICE_FILENAME) && !l.includes("wasmcell:"));
     const out: Partial<GuestError> = {};
     if (frames.length) out.stack = trimStack(frames);
     if (typeof info.line === "number") {
@@ -544,7 +567,9 @@ export class Run implements GuestRunHooks {
       const r = cell.svc.callFunction(cell.format, cell.svc.undefined, ...args);
       if (r.error) {
         // A guest getter or proxy threw while being formatted: rethrow it into the guest.
-        throw new GuestThrow(`console: could not format a value: ${(cell.svc.dump(r.error) as { message?: string })?.message ?? "error"}`);
+        throw new GuestThrow(
+          `console: could not format a value: ${(cell.svc.dump(r.error) as { message?: string })?.message ?? "error"}`,
+        );
       }
       const text = cell.svc.getString(r.value);
       r.value.dispose();
@@ -564,7 +589,12 @@ export class Run implements GuestRunHooks {
       let delay = delayHandle && ctx.typeof(delayHandle) === "number" ? ctx.getNumber(delayHandle) : 0;
       if (!(delay >= 1 && delay <= 2 ** 31 - 1)) delay = 1;
       const id = ++this.#timerSerial;
-      this.#timers.set(id, { fn: fn.dup(), args: rest.map((a) => a.dup()), due: performance.now() + delay, repeat: repeat ? delay : undefined });
+      this.#timers.set(id, {
+        fn: fn.dup(),
+        args: rest.map((a) => a.dup()),
+        due: performance.now() + delay,
+        repeat: repeat ? delay : undefined,
+      });
       return ctx.newNumber(id);
     });
   }
@@ -606,12 +636,21 @@ export class Run implements GuestRunHooks {
       const { ctx, toUint8Array } = this.#guest;
       this.#fs ??= new MemFs(this.#req.files, this.#req.limits.maxFiles, this.#req.limits.maxFileBytes);
       const fs = this.#fs;
-      const str = (h: QuickJSHandle | undefined) => (h && ctx.typeof(h) === "string" ? ctx.getString(h) : h && ctx.typeof(h) !== "undefined" ? (ctx.dump(h) as unknown) : undefined);
+      const str = (h: QuickJSHandle | undefined) =>
+        h && ctx.typeof(h) === "string"
+          ? ctx.getString(h)
+          : h && ctx.typeof(h) !== "undefined"
+            ? (ctx.dump(h) as unknown)
+            : undefined;
       const path = str(args[0]) as string;
       switch (op) {
         case "readFileSync": {
           const bytes = fs.read(path);
-          const opt = args[1] ? (ctx.typeof(args[1]) === "object" ? str(ctx.getProp(args[1], "encoding")) : str(args[1])) : undefined;
+          const opt = args[1]
+            ? ctx.typeof(args[1]) === "object"
+              ? str(ctx.getProp(args[1], "encoding"))
+              : str(args[1])
+            : undefined;
           if (typeof opt === "string") return ctx.newString(new TextDecoder().decode(bytes));
           const buf = ctx.newArrayBuffer(bytes.slice().buffer);
           const r = ctx.callFunction(toUint8Array as QuickJSHandle, ctx.undefined, buf);
@@ -686,13 +725,20 @@ export class Run implements GuestRunHooks {
       const fn: HostFunction | undefined = this.#req.hostFunctions[name];
       if (!fn) throw new GuestThrow(`${name} is not available in this run`);
       if (this.#hostCalls >= this.#req.limits.maxHostCalls) {
-        throw new GuestThrow(`too many host calls: this run may make ${this.#req.limits.maxHostCalls} (limits.maxHostCalls)`);
+        throw new GuestThrow(
+          `too many host calls: this run may make ${this.#req.limits.maxHostCalls} (limits.maxHostCalls)`,
+        );
       }
       this.#hostCalls++;
       // Arguments cross as data: the service realm serialises them in the guest, the host rebuilds them.
       const arr = ctx.newArray();
       args.forEach((a, i) => ctx.setProp(arr, i, a));
-      const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, arr, cell.numberHandle(this.#req.limits.maxResultBytes));
+      const r = cell.svc.callFunction(
+        cell.serialize,
+        cell.svc.undefined,
+        arr,
+        cell.numberHandle(this.#req.limits.maxResultBytes),
+      );
       arr.dispose();
       if (r.error) {
         r.error.dispose();
@@ -700,7 +746,10 @@ export class Run implements GuestRunHooks {
       }
       const text = cell.svc.typeof(r.value) === "string" ? cell.svc.getString(r.value) : undefined;
       r.value.dispose();
-      if (text === undefined) throw new GuestThrow(`${name}: its arguments are larger than ${this.#req.limits.maxResultBytes} bytes (limits.maxResultBytes)`);
+      if (text === undefined)
+        throw new GuestThrow(
+          `${name}: its arguments are larger than ${this.#req.limits.maxResultBytes} bytes (limits.maxResultBytes)`,
+        );
       const data = decodeValue(text) as unknown[];
       this.#abortController ??= new AbortController();
       const deferred = ctx.newPromise();
@@ -791,13 +840,14 @@ export class Run implements GuestRunHooks {
 /** Collapses repeated frames (deep recursion) and keeps the first MAX_FRAMES lines. */
 function trimStack(frames: string[]): string {
   const out: string[] = [];
-  for (let i = 0; i < frames.length; ) {
+  for (let i = 0; i < frames.length;) {
     let j = i + 1;
     while (j < frames.length && frames[j] === frames[i]) j++;
     out.push(frames[i] ?? "");
     if (j - i > 1) out.push(`    ... the frame above repeated ${j - i - 1} more times`);
     i = j;
   }
-  if (out.length > MAX_FRAMES) return [...out.slice(0, MAX_FRAMES), `    ... ${out.length - MAX_FRAMES} more frames`].join("\n");
+  if (out.length > MAX_FRAMES)
+    return [...out.slice(0, MAX_FRAMES), `    ... ${out.length - MAX_FRAMES} more frames`].join("\n");
   return out.join("\n");
 }

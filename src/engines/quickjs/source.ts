@@ -28,7 +28,10 @@ export async function stripTypes(code: string): Promise<{ code: string } | { err
     const error: GuestError = {
       kind: "syntax",
       name: "SyntaxError",
-      message: e.code === "UnsupportedSyntax" ? `${e.message ?? "unsupported TypeScript"} (wasmcell only strips types; use a const object or union type instead)` : (e.message ?? String(caught)),
+      message:
+        e.code === "UnsupportedSyntax"
+          ? `${e.message ?? "unsupported TypeScript"} (wasmcell only strips types; use a const object or union type instead)`
+          : (e.message ?? String(caught)),
     };
     if (typeof e.startLine === "number") error.line = e.startLine;
     if (typeof e.startColumn === "number") error.column = e.startColumn + 1;
@@ -57,7 +60,8 @@ export function usesAwait(code: string): boolean {
  * through an escaped name. Any sign of those installs everything, so nothing a program can reach is
  * missing; leaving a global out only ever removes a capability.
  */
-const REFLECTIVE = /globalThis|\bthis\b|eval|Function|constructor|prototype|__proto__|Reflect|valueOf|\\u|\bwith\b|getOwnProperty|import/;
+const REFLECTIVE =
+  /globalThis|\bthis\b|eval|Function|constructor|prototype|__proto__|Reflect|valueOf|\\u|\bwith\b|getOwnProperty|import/;
 
 export interface GlobalNeeds {
   console: boolean;
@@ -67,7 +71,8 @@ export interface GlobalNeeds {
 }
 
 export function globalNeeds(code: string, hostFunctionNames: string[]): GlobalNeeds {
-  if (REFLECTIVE.test(code)) return { console: true, timers: true, fs: true, hostFunctions: hostFunctionNames.length > 0 };
+  if (REFLECTIVE.test(code))
+    return { console: true, timers: true, fs: true, hostFunctions: hostFunctionNames.length > 0 };
   return {
     console: code.includes("console"),
     timers: /Timeout|Interval|queueMicrotask/.test(code),

@@ -32,13 +32,25 @@ export function scriptedModel(steps: Step[]): MockLanguageModelV4 & { seen: Tool
       if (!step) throw new Error(`scripted model: no step ${index}`);
       if ("call" in step) {
         return Promise.resolve({
-          content: [{ type: "tool-call" as const, toolCallId: `call-${index}`, toolName: step.call, input: JSON.stringify(step.input) }],
+          content: [
+            {
+              type: "tool-call" as const,
+              toolCallId: `call-${index}`,
+              toolName: step.call,
+              input: JSON.stringify(step.input),
+            },
+          ],
           finishReason: { unified: "tool-calls" as const, raw: undefined },
           usage,
           warnings: [],
         });
       }
-      return Promise.resolve({ content: [{ type: "text" as const, text: step.say(results) }], finishReason: { unified: "stop" as const, raw: undefined }, usage, warnings: [] });
+      return Promise.resolve({
+        content: [{ type: "text" as const, text: step.say(results) }],
+        finishReason: { unified: "stop" as const, raw: undefined },
+        usage,
+        warnings: [],
+      });
     },
   });
   return Object.assign(model, { seen });
@@ -46,7 +58,8 @@ export function scriptedModel(steps: Step[]): MockLanguageModelV4 & { seen: Tool
 
 /** The tool results in the latest tool message of a prompt. */
 function toolResultsIn(prompt: readonly unknown[]): ToolResultSeen[] {
-  const last = [...prompt].reverse().find((m) => (m as { role: string }).role === "tool") as { content: unknown[] } | undefined;
+  const last = [...prompt].reverse().find((m) => (m as { role: string }).role === "tool") as
+    { content: unknown[] } | undefined;
   if (!last) return [];
   return last.content
     .filter((p) => (p as { type: string }).type === "tool-result")
@@ -57,12 +70,22 @@ function toolResultsIn(prompt: readonly unknown[]): ToolResultSeen[] {
       if (out.type === "text" || out.type === "error-text") seen.text = String(out.value);
       else if (out.type === "json" || out.type === "error-json") seen.text = JSON.stringify(out.value);
       else if (out.type === "content") {
-        for (const item of out.value as { type: string; text?: string; mediaType?: string; filename?: string; data?: { type: string; data: unknown } }[]) {
+        for (const item of out.value as {
+          type: string;
+          text?: string;
+          mediaType?: string;
+          filename?: string;
+          data?: { type: string; data: unknown };
+        }[]) {
           if (item.type === "text") seen.text += item.text ?? "";
           else if (item.type === "file" && item.data?.type === "data") {
             const data = item.data.data;
             const base64 = typeof data === "string" ? data : Buffer.from(data as Uint8Array).toString("base64");
-            seen.files.push({ mediaType: item.mediaType ?? "", ...(item.filename ? { filename: item.filename } : {}), base64 });
+            seen.files.push({
+              mediaType: item.mediaType ?? "",
+              ...(item.filename ? { filename: item.filename } : {}),
+              base64,
+            });
           }
         }
       }

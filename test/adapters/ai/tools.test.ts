@@ -10,7 +10,6 @@ import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import { PNG_PYTHON } from "../fixtures.ts";
 import { scriptedModel, type ToolResultSeen } from "./scripted-model.ts";
 
-
 const echo = (results: ToolResultSeen[]) => `I read: ${results.map((r) => `[${r.type}] ${r.text}`).join(" | ")}`;
 
 describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
@@ -24,10 +23,18 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
 
   test("JavaScript: the model reads the last expression and stdout", async () => {
     const model = scriptedModel([
-      { call: "run_code", input: { language: "javascript", code: "console.log('hello from js');\n[1, 2, 3].map((x) => x * 2)" } },
+      {
+        call: "run_code",
+        input: { language: "javascript", code: "console.log('hello from js');\n[1, 2, 3].map((x) => x * 2)" },
+      },
       { say: echo },
     ]);
-    const result = await generateText({ model, tools: { run_code: runCodeTool({ sandbox }) }, stopWhen: isStepCount(3), prompt: "double 1..3" });
+    const result = await generateText({
+      model,
+      tools: { run_code: runCodeTool({ sandbox }) },
+      stopWhen: isStepCount(3),
+      prompt: "double 1..3",
+    });
     const seen = model.seen[1]![0]!;
     assert.equal(seen.type, "text");
     assert.match(seen.text, /^ok \(javascript/);
@@ -37,14 +44,30 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
   });
 
   test("TypeScript: types are stripped", async () => {
-    const model = scriptedModel([{ call: "run_code", input: { language: "typescript", code: "const n: number = 20;\nn + 1" } }, { say: echo }]);
-    await generateText({ model, tools: { run_code: runCodeTool({ sandbox }) }, stopWhen: isStepCount(3), prompt: "ts" });
+    const model = scriptedModel([
+      { call: "run_code", input: { language: "typescript", code: "const n: number = 20;\nn + 1" } },
+      { say: echo },
+    ]);
+    await generateText({
+      model,
+      tools: { run_code: runCodeTool({ sandbox }) },
+      stopWhen: isStepCount(3),
+      prompt: "ts",
+    });
     assert.match(model.seen[1]![0]!.text, /value: 21/);
   });
 
   test("Python: the model reads print output and the last expression", async () => {
-    const model = scriptedModel([{ call: "run_code", input: { language: "python", code: "print(sum(range(10)))\n6 * 7" } }, { say: echo }]);
-    const result = await generateText({ model, tools: { run_code: runCodeTool({ sandbox }) }, stopWhen: isStepCount(3), prompt: "py" });
+    const model = scriptedModel([
+      { call: "run_code", input: { language: "python", code: "print(sum(range(10)))\n6 * 7" } },
+      { say: echo },
+    ]);
+    const result = await generateText({
+      model,
+      tools: { run_code: runCodeTool({ sandbox }) },
+      stopWhen: isStepCount(3),
+      prompt: "py",
+    });
     const seen = model.seen[1]![0]!;
     assert.match(seen.text, /^ok \(python/);
     assert.match(seen.text, /value: 42/);
@@ -58,7 +81,12 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
       { call: "run_code", input: { language: "javascript", code: "const total = 10;\ntotal * 2" } },
       { say: echo },
     ]);
-    const result = await generateText({ model, tools: { run_code: runCodeTool({ sandbox }) }, stopWhen: isStepCount(4), prompt: "fix it" });
+    const result = await generateText({
+      model,
+      tools: { run_code: runCodeTool({ sandbox }) },
+      stopWhen: isStepCount(4),
+      prompt: "fix it",
+    });
     const failed = model.seen[1]![0]!;
     assert.equal(failed.type, "error-text");
     assert.match(failed.text, /^error: runtime: ReferenceError: .*totl/);
@@ -68,8 +96,16 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
   });
 
   test("a timeout comes back as kind `timeout` with the limit named", async () => {
-    const model = scriptedModel([{ call: "run_code", input: { language: "javascript", code: "while (true) {}" } }, { say: echo }]);
-    await generateText({ model, tools: { run_code: runCodeTool({ sandbox, limits: { timeoutMs: 300 } }) }, stopWhen: isStepCount(3), prompt: "loop" });
+    const model = scriptedModel([
+      { call: "run_code", input: { language: "javascript", code: "while (true) {}" } },
+      { say: echo },
+    ]);
+    await generateText({
+      model,
+      tools: { run_code: runCodeTool({ sandbox, limits: { timeoutMs: 300 } }) },
+      stopWhen: isStepCount(3),
+      prompt: "loop",
+    });
     const seen = model.seen[1]![0]!;
     assert.equal(seen.type, "error-text");
     assert.match(seen.text, /^error: timeout/);
@@ -78,21 +114,37 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
 
   test("bad input (unknown language) reaches the model as a readable error; nothing runs", async () => {
     const model = scriptedModel([{ call: "run_code", input: { language: "ruby", code: "puts 1" } }, { say: echo }]);
-    await generateText({ model, tools: { run_code: runCodeTool({ sandbox }) }, stopWhen: isStepCount(3), prompt: "ruby" });
+    await generateText({
+      model,
+      tools: { run_code: runCodeTool({ sandbox }) },
+      stopWhen: isStepCount(3),
+      prompt: "ruby",
+    });
     const seen = model.seen[1]![0]!;
     assert.equal(seen.type, "error-text");
-    assert.equal(seen.text, 'invalid input: language must be one of "javascript", "typescript", "python"\nNothing was run. Fix the arguments and call again.');
+    assert.equal(
+      seen.text,
+      'invalid input: language must be one of "javascript", "typescript", "python"\nNothing was run. Fix the arguments and call again.',
+    );
   });
 
   test("a Python-written PNG comes back as image content", async () => {
     const model = scriptedModel([{ call: "run_code", input: { language: "python", code: PNG_PYTHON } }, { say: echo }]);
-    await generateText({ model, tools: { run_code: runCodeTool({ sandbox }) }, stopWhen: isStepCount(3), prompt: "draw" });
+    await generateText({
+      model,
+      tools: { run_code: runCodeTool({ sandbox }) },
+      stopWhen: isStepCount(3),
+      prompt: "draw",
+    });
     const seen = model.seen[1]![0]!;
     assert.equal(seen.type, "content");
     assert.match(seen.text, /files written: red\.png \(image\/png, \d+ B, shown below\)/);
     assert.equal(seen.files.length, 1);
     assert.equal(seen.files[0]!.mediaType, "image/png");
-    assert.deepEqual([...Buffer.from(seen.files[0]!.base64, "base64").subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    assert.deepEqual(
+      [...Buffer.from(seen.files[0]!.base64, "base64").subarray(0, 8)],
+      [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a],
+    );
   });
 
   test("session: the model builds on earlier calls; a timeout restarts the session and says so", async () => {
@@ -107,7 +159,10 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
     ]);
     await using run_code = runCodeTool({ sandbox, session: true, limits: { timeoutMs: 500 } });
     await generateText({ model, tools: { run_code }, stopWhen: isStepCount(8), prompt: "stateful" });
-    assert.match(model.doGenerateCalls[0]!.tools!.map((t) => (t as { description: string }).description).join(), /State persists between calls/);
+    assert.match(
+      model.doGenerateCalls[0]!.tools!.map((t) => (t as { description: string }).description).join(),
+      /State persists between calls/,
+    );
     assert.match(model.seen[2]![0]!.text, /value: 12\.57/);
     assert.match(model.seen[4]![0]!.text, /value: \["a", "b"\]/);
     assert.match(model.seen[5]![0]!.text, /^error: timeout[\s\S]*The session was restarted after this error/);
@@ -173,22 +228,43 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
     test("a failing tool is an exception the program can catch; tools passed directly work too", async () => {
       const program = "let msg;\ntry { await tools.failing({}); } catch (e) { msg = e.message; }\nmsg";
       const model = scriptedModel([{ call: "code_mode", input: { code: program } }, { say: echo }]);
-      await generateText({ model, tools: { code_mode: codeModeTool({ sandbox, tools: { failing } }) }, stopWhen: isStepCount(3), prompt: "try" });
+      await generateText({
+        model,
+        tools: { code_mode: codeModeTool({ sandbox, tools: { failing } }) },
+        stopWhen: isStepCount(3),
+        prompt: "try",
+      });
       assert.match(model.seen[1]![0]!.text, /value: "tools\.failing failed: warehouse offline"/);
     });
 
     test("tool calls are bounded", async () => {
       const program = "for (let i = 0; i < 10; i++) await tools.getDemand({ productId: 'x' + i });\n'done'";
       const model = scriptedModel([{ call: "code_mode", input: { code: program } }, { say: echo }]);
-      await generateText({ model, tools: { code_mode: codeModeTool({ sandbox, tools: { getDemand }, maxToolCalls: 3 }) }, stopWhen: isStepCount(3), prompt: "many" });
+      await generateText({
+        model,
+        tools: { code_mode: codeModeTool({ sandbox, tools: { getDemand }, maxToolCalls: 3 }) },
+        stopWhen: isStepCount(3),
+        prompt: "many",
+      });
       const seen = model.seen[1]![0]!;
       assert.equal(seen.type, "error-text");
       assert.match(seen.text, /tool call limit reached: at most 3 tool calls/);
     });
 
     test("a top-level return works as the program's result", async () => {
-      const model = scriptedModel([{ call: "code_mode", input: { code: "const d = await tools.getDemand({ productId: 'a' });\nreturn d.requestedUnits * 2;" } }, { say: echo }]);
-      await generateText({ model, tools: { code_mode: codeModeTool({ sandbox, tools: { getDemand } }) }, stopWhen: isStepCount(3), prompt: "ret" });
+      const model = scriptedModel([
+        {
+          call: "code_mode",
+          input: { code: "const d = await tools.getDemand({ productId: 'a' });\nreturn d.requestedUnits * 2;" },
+        },
+        { say: echo },
+      ]);
+      await generateText({
+        model,
+        tools: { code_mode: codeModeTool({ sandbox, tools: { getDemand } }) },
+        stopWhen: isStepCount(3),
+        prompt: "ret",
+      });
       assert.match(model.seen[1]![0]!.text, /value: 62/);
     });
   });

@@ -17,9 +17,17 @@ const MAIN = fileURLToPath(new URL("../../../src/cli/main.ts", import.meta.url))
 const SERVER_FLAGS = ["--timeout-ms", "1500", "--memory-mb", "64"];
 
 type Content = CallToolResult["content"][number];
-const textOf = (r: CallToolResult) => r.content.filter((c): c is Extract<Content, { type: "text" }> => c.type === "text").map((c) => c.text).join("\n");
+const textOf = (r: CallToolResult) =>
+  r.content
+    .filter((c): c is Extract<Content, { type: "text" }> => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
 
-function callTool(client: Client, args: Record<string, unknown>, options: Parameters<Client["callTool"]>[2] = {}): Promise<CallToolResult> {
+function callTool(
+  client: Client,
+  args: Record<string, unknown>,
+  options: Parameters<Client["callTool"]>[2] = {},
+): Promise<CallToolResult> {
   return client.callTool({ name: "run_code", arguments: args }, undefined, options) as Promise<CallToolResult>;
 }
 
@@ -29,7 +37,10 @@ function exercise(connect: () => Promise<{ client: Client; close: () => Promise<
   const logs: string[] = [];
   before(async () => {
     ({ client, close } = await connect());
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(`${n.params.logger ?? ""}:${String(n.params.data)}`));
+    client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void logs.push(`${n.params.logger ?? ""}:${String(n.params.data)}`),
+    );
   });
   after(async () => {
     await close();
@@ -37,7 +48,10 @@ function exercise(connect: () => Promise<{ client: Client; close: () => Promise<
 
   test("lists run_code with the shared schema and description", async () => {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name), ["run_code"]);
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ["run_code"],
+    );
     const tool = tools[0]!;
     const sandbox = await createSandbox({ limits: { timeoutMs: 1500, memoryMb: 64 } });
     const [shared] = createToolkit({ sandbox }).anthropic();
@@ -74,15 +88,24 @@ function exercise(connect: () => Promise<{ client: Client; close: () => Promise<
   test("stdout streams as progress and log notifications before the result", async () => {
     const progress: string[] = [];
     logs.length = 0;
-    const code = "for (let i = 0; i < 3; i++) { console.log('tick ' + i); await new Promise((r) => setTimeout(r, 120)); }\n'done'";
-    const r = await callTool(client, { language: "javascript", code }, { onprogress: (p) => void progress.push(p.message ?? "") });
+    const code =
+      "for (let i = 0; i < 3; i++) { console.log('tick ' + i); await new Promise((r) => setTimeout(r, 120)); }\n'done'";
+    const r = await callTool(
+      client,
+      { language: "javascript", code },
+      { onprogress: (p) => void progress.push(p.message ?? "") },
+    );
     assert.match(textOf(r), /value: "done"/);
     assert.match(progress.join(""), /tick 0\ntick 1\ntick 2\n/);
     assert.match(logs.filter((l) => l.startsWith("stdout:")).join(""), /tick 0\n.*tick 2\n/s);
     // Python's output comes from the sidecar while it runs, not after.
     progress.length = 0;
     const py = "import time\nfor i in range(3):\n    print('py tick', i, flush=True)\n    time.sleep(0.15)\n'done'";
-    const r2 = await callTool(client, { language: "python", code: py }, { onprogress: (p) => void progress.push(p.message ?? "") });
+    const r2 = await callTool(
+      client,
+      { language: "python", code: py },
+      { onprogress: (p) => void progress.push(p.message ?? "") },
+    );
     assert.match(textOf(r2), /value: "done"/);
     assert.ok(progress.length >= 2, `progress notifications: ${JSON.stringify(progress)}`);
     assert.equal(progress.join(""), "py tick 0\npy tick 1\npy tick 2\n");
@@ -108,7 +131,11 @@ function exercise(connect: () => Promise<{ client: Client; close: () => Promise<
   test("survives hostile code and keeps serving", async () => {
     const hostile: [string, string, RegExp][] = [
       ["javascript", "while (true) {}", /^error: timeout/],
-      ["javascript", "const a = []; while (true) a.push(new Array(1e5).fill('x'.repeat(64)));", /^error: (memory|timeout)/],
+      [
+        "javascript",
+        "const a = []; while (true) a.push(new Array(1e5).fill('x'.repeat(64)));",
+        /^error: (memory|timeout)/,
+      ],
       ["javascript", "function f(n) { return f(n + 1) + 1; } f(0)", /^error: stack/],
       ["javascript", "globalThis.process?.exit?.(1); require('child_process')", /^error: runtime: ReferenceError/],
       ["python", "while True: pass", /^error: timeout/],
@@ -129,7 +156,11 @@ function exercise(connect: () => Promise<{ client: Client; close: () => Promise<
 describe("wasmcell mcp over stdio", () => {
   exercise(async () => {
     const client = new Client({ name: "wasmcell-test", version: "1.0.0" });
-    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", ...SERVER_FLAGS], stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MAIN, "mcp", ...SERVER_FLAGS],
+      stderr: "pipe",
+    });
     await client.connect(transport);
     return { client, close: () => client.close() };
   });
@@ -138,7 +169,9 @@ describe("wasmcell mcp over stdio", () => {
 describe("wasmcell mcp over Streamable HTTP on loopback", () => {
   let child: ChildProcess;
   exercise(async () => {
-    child = spawn(process.execPath, [MAIN, "mcp", "--http", "--port", "0", ...SERVER_FLAGS], { stdio: ["ignore", "ignore", "pipe"] });
+    child = spawn(process.execPath, [MAIN, "mcp", "--http", "--port", "0", ...SERVER_FLAGS], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     const url = new URL(
       await new Promise<string>((resolve, reject) => {
         let err = "";
@@ -167,7 +200,13 @@ describe("wasmcell mcp --session", () => {
   test("each client keeps its variables between calls, per language", async () => {
     const connect = async () => {
       const client = new Client({ name: "wasmcell-test", version: "1.0.0" });
-      await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", "--session", ...SERVER_FLAGS], stderr: "pipe" }));
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [MAIN, "mcp", "--session", ...SERVER_FLAGS],
+          stderr: "pipe",
+        }),
+      );
       return client;
     };
     const client = await connect();

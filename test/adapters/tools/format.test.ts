@@ -4,8 +4,20 @@ import { describe, test } from "node:test";
 import { formatResult, type FormatOptions } from "../../../src/adapters/tools/format.ts";
 import { DEFAULT_LIMITS, type RunResult } from "../../../src/index.ts";
 
-const options: FormatOptions = { maxChars: 2_000, maxImageBytes: 1024, maxInlineTextBytes: 1024, limits: { ...DEFAULT_LIMITS } };
-const base = { language: "javascript" as const, stdout: "", stderr: "", outputTruncated: false, files: [], stats: { engine: "quickjs" as const, wallMs: 3.4, outputBytes: 0 } };
+const options: FormatOptions = {
+  maxChars: 2_000,
+  maxImageBytes: 1024,
+  maxInlineTextBytes: 1024,
+  limits: { ...DEFAULT_LIMITS },
+};
+const base = {
+  language: "javascript" as const,
+  stdout: "",
+  stderr: "",
+  outputTruncated: false,
+  files: [],
+  stats: { engine: "quickjs" as const, wallMs: 3.4, outputBytes: 0 },
+};
 
 describe("formatResult", () => {
   test("success: status line, value, stdout", () => {
@@ -15,10 +27,17 @@ describe("formatResult", () => {
   });
 
   test("failure: kind, name, message and position first, then a hint for limit kinds", () => {
-    const result: RunResult = { ...base, ok: false, error: { kind: "timeout", name: "TimeoutError", message: "deadline passed", line: 2, column: 5 } };
+    const result: RunResult = {
+      ...base,
+      ok: false,
+      error: { kind: "timeout", name: "TimeoutError", message: "deadline passed", line: 2, column: 5 },
+    };
     const out = formatResult(result, options);
     assert.equal(out.isError, true);
-    assert.match(out.text, /^error: timeout: TimeoutError: deadline passed \(line 2, column 5\)\nThe run was stopped at its 5000 ms time limit/);
+    assert.match(
+      out.text,
+      /^error: timeout: TimeoutError: deadline passed \(line 2, column 5\)\nThe run was stopped at its 5000 ms time limit/,
+    );
   });
 
   test("long output is cut in the middle and says so; sandbox truncation is named", () => {
@@ -41,7 +60,10 @@ describe("formatResult", () => {
     assert.equal(out.files[0]!.base64, Buffer.from(png).toString("base64"));
     assert.equal(out.files[1]!.text, "a,b\n1,2\n");
     assert.equal(out.files[2]!.base64, undefined);
-    assert.match(out.text, /files written: plot\.png \(image\/png, 4 B, shown below\); data\.csv \(text\/csv, 8 B, content below\); big\.bin \(application\/octet-stream, 4\.0 KB\)/);
+    assert.match(
+      out.text,
+      /files written: plot\.png \(image\/png, 4 B, shown below\); data\.csv \(text\/csv, 8 B, content below\); big\.bin \(application\/octet-stream, 4\.0 KB\)/,
+    );
     assert.match(out.text, /--- data\.csv ---\na,b\n1,2/);
   });
 

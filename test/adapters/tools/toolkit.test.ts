@@ -24,7 +24,12 @@ describe("raw tool schemas and handleToolCall", () => {
     assert.equal(openai!.function.description, anthropic!.description);
     assert.deepEqual(openai!.function.parameters, anthropic!.input_schema);
     assert.deepEqual(responses!.parameters, anthropic!.input_schema);
-    const schema = anthropic!.input_schema as { type: string; properties: Record<string, { enum?: string[]; maxLength?: number }>; required: string[]; additionalProperties: boolean };
+    const schema = anthropic!.input_schema as {
+      type: string;
+      properties: Record<string, { enum?: string[]; maxLength?: number }>;
+      required: string[];
+      additionalProperties: boolean;
+    };
     assert.equal(schema.type, "object");
     assert.deepEqual(schema.required, ["language", "code"]);
     assert.deepEqual(schema.properties.language!.enum, ["javascript", "typescript", "python"]);
@@ -42,18 +47,28 @@ describe("raw tool schemas and handleToolCall", () => {
     assert.match(d, /1234 ms wall time/);
     assert.match(d, /numpy, pandas and matplotlib/);
     assert.doesNotMatch(d, /QuickJS/);
-    assert.deepEqual((kit.anthropic()[0]!.input_schema as { properties: { language: { enum: string[] } } }).properties.language.enum, ["python"]);
+    assert.deepEqual(
+      (kit.anthropic()[0]!.input_schema as { properties: { language: { enum: string[] } } }).properties.language.enum,
+      ["python"],
+    );
   });
 
   test("handleToolCall takes OpenAI's JSON-string arguments and returns the model text", async () => {
     const kit = createToolkit({ sandbox });
-    const text = await kit.handleToolCall("run_code", JSON.stringify({ language: "javascript", code: "console.log('x'); 1 + 1" }));
+    const text = await kit.handleToolCall(
+      "run_code",
+      JSON.stringify({ language: "javascript", code: "console.log('x'); 1 + 1" }),
+    );
     assert.match(text, /^ok \(javascript, \d+ ms\)\nvalue: 2\nstdout:\nx$/);
   });
 
   test("input files are visible to the code", async () => {
     const kit = createToolkit({ sandbox });
-    const out = await kit.callTool("run_code", { language: "python", code: "open('in.txt').read().upper()", files: { "in.txt": "hello" } });
+    const out = await kit.callTool("run_code", {
+      language: "python",
+      code: "open('in.txt').read().upper()",
+      files: { "in.txt": "hello" },
+    });
     assert.equal(out.isError, false, out.text);
     assert.match(out.text, /value: "HELLO"/);
   });
@@ -79,8 +94,13 @@ describe("raw tool schemas and handleToolCall", () => {
   });
 
   test("a session with the native tier is refused when the tool is defined, naming the option", () => {
-    assert.throws(() => createToolkit({ sandbox, session: true, pythonEngine: "native" }), /^InvalidOptionError: session: the native Python tier/);
-    assert.doesNotThrow(() => createToolkit({ sandbox, session: true, pythonEngine: "native", languages: ["javascript"] }));
+    assert.throws(
+      () => createToolkit({ sandbox, session: true, pythonEngine: "native" }),
+      /^InvalidOptionError: session: the native Python tier/,
+    );
+    assert.doesNotThrow(() =>
+      createToolkit({ sandbox, session: true, pythonEngine: "native", languages: ["javascript"] }),
+    );
   });
 
   test("code mode over plain host functions", async () => {
@@ -88,11 +108,23 @@ describe("raw tool schemas and handleToolCall", () => {
       sandbox,
       codeMode: {
         tools: {
-          add: { description: "a + b", inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] }, call: (input) => Promise.resolve((input as { a: number; b: number }).a + (input as { a: number; b: number }).b) },
+          add: {
+            description: "a + b",
+            inputSchema: {
+              type: "object",
+              properties: { a: { type: "number" }, b: { type: "number" } },
+              required: ["a", "b"],
+            },
+            call: (input) =>
+              Promise.resolve((input as { a: number; b: number }).a + (input as { a: number; b: number }).b),
+          },
         },
       },
     });
-    assert.match(kit.anthropic()[1]!.description, /tools\.add\(input: \{ a: number; b: number \}\): Promise<unknown> — a \+ b/);
+    assert.match(
+      kit.anthropic()[1]!.description,
+      /tools\.add\(input: \{ a: number; b: number \}\): Promise<unknown> — a \+ b/,
+    );
     const out = await kit.callTool("code_mode", { code: "await tools.add({ a: 2, b: 3 })" });
     assert.match(out.text, /value: 5/);
     assert.match(out.text, /tool calls: add/);

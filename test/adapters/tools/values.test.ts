@@ -15,7 +15,10 @@ describe("encodeValue (the --json encoding of values JSON cannot hold)", () => {
     assert.deepEqual(encodeValue(-0), { $type: "number", value: "-0" });
     assert.deepEqual(encodeValue(12345678901234567890n), { $type: "bigint", value: "12345678901234567890" });
     assert.deepEqual(encodeValue(new Date(0)), { $type: "Date", value: "1970-01-01T00:00:00.000Z" });
-    assert.deepEqual(encodeValue(new Map([["k", 1n]])), { $type: "Map", entries: [["k", { $type: "bigint", value: "1" }]] });
+    assert.deepEqual(encodeValue(new Map([["k", 1n]])), {
+      $type: "Map",
+      entries: [["k", { $type: "bigint", value: "1" }]],
+    });
     assert.deepEqual(encodeValue(new Set([1, 2])), { $type: "Set", values: [1, 2] });
     assert.deepEqual(encodeValue(new Uint8Array([1, 2])), { $type: "Uint8Array", values: [1, 2] });
     assert.deepEqual(encodeValue(new TypeError("bad")), { $type: "Error", name: "TypeError", message: "bad" });
@@ -23,7 +26,10 @@ describe("encodeValue (the --json encoding of values JSON cannot hold)", () => {
   });
 
   test("a guest object with its own $type key is wrapped, so tags stay unambiguous", () => {
-    assert.deepEqual(encodeValue({ $type: "bigint", value: "1" }), { $type: "object", value: { $type: "bigint", value: "1" } });
+    assert.deepEqual(encodeValue({ $type: "bigint", value: "1" }), {
+      $type: "object",
+      value: { $type: "bigint", value: "1" },
+    });
   });
 
   test("cycles are marked, not fatal", () => {
@@ -34,7 +40,10 @@ describe("encodeValue (the --json encoding of values JSON cannot hold)", () => {
 
   test("the result is JSON-serialisable", () => {
     const out = JSON.stringify(encodeValue({ m: new Map([[1, NaN]]), u: undefined, b: 1n }));
-    assert.equal(out, '{"m":{"$type":"Map","entries":[[1,{"$type":"number","value":"NaN"}]]},"u":{"$type":"undefined"},"b":{"$type":"bigint","value":"1"}}');
+    assert.equal(
+      out,
+      '{"m":{"$type":"Map","entries":[[1,{"$type":"number","value":"NaN"}]]},"u":{"$type":"undefined"},"b":{"$type":"bigint","value":"1"}}',
+    );
   });
 });
 

@@ -29,9 +29,15 @@ m = np.array([[2.0, 1.0], [1.0, 3.0]])
     );
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
     assert.deepEqual(r.ok && r.value, { means: { Oslo: 4.0, Rome: 20.0 }, det: 5.0, numpy: "1.24.2" });
-    assert.deepEqual(r.files.map((f) => [f.path, f.mimeType, Buffer.from(f.bytes).toString()]), [["means.csv", "text/csv", "city,temp\nOslo,4.0\nRome,20.0\n"]]);
+    assert.deepEqual(
+      r.files.map((f) => [f.path, f.mimeType, Buffer.from(f.bytes).toString()]),
+      [["means.csv", "text/csv", "city,temp\nOslo,4.0\nRome,20.0\n"]],
+    );
     assert.equal(r.stats.engine, "native");
-    assert.ok(r.stats.peakMemoryBytes! > 10 << 20, "peak memory is reported (cgroup peak, or the interpreter's maxrss)");
+    assert.ok(
+      r.stats.peakMemoryBytes! > 10 << 20,
+      "peak memory is reported (cgroup peak, or the interpreter's maxrss)",
+    );
   });
 
   it("a matplotlib figure saved as PNG comes back as a file", async () => {
@@ -75,7 +81,7 @@ import matplotlib; matplotlib.get_backend()`);
     assert.equal(!runtime.ok && runtime.error.kind, "runtime");
     assert.equal(!runtime.ok && runtime.error.name, "ZeroDivisionError");
     assert.equal(!runtime.ok && runtime.error.line, 2);
-    const stack = !runtime.ok ? runtime.error.stack ?? "" : "";
+    const stack = !runtime.ok ? (runtime.error.stack ?? "") : "";
     assert.match(stack, /File "<code>", line 3, in <module>/);
     assert.match(stack, /File "<code>", line 2, in f/);
     assert.equal(stack.includes("driver.py") || stack.includes("harness.py"), false);
@@ -97,7 +103,10 @@ db.execute("create table t(x)"); db.executemany("insert into t values (?)", [(i,
 db.execute("select sum(x) from t").fetchone()[0]`);
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
     assert.equal(r.ok && r.value, 3);
-    assert.deepEqual(r.files.map((f) => f.path), ["db.sqlite"]);
+    assert.deepEqual(
+      r.files.map((f) => f.path),
+      ["db.sqlite"],
+    );
   });
 
   it("asyncio is loaded only for code with top-level await (it is most of a cold run's harness start-up)", async () => {
@@ -116,10 +125,24 @@ db.execute("select sum(x) from t").fetchone()[0]`);
 
   it("streams output through onOutput", async () => {
     const chunks: { stream: string; text: string }[] = [];
-    const r = await run("import sys\nfor i in range(3):\n    print(i)\nprint('e', file=sys.stderr)", { onOutput: (c) => chunks.push(c) });
+    const r = await run("import sys\nfor i in range(3):\n    print(i)\nprint('e', file=sys.stderr)", {
+      onOutput: (c) => chunks.push(c),
+    });
     assert.equal(r.stdout, "0\n1\n2\n");
-    assert.equal(chunks.filter((c) => c.stream === "stdout").map((c) => c.text).join(""), "0\n1\n2\n");
-    assert.equal(chunks.filter((c) => c.stream === "stderr").map((c) => c.text).join(""), "e\n");
+    assert.equal(
+      chunks
+        .filter((c) => c.stream === "stdout")
+        .map((c) => c.text)
+        .join(""),
+      "0\n1\n2\n",
+    );
+    assert.equal(
+      chunks
+        .filter((c) => c.stream === "stderr")
+        .map((c) => c.text)
+        .join(""),
+      "e\n",
+    );
   });
 
   it("each run starts from nothing: modules patched and files left by a run are gone", async () => {
@@ -139,7 +162,10 @@ db.execute("select sum(x) from t").fetchone()[0]`);
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
     // no mount namespace: the host's files are visible, which is what turning bubblewrap off means
     assert.deepEqual(r.ok && r.value, [true, true]);
-    assert.deepEqual(r.files.map((f) => [f.path, Buffer.from(f.bytes).toString()]), [["out.txt", "HI"]]);
+    assert.deepEqual(
+      r.files.map((f) => [f.path, Buffer.from(f.bytes).toString()]),
+      [["out.txt", "HI"]],
+    );
   });
 
   it("a host that forgets close() still exits, and close() reaps the pre-started jail", async () => {
@@ -151,7 +177,9 @@ const r = await s.run({ language: "python", code: "6 * 7" });
 process.stdout.write(String(r.ok && r.value));
 await new Promise((res) => setTimeout(res, 300));
 ${closeIt ? "await s.close();" : ""}`;
-      const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let out = "";
       let err = "";
       child.stdout.on("data", (c: Buffer) => (out += c.toString()));

@@ -22,7 +22,10 @@ describe("native engine: concurrency bound", () => {
     assert.deepEqual(engine.slots.stats, { idle: 0, busy: 2, starting: 0, waiting: 3 });
     await assert.rejects(engine.run(request("print('sixth')")), QueueFullError);
     const results = await Promise.all(runs);
-    assert.deepEqual(results.map((r) => [r.ok, r.stdout]), [0, 1, 2, 3, 4].map((i) => [true, `${i}\n`]));
+    assert.deepEqual(
+      results.map((r) => [r.ok, r.stdout]),
+      [0, 1, 2, 3, 4].map((i) => [true, `${i}\n`]),
+    );
     assert.deepEqual(engine.slots.stats, { idle: 2, busy: 0, starting: 0, waiting: 0 });
   });
 
@@ -40,7 +43,10 @@ describe("native engine: concurrency bound", () => {
     assert.equal(r.stdout, "");
     assert.equal(engine.slots.stats.waiting, 0);
     for (const c of holders) c.abort();
-    assert.deepEqual((await Promise.all(busy)).map((b) => !b.ok && b.error.kind), ["aborted", "aborted"]);
+    assert.deepEqual(
+      (await Promise.all(busy)).map((b) => !b.ok && b.error.kind),
+      ["aborted", "aborted"],
+    );
     const next = await engine.run(request("6 * 7"));
     assert.equal(next.ok && next.value, 42);
   });

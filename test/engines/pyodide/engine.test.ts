@@ -12,7 +12,9 @@ after(closePyodide);
 
 describe("values and output", () => {
   it("returns the last expression as JSON data, prints go to stdout and stderr", async () => {
-    const r = await runPy("import sys\nprint('out')\nprint('err', file=sys.stderr)\n{'a': [1, 2.5, None, True], 'b': 'x'}");
+    const r = await runPy(
+      "import sys\nprint('out')\nprint('err', file=sys.stderr)\n{'a': [1, 2.5, None, True], 'b': 'x'}",
+    );
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
     assert.deepEqual(r.ok && r.value, { a: [1, 2.5, null, true], b: "x" });
     assert.equal(r.stdout, "out\n");
@@ -34,7 +36,9 @@ describe("values and output", () => {
   it("top-level await works; asyncio.run says to use it instead", async () => {
     const a = await runPy("import asyncio\nawait asyncio.sleep(0.01)\n'awaited'");
     assert.equal(a.ok && a.value, "awaited", JSON.stringify(!a.ok && a.error));
-    const b = await runPy("import asyncio\nasync def f():\n    await asyncio.sleep(0.01)\n    return 7\nasyncio.run(f())");
+    const b = await runPy(
+      "import asyncio\nasync def f():\n    await asyncio.sleep(0.01)\n    return 7\nasyncio.run(f())",
+    );
     assert.equal(!b.ok && b.error.name, "RuntimeError");
     assert.match(!b.ok ? b.error.message : "", /use top-level 'await main\(\)' instead/);
     const c = await runPy("import asyncio\nasync def f():\n    await asyncio.sleep(0.01)\n    return 7\nawait f()");
@@ -44,9 +48,19 @@ describe("values and output", () => {
   it("onOutput receives chunks as they come", async () => {
     const sandbox = await pyodideSandbox();
     const chunks: OutputChunk[] = [];
-    const r = await sandbox.run({ language: "python", code: "import sys\nprint('a', flush=True)\nprint('b', file=sys.stderr, flush=True)", onOutput: (c) => chunks.push(c) });
+    const r = await sandbox.run({
+      language: "python",
+      code: "import sys\nprint('a', flush=True)\nprint('b', file=sys.stderr, flush=True)",
+      onOutput: (c) => chunks.push(c),
+    });
     assert.equal(r.ok, true);
-    assert.deepEqual(chunks.map((c) => [c.stream, c.text]), [["stdout", "a\n"], ["stderr", "b\n"]]);
+    assert.deepEqual(
+      chunks.map((c) => [c.stream, c.text]),
+      [
+        ["stdout", "a\n"],
+        ["stderr", "b\n"],
+      ],
+    );
   });
 
   it("output past maxOutputBytes is cut with a marker; the bytes attempted are counted", async () => {
@@ -141,7 +155,10 @@ describe("limits and the deadline ladder", () => {
   });
 
   it("a guest that swallows KeyboardInterrupt is killed (kind timeout) and the pool replaces the sidecar", async () => {
-    const r = await runPy("while True:\n    try:\n        while True: pass\n    except KeyboardInterrupt:\n        pass", { timeoutMs: 300 });
+    const r = await runPy(
+      "while True:\n    try:\n        while True: pass\n    except KeyboardInterrupt:\n        pass",
+      { timeoutMs: 300 },
+    );
     assert.equal(!r.ok && r.error.kind, "timeout");
     assert.equal(!r.ok && r.error.name, "TimeoutError");
     const next = await runPy("'replaced'");
@@ -172,7 +189,12 @@ describe("limits and the deadline ladder", () => {
     const sandbox = await pyodideSandbox();
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
-    const r = await sandbox.run({ language: "python", code: "import time\ntime.sleep(30)", signal: controller.signal, limits: { timeoutMs: 10_000 } });
+    const r = await sandbox.run({
+      language: "python",
+      code: "import time\ntime.sleep(30)",
+      signal: controller.signal,
+      limits: { timeoutMs: 10_000 },
+    });
     assert.equal(!r.ok && r.error.kind, "aborted");
   });
 });

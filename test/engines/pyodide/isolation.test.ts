@@ -17,7 +17,8 @@ describe("stateless isolation (one sidecar, reset between runs)", () => {
   });
   after(() => engine.close());
 
-  const run = (code: string): Promise<RunResult> => engine.run(resolveRequest({ language: "python", code, limits: { timeoutMs: 10_000 } }, options));
+  const run = (code: string): Promise<RunResult> =>
+    engine.run(resolveRequest({ language: "python", code, limits: { timeoutMs: 10_000 } }, options));
   async function value(code: string): Promise<unknown> {
     const r = await run(code);
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
@@ -29,17 +30,47 @@ describe("stateless isolation (one sidecar, reset between runs)", () => {
   const leaks: [string, string, string, unknown][] = [
     ["a global", "leaked = 42", "'leaked' in globals()", false],
     ["a builtin", "import builtins\nbuiltins.leaked = 1", "import builtins\nhasattr(builtins, 'leaked')", false],
-    ["a sys.modules entry", "import sys, types\nsys.modules['leaky'] = types.ModuleType('leaky')", "import sys\n'leaky' in sys.modules", false],
+    [
+      "a sys.modules entry",
+      "import sys, types\nsys.modules['leaky'] = types.ModuleType('leaky')",
+      "import sys\n'leaky' in sys.modules",
+      false,
+    ],
     ["a newly imported module", "import fractions", "import sys\n'fractions' in sys.modules", false],
-    ["a patched function on an imported module", "import json\njson.dumps = lambda *a, **k: 'pwned'", "import json\njson.dumps([1])", "[1]"],
-    ["a patched class attribute in a cached module", "import json\njson.JSONEncoder.leaked = 1", "import json\nhasattr(json.JSONEncoder, 'leaked')", false],
+    [
+      "a patched function on an imported module",
+      "import json\njson.dumps = lambda *a, **k: 'pwned'",
+      "import json\njson.dumps([1])",
+      "[1]",
+    ],
+    [
+      "a patched class attribute in a cached module",
+      "import json\njson.JSONEncoder.leaked = 1",
+      "import json\nhasattr(json.JSONEncoder, 'leaked')",
+      false,
+    ],
     ["a file in the working directory", "open('left.txt', 'w').write('x')", "import os\nos.listdir('.')", []],
     ["a file in /tmp", "open('/tmp/left.txt', 'w').write('x')", "import os\nos.listdir('/tmp')", []],
-    ["a planted module on sys.path", "open('/lib/python3.14/site-packages/planted.py', 'w').write('x = 1')", "import importlib.util\nimportlib.util.find_spec('planted') is None", true],
-    ["an environment variable", "import os\nos.environ['LEAKED'] = '1'\nos.putenv('LEAKED2', '1')", "import os\n('LEAKED' in os.environ, os.getenv('LEAKED2'))", [false, null]],
+    [
+      "a planted module on sys.path",
+      "open('/lib/python3.14/site-packages/planted.py', 'w').write('x = 1')",
+      "import importlib.util\nimportlib.util.find_spec('planted') is None",
+      true,
+    ],
+    [
+      "an environment variable",
+      "import os\nos.environ['LEAKED'] = '1'\nos.putenv('LEAKED2', '1')",
+      "import os\n('LEAKED' in os.environ, os.getenv('LEAKED2'))",
+      [false, null],
+    ],
     ["the working directory", "import os\nos.chdir('/tmp')", "import os\nos.getcwd()", "/home/pyodide"],
     ["the recursion limit", "import sys\nsys.setrecursionlimit(77)", "import sys\nsys.getrecursionlimit() != 77", true],
-    ["an open file", "global_f = open('held.txt', 'w')\nimport os\nos.dup(1)", "import os\nsorted(os.listdir('/proc/self/fd'))", undefined],
+    [
+      "an open file",
+      "global_f = open('held.txt', 'w')\nimport os\nos.dup(1)",
+      "import os\nsorted(os.listdir('/proc/self/fd'))",
+      undefined,
+    ],
   ];
   for (const [what, write, read, expected] of leaks) {
     it(`${what} does not survive into the next run`, async () => {
@@ -53,14 +84,18 @@ describe("stateless isolation (one sidecar, reset between runs)", () => {
   }
 
   it("a background task the run left behind never runs during the next run", async () => {
-    await value("import asyncio\nasync def later():\n    await asyncio.sleep(0.05)\n    print('LEAKED')\nasyncio.get_event_loop().create_task(later())\n'started'");
+    await value(
+      "import asyncio\nasync def later():\n    await asyncio.sleep(0.05)\n    print('LEAKED')\nasyncio.get_event_loop().create_task(later())\n'started'",
+    );
     const r = await run("import asyncio\nawait asyncio.sleep(0.2)\nprint('mine')");
     assert.equal(r.stdout, "mine\n");
   });
 
   it("a run's data in WASM memory is gone for the next run (ctypes scan)", async () => {
     // The marker is built at run time, so the code text itself does not contain it.
-    await value("m = bytes.fromhex('5741534d43454c4c') * 2 + b'-secret-' + bytes(range(48, 58))\nkeep = [m * 64 for _ in range(200)]\nlen(keep)");
+    await value(
+      "m = bytes.fromhex('5741534d43454c4c') * 2 + b'-secret-' + bytes(range(48, 58))\nkeep = [m * 64 for _ in range(200)]\nlen(keep)",
+    );
     const count = await value(
       "import ctypes, sys\nneedle = bytes.fromhex('5741534d43454c4c') * 2 + b'-secret-' + bytes(range(48, 58))\nheap = ctypes.string_at(0, 30 << 20)\nheap.count(needle)",
     );

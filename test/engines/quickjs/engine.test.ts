@@ -36,14 +36,19 @@ describe("quickjs engine", () => {
       assert.equal(await value("const v = await Promise.resolve(20); v * 2"), 40);
       assert.equal(await value("(async () => 'later')()"), "later");
       assert.equal(await value("export default await new Promise((r) => setTimeout(() => r(7), 5))"), 7);
-      assert.equal(await value("async function f() { await null; return 5 }\nf()"), 5, "a promise after top-level await code is awaited too");
+      assert.equal(
+        await value("async function f() { await null; return 5 }\nf()"),
+        5,
+        "a promise after top-level await code is awaited too",
+      );
       assert.equal(await value("export default (async () => 8)()"), 8);
     });
   });
 
   describe("console", () => {
     it("writes log/info/debug to stdout and warn/error to stderr, inspected like Node", async () => {
-      const r = await run(`console.log("a", 1, { b: [1, { c: 2 }], s: "q" }, new Map([["k", 1]]), new Set([1]), [undefined, null]);
+      const r =
+        await run(`console.log("a", 1, { b: [1, { c: 2 }], s: "q" }, new Map([["k", 1]]), new Set([1]), [undefined, null]);
         console.info(-0, 10n, Symbol("s"), function named() {}, class K {});
         console.warn("w"); console.error(new TypeError("bad"));
         console.log("%s is %d years and %j", "Bob", 42, { x: 1 });
@@ -59,7 +64,9 @@ describe("quickjs engine", () => {
 
     it("streams chunks to onOutput as they are written", async () => {
       const chunks: string[] = [];
-      await run(`console.log(1); await new Promise((r) => setTimeout(r, 5)); console.error(2)`, { onOutput: (c) => chunks.push(`${c.stream}:${c.text}`) });
+      await run(`console.log(1); await new Promise((r) => setTimeout(r, 5)); console.error(2)`, {
+        onOutput: (c) => chunks.push(`${c.stream}:${c.text}`),
+      });
       assert.deepEqual(chunks, ["stdout:1\n", "stderr:2\n"]);
     });
   });
@@ -77,7 +84,14 @@ describe("quickjs engine", () => {
       assert.equal(r.ok, true);
       const log = r.ok ? (r.value as string[]) : [];
       assert.equal(log[0], "micro");
-      assert.ok(log.includes("t0") && log.includes("t10") && log.includes("i3") && !log.includes("i4") && !log.includes("never"), log.join(","));
+      assert.ok(
+        log.includes("t0") &&
+          log.includes("t10") &&
+          log.includes("i3") &&
+          !log.includes("i4") &&
+          !log.includes("never"),
+        log.join(","),
+      );
     });
 
     it("waits for pending timers after the last expression, like Node", async () => {
@@ -97,7 +111,10 @@ describe("quickjs engine", () => {
     it("syntax errors carry kind, line and column", async () => {
       const r = await run("const ok = 1;\nconst bad = ;");
       assert.equal(r.ok, false);
-      assert.deepEqual(!r.ok && { kind: r.error.kind, name: r.error.name, line: r.error.line, column: r.error.column }, { kind: "syntax", name: "SyntaxError", line: 2, column: 13 });
+      assert.deepEqual(
+        !r.ok && { kind: r.error.kind, name: r.error.name, line: r.error.line, column: r.error.column },
+        { kind: "syntax", name: "SyntaxError", line: 2, column: 13 },
+      );
     });
 
     it("exceptions carry name, message, the user's stack and position", async () => {
@@ -124,7 +141,13 @@ describe("quickjs engine", () => {
 
   describe("TypeScript", () => {
     it("strips types and keeps the user's positions", async () => {
-      assert.equal(await value("interface P { x: number }\nconst p: P = { x: 2 };\nfunction sq<T extends number>(n: T): number { return n * n }\nsq(p.x)", { language: "typescript" }), 4);
+      assert.equal(
+        await value(
+          "interface P { x: number }\nconst p: P = { x: 2 };\nfunction sq<T extends number>(n: T): number { return n * n }\nsq(p.x)",
+          { language: "typescript" },
+        ),
+        4,
+      );
       const r = await run("type T = string;\nconst s: T = 'a';\nnull.x;", { language: "typescript" });
       assert.equal(!r.ok && r.error.line, 3);
     });
@@ -153,7 +176,14 @@ describe("quickjs engine", () => {
         { files: { "data/in.csv": "a\nb\nc\n", "keep.txt": "same" } },
       );
       assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
-      assert.deepEqual(r.ok && r.value, [true, true, false, ["bytes.bin", "data", "keep.txt", "log.txt", "out.json"], ["in.csv"], true]);
+      assert.deepEqual(r.ok && r.value, [
+        true,
+        true,
+        false,
+        ["bytes.bin", "data", "keep.txt", "log.txt", "out.json"],
+        ["in.csv"],
+        true,
+      ]);
       const files = Object.fromEntries(r.files.map((f) => [f.path, new TextDecoder().decode(f.bytes)]));
       assert.deepEqual(Object.keys(files).sort(), ["bytes.bin", "log.txt", "out.json"]);
       assert.equal(files["out.json"], `{"rows":3}`);
@@ -165,12 +195,17 @@ describe("quickjs engine", () => {
       const many = await run(`for (let i = 0; i < 5; i++) fs.writeFileSync("f" + i, "x")`, { limits: { maxFiles: 3 } });
       assert.equal(!many.ok && many.error.kind, "output_limit");
       assert.match(!many.ok ? many.error.message : "", /maxFiles/);
-      const big = await run(`try { fs.writeFileSync("big", "x".repeat(5000)) } catch {} "swallowed"`, { limits: { maxFileBytes: 1000 } });
+      const big = await run(`try { fs.writeFileSync("big", "x".repeat(5000)) } catch {} "swallowed"`, {
+        limits: { maxFileBytes: 1000 },
+      });
       assert.equal(!big.ok && big.error.kind, "output_limit", "catching the error does not make the run succeed");
     });
 
     it("unlinkSync removes a file; a missing file is ENOENT", async () => {
-      const r = await run(`fs.unlinkSync("a.txt"); let m; try { fs.readFileSync("a.txt") } catch (e) { m = e.message } m`, { files: { "a.txt": "x" } });
+      const r = await run(
+        `fs.unlinkSync("a.txt"); let m; try { fs.readFileSync("a.txt") } catch (e) { m = e.message } m`,
+        { files: { "a.txt": "x" } },
+      );
       assert.match(r.ok ? String(r.value) : "", /^ENOENT/);
     });
   });
@@ -178,21 +213,24 @@ describe("quickjs engine", () => {
   describe("host functions", () => {
     it("pass data in, data out, with an abort signal; a host throw is a guest exception", async () => {
       let seen: unknown;
-      const r = await run(`const sum = await add({ a: 2, b: [3] }, new Date(0), undefined);
+      const r = await run(
+        `const sum = await add({ a: 2, b: [3] }, new Date(0), undefined);
         let err; try { await fail() } catch (e) { err = e.name + ": " + e.message }
-        [sum, err]`, {
-        hostFunctions: {
-          add: (args, ctx) => {
-            seen = args;
-            assert.ok(ctx.signal instanceof AbortSignal);
-            const [o] = args as [{ a: number; b: number[] }];
-            return { total: o.a + o.b[0]! };
-          },
-          fail: () => {
-            throw new RangeError("host says no");
+        [sum, err]`,
+        {
+          hostFunctions: {
+            add: (args, ctx) => {
+              seen = args;
+              assert.ok(ctx.signal instanceof AbortSignal);
+              const [o] = args as [{ a: number; b: number[] }];
+              return { total: o.a + o.b[0]! };
+            },
+            fail: () => {
+              throw new RangeError("host says no");
+            },
           },
         },
-      });
+      );
       assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
       assert.deepEqual(r.ok && r.value, [{ total: 5 }, "RangeError: host says no"]);
       assert.deepEqual(seen, [{ a: 2, b: [3] }, new Date(0), undefined]);
@@ -208,11 +246,18 @@ describe("quickjs engine", () => {
     it("sessions keep state across runs on purpose", async () => {
       const s = await engine.openSession();
       try {
-        const a = await s.run(resolveRequest({ language: "javascript", code: "let count = 1; function bump() { return ++count }" }, options));
+        const a = await s.run(
+          resolveRequest(
+            { language: "javascript", code: "let count = 1; function bump() { return ++count }" },
+            options,
+          ),
+        );
         assert.equal(a.ok, true);
         const b = await s.run(resolveRequest({ language: "javascript", code: "bump(); bump()" }, options));
         assert.equal(b.ok && b.value, 3);
-        const c = await s.run(resolveRequest({ language: "javascript", code: "while (true) {}", limits: { timeoutMs: 50 } }, options));
+        const c = await s.run(
+          resolveRequest({ language: "javascript", code: "while (true) {}", limits: { timeoutMs: 50 } }, options),
+        );
         assert.equal(!c.ok && c.error.kind, "timeout", "per-run deadline applies in a session");
         const d = await s.run(resolveRequest({ language: "javascript", code: "await null; count" }, options));
         assert.equal(d.ok && d.value, 3, "state survives a timed-out run");
