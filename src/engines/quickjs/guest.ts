@@ -6,7 +6,7 @@
 // serialised by the service realm first.
 
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
-import type { Cell } from "./modules.ts";
+import type { Cell } from "./cell.ts";
 import type { GlobalNeeds } from "./source.ts";
 
 /** The part of a run the installed globals talk to. */
@@ -58,6 +58,10 @@ export class Guest {
   constructor(cell: Cell, ctx: QuickJSContext) {
     this.cell = cell;
     this.ctx = ctx;
+    // FinalizationRegistry callbacks are queued by garbage collection, which any later run's allocations
+    // trigger: a registry left by this run would call back into this context during someone else's run.
+    // Without the constructor no registry can be made (there is no other way to reach one).
+    ctx.setProp(ctx.global, "FinalizationRegistry", ctx.undefined);
   }
 
   #hooks(): GuestRunHooks {

@@ -11,7 +11,8 @@ import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunFailure, RunResult } from "../../types.ts";
 import { ClosedError } from "../../errors.ts";
 import { Guest } from "./guest.ts";
-import { describeHostError, ModulePool, type Cell, type ModuleHost } from "./modules.ts";
+import type { Cell } from "./cell.ts";
+import { describeHostError, ModulePool, type WasmModule } from "./modules.ts";
 import { Run, type PreparedSource } from "./run.ts";
 import { ALL_GLOBALS, globalNeeds, isModule, stripTypes, usesAwait } from "./source.ts";
 
@@ -74,43 +75,43 @@ export class QuickJSEngine implements Engine {
     const prepared = prepare(req);
     const src = prepared instanceof Promise ? await prepared : prepared;
     if ("error" in src) return failure(req, src.error, startedAt);
-    const host = this.pool.ready() ?? (await this.pool.get());
+    const wasm = this.pool.ready() ?? (await this.pool.get());
     const hostNames = Object.keys(req.hostFunctions);
-    const opened = this.#openGuest(host, globalNeeds(src.code, hostNames), hostNames);
+    const opened = this.#openGuest(wasm, globalNeeds(src.code, hostNames), hostNames);
     if ("error" in opened) return failure(req, opened.error, startedAt);
     const { guest, cell } = opened;
     const run = new Run(guest, req, src);
     const result = await run.execute();
     const cleanup = () => {
       run.release();
-      if (host.alive && !cell.dead) {
+      if (wasm.alive && !cell.dead) {
         try {
           guest.dispose();
         } catch (error) {
-          host.poison(`freeing a context failed: ${describeHostError(error)}`);
+          wasm.poison(`freeing a context failed: ${describeHostError(error)}`);
         }
       }
     };
-    host.releaseCell(cell, REUSABLE.has(run.failureKind) && host.alive, cleanup);
-    retireIfGrown(host, req);
+    wasm.releaseCell(cell, REUSABLE.has(run.failureKind) && wasm.alive, cleanup);
+    retireIfGrown(wasm, req);
     return result;
   }
 
   /** A cell and a fresh user context with the globals installed; a throw here poisons the module. */
   #openGuest(
-    host: ModuleHost,
+    wasm: WasmModule,
     needs: ReturnType<typeof globalNeeds>,
     hostNames: string[],
   ): { guest: Guest; cell: Cell } | { error: GuestError } {
     let cell: Cell | undefined;
     try {
-      cell = host.takeCell();
+      cell = wasm.takeCell();
       const guest = new Guest(cell, cell.takeContext());
       guest.install(needs, hostNames);
       return { guest, cell };
     } catch (error) {
-      host.poison(`starting a context failed: ${describeHostError(error)}`);
-      if (cell) host.releaseCell(cell, false);
+      wasm.poison(`starting a context failed: ${describeHostError(error)}`);
+      if (cell) wasm.releaseCell(cell, false);
       return {
         error: {
           kind: "crashed",
@@ -123,8 +124,8 @@ export class QuickJSEngine implements Engine {
 
   async openSession(): Promise<EngineSession> {
     if (this.#closed) throw new ClosedError("quickjs engine");
-    const host = await this.pool.get();
-    const cell = host.takeCell();
+    const wasm = await this.pool.get();
+    const cell = wasm.takeCell();
     const guest = new Guest(cell, cell.takeContext());
     const session = new QuickJSSession(guest, () => this.#sessions.delete(session));
     this.#sessions.add(session);
@@ -150,9 +151,9 @@ export class QuickJSEngine implements Engine {
  * WASM memory never shrinks: after a run that grew the module far past what runs need (an allocation
  * bomb), the module is retired so its memory goes back to the host once its runs finish.
  */
-function retireIfGrown(host: ModuleHost, req: ResolvedRequest): void {
-  if (host.alive && host.memoryBytes() > Math.max(RETIRE_BYTES, 2 * req.limits.memoryMb * 1024 * 1024 + RETIRE_BYTES))
-    host.retire();
+function retireIfGrown(wasm: WasmModule, req: ResolvedRequest): void {
+  if (wasm.alive && wasm.memoryBytes() > Math.max(RETIRE_BYTES, 2 * req.limits.memoryMb * 1024 * 1024 + RETIRE_BYTES))
+    wasm.retire();
 }
 const RETIRE_BYTES = 64 * 1024 * 1024;
 
@@ -173,7 +174,7 @@ export class QuickJSSession implements EngineSession {
   }
 
   get alive(): boolean {
-    return !this.#closed && this.#guest.cell.host.alive && !this.#guest.cell.dead;
+    return !this.#closed && this.#guest.cell.wasm.alive && !this.#guest.cell.dead;
   }
 
   run(req: ResolvedRequest): Promise<RunResult> {
@@ -201,7 +202,7 @@ export class QuickJSSession implements EngineSession {
     try {
       this.#guest.install(ALL_GLOBALS, Object.keys(req.hostFunctions));
     } catch (error) {
-      this.#guest.cell.host.poison(`installing globals failed: ${describeHostError(error)}`);
+      this.#guest.cell.wasm.poison(`installing globals failed: ${describeHostError(error)}`);
       return failure(
         req,
         { kind: "crashed", name: "EngineCrash", message: "this session's engine crashed; open a new session" },
@@ -220,16 +221,16 @@ export class QuickJSSession implements EngineSession {
     await this.#queue;
     this.#onClose();
     const { cell } = this.#guest;
-    if (cell.host.alive && !cell.dead) {
+    if (cell.wasm.alive && !cell.dead) {
       try {
         this.#guest.dispose();
       } catch (error) {
-        cell.host.poison(`freeing a session failed: ${describeHostError(error)}`);
+        cell.wasm.poison(`freeing a session failed: ${describeHostError(error)}`);
       }
     }
-    cell.host.releaseCell(cell, false);
+    cell.wasm.releaseCell(cell, false);
     // Many long sessions can grow the module's memory; once they are gone it should go back too.
-    if (cell.host.alive && cell.host.memoryBytes() > 2 * RETIRE_BYTES) cell.host.retire();
+    if (cell.wasm.alive && cell.wasm.memoryBytes() > 2 * RETIRE_BYTES) cell.wasm.retire();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -13,12 +13,11 @@ import type { ErrorKind, GuestError, HostFunction, RunResult } from "../../types
 import { decodeValue } from "./decode.ts";
 import type { FsOp, Guest, GuestRunHooks } from "./guest.ts";
 import { FileLimitError, FsError, MemFs } from "./memfs.ts";
-import { ctxPointer, describeHostError } from "./modules.ts";
+import { describeHostError } from "./modules.ts";
+import { contextPointer, EVAL_FLAGS } from "./internals.ts";
 import { OutputSink, utf8Length } from "./output.ts";
 import { SERVICE_FILENAME } from "./service.ts";
 
-const EVAL_TYPE_MODULE = 1 << 0;
-const EVAL_FLAG_ASYNC = 1 << 7;
 const MB = 1024 * 1024;
 /** Linear-memory growth allowed beyond memoryMb before a run fails with `memory` (allocator slack). */
 const MEMORY_SLACK_MB = 32;
@@ -115,7 +114,7 @@ export class Run implements GuestRunHooks {
     // QuickJS does not count every allocation against setMemoryLimit (many small ArrayBuffers slip
     // past it), so the module's linear memory is watched too: growth past the run's cap is a memory
     // failure, caught within one polling window.
-    if (this.#guest.cell.host.memoryBytes() > this.#memoryCeiling) {
+    if (this.#guest.cell.wasm.memoryBytes() > this.#memoryCeiling) {
       this.#interruptKind = "memory";
       return true;
     }
@@ -126,8 +125,8 @@ export class Run implements GuestRunHooks {
     const { cell, ctx } = this.#guest;
     const limits = this.#req.limits;
     cell.setLimits(limits.memoryMb * MB, effectiveStackKb(limits.maxStackKb) * 1024);
-    this.#memoryCeiling = cell.host.memoryBytes() + (limits.memoryMb + MEMORY_SLACK_MB) * MB;
-    cell.source = this;
+    this.#memoryCeiling = cell.wasm.memoryBytes() + (limits.memoryMb + MEMORY_SLACK_MB) * MB;
+    cell.run = this;
     cell.userCtx = ctx;
     cell.runs++;
     this.#guest.hooks = this;
@@ -152,7 +151,7 @@ export class Run implements GuestRunHooks {
     let result: QuickJSHandle | undefined;
     cell.armCounter(ctx);
     this.#turn(() => {
-      const flags = src.module ? EVAL_TYPE_MODULE : src.async ? EVAL_FLAG_ASYNC : 0;
+      const flags = src.module ? EVAL_FLAGS.module : src.async ? EVAL_FLAGS.async : 0;
       const r = ctx.evalCode(src.code, src.filename, flags);
       if (r.error) this.#failFromException(r.error, "eval");
       else result = this.#own(r.value);
@@ -190,7 +189,7 @@ export class Run implements GuestRunHooks {
       // An interrupt can be swallowed by an async function (its promise just stays pending).
       if (this.#interruptKind && !this.#failure) this.#setFailure(this.#interruptError());
       if (this.#failure) return undefined;
-      if (!cell.host.alive) return this.#crashedByOther();
+      if (!cell.wasm.alive) return this.#crashedByOther();
       if (first) {
         first = false;
         const initial = result;
@@ -241,8 +240,8 @@ export class Run implements GuestRunHooks {
 
   /** Runs a step that enters WASM. A host-side throw poisons the module and fails the run. */
   #turn(step: () => void): void {
-    const host = this.#guest.cell.host;
-    if (!host.alive) {
+    const wasm = this.#guest.cell.wasm;
+    if (!wasm.alive) {
       this.#crashedByOther();
       return;
     }
@@ -251,13 +250,13 @@ export class Run implements GuestRunHooks {
     } catch (error) {
       this.#onHostThrow(error);
     }
-    if (this.#hostFailure) host.poison(this.#failure?.message ?? "host failure");
+    if (this.#hostFailure) wasm.poison(this.#failure?.message ?? "host failure");
   }
 
   #onHostThrow(error: unknown): void {
     this.#hostFailure = true;
     const hostStack = error instanceof RangeError && /call stack/i.test(error.message);
-    this.#guest.cell.host.poison(describeHostError(error));
+    this.#guest.cell.wasm.poison(describeHostError(error));
     if (this.#failure && this.#failure.kind !== "runtime") return;
     this.#failure = hostStack
       ? {
@@ -276,7 +275,7 @@ export class Run implements GuestRunHooks {
     this.#setFailure({
       kind: "crashed",
       name: "EngineCrash",
-      message: `the shared QuickJS engine was replaced while this run was waiting (${this.#guest.cell.host.poisonReason || "another run crashed it"}); run the code again`,
+      message: `the shared QuickJS engine was replaced while this run was waiting (${this.#guest.cell.wasm.poisonReason || "another run crashed it"}); run the code again`,
     });
     return undefined;
   }
@@ -693,7 +692,9 @@ export class Run implements GuestRunHooks {
   #bytesOf(data: QuickJSHandle): Uint8Array {
     const { ctx } = this.#guest;
     const tryBuffer = (h: QuickJSHandle): Uint8Array | undefined => {
-      const len = this.#guest.cell.host.module.getFFI().QTS_GetArrayBufferLength(ctxPointer(ctx) as never, h.value);
+      const len = this.#guest.cell.wasm.quickjs
+        .getFFI()
+        .QTS_GetArrayBufferLength(contextPointer(ctx) as never, h.value);
       if (!len) return undefined;
       const lt = ctx.getArrayBuffer(h);
       const copy = lt.value.slice();
@@ -781,7 +782,7 @@ export class Run implements GuestRunHooks {
     const { cell } = this.#guest;
     if (!this.#failure && this.#interruptKind) this.#setFailure(this.#interruptError());
     // Measuring costs ~30 µs (a memory walk); it is skipped for runs shorter than PEAK_MIN_RUN_MS.
-    if (cell.host.alive && this.#peakBytes === 0 && performance.now() - this.#start >= PEAK_MIN_RUN_MS) {
+    if (cell.wasm.alive && this.#peakBytes === 0 && performance.now() - this.#start >= PEAK_MIN_RUN_MS) {
       try {
         this.#peakBytes = Math.max(0, cell.memoryUsed() - cell.baselineBytes);
       } catch (error) {
@@ -815,7 +816,7 @@ export class Run implements GuestRunHooks {
   release(): void {
     const { cell } = this.#guest;
     this.#guest.hooks = undefined;
-    cell.source = undefined;
+    cell.run = undefined;
     cell.userCtx = undefined;
     for (const d of this.#pendingHost) if (d.alive) this.#safeDispose(() => d.dispose());
     this.#pendingHost.clear();
@@ -824,15 +825,16 @@ export class Run implements GuestRunHooks {
     for (const t of this.#timers.values()) this.#safeDispose(() => this.#freeTimer(t));
     this.#timers.clear();
     for (const h of this.#handles) if (h.alive) this.#safeDispose(() => h.dispose());
+    if (cell.wasm.alive) cell.strayHandles += this.#handles.filter((h) => h.alive).length;
     this.#handles.length = 0;
   }
 
   #safeDispose(fn: () => void): void {
-    if (!this.#guest.cell.host.alive) return;
+    if (!this.#guest.cell.wasm.alive) return;
     try {
       fn();
     } catch (error) {
-      this.#guest.cell.host.poison(describeHostError(error));
+      this.#guest.cell.wasm.poison(describeHostError(error));
     }
   }
 }
