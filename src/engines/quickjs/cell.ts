@@ -4,6 +4,7 @@
 
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { adoptValue, contextPointer, runtimePointer, trackedContexts } from "./internals.ts";
+import { refusedImportMessage } from "./failure.ts";
 import { describeHostError, type WasmModule } from "./modules.ts";
 import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
 
@@ -12,6 +13,8 @@ export interface ActiveRun {
   shouldInterrupt(): boolean;
   /** Wakes a run that is waiting for a timer or host call (its module was poisoned under it). */
   wake(): void;
+  /** Records an import the module loader refused; returns the message the guest's import fails with. */
+  refuseImport(name: string): string;
 }
 
 /**
@@ -68,6 +71,11 @@ export class Cell {
     this.wasm = wasm;
     this.rt = wasm.quickjs.newRuntime();
     this.rt.setInterruptHandler(() => this.#onPoll());
+    // There are no modules to load: the loader refuses every import itself, so a `denied` verdict is
+    // something the host saw happen (this loader ran), not a message the guest could have written.
+    this.rt.setModuleLoader((name) => ({
+      error: new Error(this.run?.refuseImport(name) ?? refusedImportMessage(name.slice(0, 256))),
+    }));
     // Only the intrinsics the service code uses: every object here is walked by each GC of the runtime.
     this.svc = this.rt.newContext({ intrinsics: SERVICE_INTRINSICS });
     const result = this.svc.evalCode(SERVICE_SOURCE, SERVICE_FILENAME, 0);

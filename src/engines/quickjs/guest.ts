@@ -62,7 +62,15 @@ export class Guest {
     // trigger: a registry left by this run would call back into this context during someone else's run.
     // Without the constructor no registry can be made (there is no other way to reach one).
     ctx.setProp(ctx.global, "FinalizationRegistry", ctx.undefined);
+    // The host's "memory" and "stack" verdicts accept only errors shaped like the ones QuickJS raises
+    // itself, with this realm's own InternalError.prototype: the constructor is removed, so user code
+    // cannot make such an error (it can only catch a genuine one, which it can then rethrow as is).
+    this.internalErrorProto = this.#capture(["InternalError", "prototype"]);
+    ctx.setProp(ctx.global, "InternalError", ctx.undefined);
   }
+
+  /** The user realm's InternalError.prototype, captured before user code ran. */
+  readonly internalErrorProto: QuickJSHandle;
 
   #hooks(): GuestRunHooks {
     if (!this.hooks) throw new Error("wasmcell: no run is active in this context");

@@ -16,29 +16,22 @@ import { FileLimitError, FsError, MemFs } from "./memfs.ts";
 import { describeHostError } from "./modules.ts";
 import { contextPointer, EVAL_FLAGS } from "./internals.ts";
 import { OutputSink, utf8Length } from "./output.ts";
-import { SERVICE_FILENAME } from "./service.ts";
+import {
+  classify,
+  effectiveStackKb,
+  interruptError,
+  parseErrorInfo,
+  refusedImportMessage,
+  type Situation,
+} from "./failure.ts";
 
 const MB = 1024 * 1024;
 /** Linear-memory growth allowed beyond memoryMb before a run fails with `memory` (allocator slack). */
 const MEMORY_SLACK_MB = 32;
 /** How long the host may spend reading an exception (guest getters on it included). */
 const INSPECT_GRACE_MS = 100;
-/**
- * QuickJS's stack limit is clamped: on quickjs-emscripten 0.32 the host's native stack runs out at
- * roughly 2,500 plain JS frames (~480 KiB of QuickJS stack), and a limit of a few MiB makes QuickJS
- * reject even parsing (its limit underflows the WASM shadow stack). Below the clamp QuickJS's own check
- * fires first for ordinary recursion; C-level recursion that still outruns the host stack is caught as
- * a host RangeError (kind `stack`, module replaced).
- */
-const MAX_EFFECTIVE_STACK_KB = 384;
-export function effectiveStackKb(requested: number): number {
-  return Math.min(requested, MAX_EFFECTIVE_STACK_KB);
-}
 /** Runs shorter than this do not measure memory (the measurement would be a large share of the run). */
 const PEAK_MIN_RUN_MS = 2;
-/** Stack frames kept in a reported error; longer stacks are cut, repeated frames collapsed. */
-const MAX_FRAMES = 12;
-
 export interface PreparedSource {
   code: string;
   filename: string;
@@ -85,6 +78,7 @@ export class Run implements GuestRunHooks {
   #peakBytes = 0;
   #graceUntil: number | undefined;
   #memoryCeiling = Infinity;
+  #refusedImports: string[] = [];
 
   constructor(guest: Guest, req: ResolvedRequest, src: PreparedSource) {
     this.#guest = guest;
@@ -421,27 +415,21 @@ export class Run implements GuestRunHooks {
   }
 
   #interruptError(): GuestError {
-    const kind = this.#interruptKind ?? "timeout";
     if (this.#failure) return this.#failure;
-    if (kind === "aborted") return { kind, name: "AbortError", message: "the run was aborted by the caller's signal" };
-    if (kind === "memory") {
-      this.#peakBytes = this.#req.limits.memoryMb * MB;
-      return {
-        kind,
-        name: "MemoryError",
-        message: `the run used more than its ${this.#req.limits.memoryMb} MB memory limit (limits.memoryMb); use less data per run`,
-      };
-    }
-    return {
-      kind: "timeout",
-      name: "TimeoutError",
-      message: `the run did not finish within ${this.#req.limits.timeoutMs} ms (limits.timeoutMs) and was stopped; look for an endless loop, or do less work per run`,
-    };
+    const kind = this.#interruptKind ?? "timeout";
+    if (kind === "memory") this.#peakBytes = this.#req.limits.memoryMb * MB;
+    return interruptError(kind, this.#req.limits);
   }
 
-  /** Reads an exception through the service realm and turns it into a GuestError with the right kind. */
-  #failFromException(exc: QuickJSHandle, phase: "eval" | "job" | "timer" | "serialize"): void {
-    const { cell } = this.#guest;
+  /** The host's module loader refused an import (the only way a run ends as `denied` here). */
+  refuseImport(name: string): string {
+    if (this.#refusedImports.length < 16) this.#refusedImports.push(name.slice(0, 256));
+    return refusedImportMessage(name.slice(0, 256));
+  }
+
+  /** Reads an exception through the service realm and classifies it with what the host observed. */
+  #failFromException(exc: QuickJSHandle, phase: Situation["phase"]): void {
+    const { cell, internalErrorProto } = this.#guest;
     if (this.#interruptKind && !this.#failure) {
       // The run was being stopped (deadline, abort, a limit): whatever surfaced is a symptom of that.
       exc.dispose();
@@ -453,20 +441,12 @@ export class Run implements GuestRunHooks {
     // after an interrupt the deadline has passed. Guest getters on the error run under this grace.
     cell.setLimits((limits.memoryMb + 16) * MB, undefined);
     this.#graceUntil = performance.now() + INSPECT_GRACE_MS;
-    let info: {
-      isError?: boolean;
-      name?: string;
-      message?: string;
-      stack?: string;
-      line?: number;
-      column?: number;
-      file?: string;
-    } = {};
+    let text: string | undefined;
     try {
-      const r = cell.svc.callFunction(cell.errorInfo, cell.svc.undefined, exc);
+      const r = cell.svc.callFunction(cell.errorInfo, cell.svc.undefined, exc, internalErrorProto);
       if (r.error) r.error.dispose();
       else {
-        info = JSON.parse(cell.svc.getString(r.value)) as typeof info;
+        text = cell.svc.typeof(r.value) === "string" ? cell.svc.getString(r.value) : undefined;
         r.value.dispose();
       }
     } finally {
@@ -474,41 +454,16 @@ export class Run implements GuestRunHooks {
       exc.dispose();
       cell.setLimits(limits.memoryMb * MB, undefined);
     }
-    const name = info.name ?? "Error";
-    const message = info.message ?? "";
     if (this.#failure) return;
-    if (name === "InternalError" && message === "interrupted") return this.#setFailure(this.#interruptError());
-    if (
-      (name === "InternalError" && (message === "out of memory" || message === "string too long")) ||
-      (!info.isError && message === "Uncaught null" && this.#nearMemoryLimit())
-    ) {
-      this.#peakBytes = limits.memoryMb * MB;
-      return this.#setFailure({
-        kind: "memory",
-        name: "MemoryError",
-        message: `the run used more than its ${limits.memoryMb} MB memory limit (limits.memoryMb)${message === "string too long" ? ": a string grew past QuickJS's maximum string length" : ""}; use less data per run`,
-      });
-    }
-    if (name === "InternalError" && message === "stack overflow") {
-      return this.#setFailure({
-        kind: "stack",
-        name: "RangeError",
-        message: `the call stack overflowed (${effectiveStackKb(limits.maxStackKb)} KiB of stack, limits.maxStackKb); look for unbounded recursion`,
-        ...this.#location(info),
-      });
-    }
-    const missing = /^could not load module '(.*)'$/.exec(message);
-    if (name === "ReferenceError" && missing) {
-      return this.#setFailure({
-        kind: "denied",
-        name: "ImportError",
-        message: `import of '${missing[1]}' is not available: the sandbox has no module loader (no import, no require); use the globals it provides`,
-      });
-    }
-    const kind: ErrorKind =
-      phase === "eval" && name === "SyntaxError" && info.file === this.#src.filename ? "syntax" : "runtime";
-    const prefix = phase === "serialize" ? "while serialising the result: " : "";
-    this.#setFailure({ kind, name, message: prefix + message, ...this.#location(info) });
+    const info = parseErrorInfo(text);
+    const observed = {
+      interrupt: this.#interruptKind,
+      allocatorNearCap: info.isNull && this.#nearMemoryLimit(),
+      refusedImports: this.#refusedImports,
+    };
+    const error = classify(info, observed, { limits, filename: this.#src.filename, phase });
+    if (error.kind === "memory") this.#peakBytes = limits.memoryMb * MB;
+    this.#setFailure(error);
   }
 
   #nearMemoryLimit(): boolean {
@@ -517,29 +472,6 @@ export class Run implements GuestRunHooks {
     } catch {
       return false;
     }
-  }
-
-  #location(info: { stack?: string; line?: number; column?: number }): Partial<GuestError> {
-    const file = this.#src.filename;
-    const frames = (info.stack ?? "")
-      .split("\n")
-      .filter((l) => l.trim() !== "" && !l.includes(SERVICE_FILENAME) && !l.includes("wasmcell:"));
-    const out: Partial<GuestError> = {};
-    if (frames.length) out.stack = trimStack(frames);
-    if (typeof info.line === "number") {
-      out.line = info.line;
-      if (typeof info.column === "number") out.column = info.column;
-      return out;
-    }
-    for (const f of frames) {
-      const m = new RegExp(`${file.replace(/\./g, "\\.")}:(\\d+):(\\d+)`).exec(f);
-      if (m) {
-        out.line = Number(m[1]);
-        out.column = Number(m[2]);
-        break;
-      }
-    }
-    return out;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -837,19 +769,4 @@ export class Run implements GuestRunHooks {
       this.#guest.cell.wasm.poison(describeHostError(error));
     }
   }
-}
-
-/** Collapses repeated frames (deep recursion) and keeps the first MAX_FRAMES lines. */
-function trimStack(frames: string[]): string {
-  const out: string[] = [];
-  for (let i = 0; i < frames.length;) {
-    let j = i + 1;
-    while (j < frames.length && frames[j] === frames[i]) j++;
-    out.push(frames[i] ?? "");
-    if (j - i > 1) out.push(`    ... the frame above repeated ${j - i - 1} more times`);
-    i = j;
-  }
-  if (out.length > MAX_FRAMES)
-    return [...out.slice(0, MAX_FRAMES), `    ... ${out.length - MAX_FRAMES} more frames`].join("\n");
-  return out.join("\n");
 }

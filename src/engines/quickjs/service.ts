@@ -20,6 +20,12 @@
 //   ["s",...items] Set · ["d",time] Date · ["t",type,...items] typed array / ArrayBuffer
 //   ["e",name,message,stack] Error · ["c"] cycle · ["x"] nested deeper than the depth limit · ["p"] Promise
 
+/**
+ * Caps (in UTF-16 code units) on each field of an exception read from the guest. A longer field is cut
+ * in the guest and ends with "... [N characters cut, limit L]".
+ */
+export const ERROR_FIELD_CAPS = { name: 256, message: 8192, stack: 16384 } as const;
+
 /** The source of the service realm. Evaluates to `{ serialize, format, errorInfo }`. */
 export const SERVICE_SOURCE = String.raw`(function () {
 "use strict";
@@ -39,6 +45,9 @@ var push = Array.prototype.push, join = Array.prototype.join;
 var strRepeat = String.prototype.repeat, strSlice = String.prototype.slice, strIndexOf = String.prototype.indexOf;
 var strReplace = String.prototype.replace, regexpTest = RegExp.prototype.test;
 var MAX_DEPTH = 200;
+var MAX_NAME = ${ERROR_FIELD_CAPS.name}, MAX_MESSAGE = ${ERROR_FIELD_CAPS.message}, MAX_STACK = ${ERROR_FIELD_CAPS.stack};
+if (typeof Error.isError !== "function") throw new Error("this QuickJS build has no Error.isError");
+var isError = Error.isError;
 
 function brand(v) {
   // The class of v. The tag is only a hint (user code can set Symbol.toStringTag); every class other
@@ -52,7 +61,7 @@ function brand(v) {
     case "[object Set]": try { setSize.call(v); return "Set"; } catch (e) { return "Object"; }
     case "[object Date]": try { dateTime.call(v); return "Date"; } catch (e) { return "Object"; }
     case "[object ArrayBuffer]": try { abByteLength.call(v); return "ArrayBuffer"; } catch (e) { return "Object"; }
-    case "[object Error]": return "Error";
+    case "[object Error]": return isError(v) ? "Error" : "Object";
     case "[object RegExp]": try { regexpToString.call(v); return "RegExp"; } catch (e) { return "Object"; }
     case "[object Promise]": return "Promise";
   }
@@ -301,23 +310,34 @@ function inspect(v, depth, seen) {
   return out;
 }
 
-// --- errorInfo: an exception value -> JSON {name, message, stack, isError} ------------------------
-function errorInfo(e) {
-  if (e !== null && typeof e === "object" && brand(e) === "Error") {
-    var name, message, stack;
+// --- errorInfo: an exception value -> JSON {isError, genuine, name, message, stack, ...} ----------
+// Every field is cut to its cap here, in the guest, so a 30 MiB message never crosses to the host.
+// "genuine" says the value is a real error object (Error.isError checks QuickJS's class, not a tag)
+// whose prototype is the user realm's own InternalError.prototype (captured by the host before user
+// code; the global is removed) and which has no own "name": the shape of an error QuickJS raised itself.
+function cut(s, max) {
+  return s.length > max ? strSlice.call(s, 0, max) + "... [" + (s.length - max) + " characters cut, limit " + max + "]" : s;
+}
+
+function errorInfo(e, internalProto) {
+  if (isError(e)) {
+    var name, message, stack, genuine = false;
     try { name = str(e.name); } catch (x) { name = "Error"; }
     try { message = str(e.message); } catch (x) { message = ""; }
     try { stack = str(e.stack); } catch (x) { stack = ""; }
+    try { genuine = internalProto !== undefined && getProto(e) === internalProto && !gopd(e, "name"); } catch (x) {}
     var extra = {};
     try { var ln = gopd(e, "lineNumber"), fn = gopd(e, "fileName"), cn = gopd(e, "columnNumber");
       if (ln && typeof ln.value === "number") extra.line = ln.value;
       if (cn && typeof cn.value === "number") extra.column = cn.value;
-      if (fn && typeof fn.value === "string") extra.file = fn.value; } catch (x) {}
-    return stringify({ isError: true, name: name, message: message, stack: stack, line: extra.line, column: extra.column, file: extra.file });
+      if (fn && typeof fn.value === "string") extra.file = cut(fn.value, MAX_NAME); } catch (x) {}
+    return stringify({ isError: true, genuine: genuine, name: cut(name, MAX_NAME), message: cut(message, MAX_MESSAGE),
+      stack: cut(stack, MAX_STACK), line: extra.line, column: extra.column, file: extra.file });
   }
   var text;
-  try { text = inspect(e, 2, []); } catch (x) { text = "(an uninspectable value)"; }
-  return stringify({ isError: false, name: "Error", message: "Uncaught " + (typeof e === "string" ? quote(e) : text), stack: "" });
+  if (typeof e === "string") text = quote(cut(e, MAX_MESSAGE));
+  else { try { text = cut(inspect(e, 2, []), MAX_MESSAGE); } catch (x) { text = "(an uninspectable value)"; } }
+  return stringify({ isError: false, genuine: false, isNull: e === null, name: "Error", message: "Uncaught " + text, stack: "" });
 }
 
 return { serialize: function (v, max) {
