@@ -18,6 +18,8 @@ const TYPED_ARRAYS: Record<string, new (items: number[]) => ArrayLike<number>> =
 
 /** Parses the service realm's JSON text into host data. Throws only on a malformed text (an engine bug). */
 export function decodeValue(text: string): unknown {
+  // "=": plain JSON (JSON.parse makes a "__proto__" key an own property, never a prototype).
+  if (text.startsWith("=")) return JSON.parse(text.slice(1)) as unknown;
   return decode(JSON.parse(text) as Tagged);
 }
 

@@ -144,8 +144,10 @@ export class Run implements GuestRunHooks {
     const src = this.#src;
     let result: QuickJSHandle | undefined;
     cell.armCounter(ctx);
+    let module = false;
     this.#turn(() => {
-      const flags = src.module ? EVAL_FLAGS.module : src.async ? EVAL_FLAGS.async : 0;
+      module = src.module && this.#parsesOnlyAsModule();
+      const flags = module ? EVAL_FLAGS.module : src.async ? EVAL_FLAGS.async : 0;
       const r = ctx.evalCode(src.code, src.filename, flags);
       if (r.error) this.#failFromException(r.error, "eval");
       else result = this.#own(r.value);
@@ -156,7 +158,7 @@ export class Run implements GuestRunHooks {
     // The value is reached through promises and wrappers: an async script yields a promise of
     // `{ value }`, a module a (promise of its) namespace whose `default` we want, and any of those
     // may itself be a promise (`export default fetchIt()`, `(async () => 1)()`): each is awaited.
-    let unwrap: "value" | "default" | undefined = src.module ? "default" : src.async ? "value" : undefined;
+    let unwrap: "value" | "default" | undefined = module ? "default" : src.async ? "value" : undefined;
     let promise: QuickJSHandle | undefined;
     const accept = (h: QuickJSHandle): void => {
       for (let current = h; ;) {
@@ -230,6 +232,20 @@ export class Run implements GuestRunHooks {
       out = this.#readValue(final);
     });
     return out;
+  }
+
+  /**
+   * Whether code that looks like a module (a line starting with import/export, see source.ts) really is
+   * one. The look is only a hint: such a line inside a template literal or a comment matches too. Code
+   * that QuickJS compiles as a script has no import or export declaration, so it runs as a script; only
+   * code that fails to compile as one is evaluated as a module (and reports a module's syntax error).
+   */
+  #parsesOnlyAsModule(): boolean {
+    const { ctx } = this.#guest;
+    const flags = EVAL_FLAGS.compileOnly | (this.#src.async ? EVAL_FLAGS.async : 0);
+    const r = ctx.evalCode(this.#src.code, this.#src.filename, flags);
+    (r.error ?? r.value).dispose();
+    return r.error !== undefined;
   }
 
   /** Runs a step that enters WASM. A host-side throw poisons the module and fails the run. */
@@ -355,11 +371,8 @@ export class Run implements GuestRunHooks {
     const type = ctx.typeof(target);
     if (type === "number") return ctx.getNumber(target);
     if (type === "undefined") return undefined;
-    if (type === "string") {
-      const s = ctx.getString(target);
-      if (utf8Length(s) + 2 > max) return this.#resultTooLarge();
-      return s;
-    }
+    // Strings go through the serialiser too: getString crosses as UTF-8 through a C string, which
+    // would cut at a NUL and replace lone surrogates; JSON text escapes both.
     if (type === "boolean") return ctx.dump(target) as boolean;
     if (type === "bigint") return ctx.getBigInt(target);
     const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, target, cell.numberHandle(max));
