@@ -1,7 +1,8 @@
 // Benchmark of the JavaScript engine: latency and throughput of a small expression through
 // sandbox.run, next to the seed's naive per-call QuickJS recipe and node:vm with a new context, all
 // measured the same way in one process (interleaved rounds, so machine noise hits all three alike);
-// memory per concurrent run (open sessions); RSS over 100,000 runs.
+// memory per concurrent run (open sessions); RSS over 100,000 runs; the cost of large results (plain
+// JSON-shaped data takes the fast path, data that needs tags the walker).
 //
 //   node bench/javascript.ts            prints the markdown report
 //   import { bench } from "./javascript.ts"   returns it (npm run bench)
@@ -21,6 +22,44 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 1000);
 const RSS_RUNS = Number(process.env.BENCH_RSS_RUNS ?? 100_000);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
+const RESULT_RUNS = Number(process.env.BENCH_RESULT_RUNS ?? 20);
+
+/** Guest code returning about `bytes` of JSON: rows of a small record, plain or with a tagged field. */
+function resultCode(bytes: number, tagged: boolean): string {
+  const rows = Math.max(1, Math.round(bytes / 64));
+  const extra = tagged ? ", d: undefined" : "";
+  return `Array.from({ length: ${rows} }, (_, i) => ({ id: i, name: "row" + i, score: i / 7, ok: i % 2 === 0${extra} }))`;
+}
+
+/** p50 wall time of sandbox.run for results of 1 KB, 100 KB and 1 MB, plain and tagged. */
+export async function resultSizes(
+  run: (code: string) => Promise<{ ok: boolean }>,
+): Promise<{ label: string; build: number; plain: number; tagged: number }[]> {
+  const out = [];
+  for (const [label, bytes] of [
+    ["1 KB", 1024],
+    ["100 KB", 100 * 1024],
+    ["1 MB", 1024 * 1024],
+  ] as const) {
+    const p50 = async (code: string) => {
+      const samples: number[] = [];
+      for (let i = 0; i < RESULT_RUNS; i++) {
+        const t = performance.now();
+        const r = await run(code);
+        samples.push(performance.now() - t);
+        if (!r.ok) throw new Error(`benchmark run failed for a ${label} result`);
+      }
+      return summarise(samples, 1).p50;
+    };
+    out.push({
+      label,
+      build: await p50(`(${resultCode(bytes, false)}).length`),
+      plain: await p50(resultCode(bytes, false)),
+      tagged: await p50(resultCode(bytes, true)),
+    });
+  }
+  return out;
+}
 
 interface Stats {
   p50: number;
@@ -131,6 +170,11 @@ export async function bench(): Promise<string> {
   }
   const closed = process.memoryUsage().rss;
 
+  // Large results.
+  const sizes = await resultSizes((code) =>
+    sandbox.run({ language: "javascript", code, limits: { maxResultBytes: 8 << 20, timeoutMs: 30_000 } }),
+  );
+
   // RSS across many runs.
   gc();
   const rssStart = process.memoryUsage().rss;
@@ -156,6 +200,12 @@ export async function bench(): Promise<string> {
     `With 1 ms of idle time between calls (the next context is prepared in idle time): wasmcell \`sandbox.run\` p50 ${idle.p50.toFixed(3)} ms, p99 ${idle.p99.toFixed(3)} ms.`,
     "",
     `Memory per concurrent run: ${SESSIONS.toLocaleString("en-US")} open sessions (a runtime + context each) grew RSS by ${mb(during - before)} MB → ${((during - before) / SESSIONS / 1024).toFixed(0)} KB per run (RSS ${mb(before)} MB before, ${mb(during)} MB with them open, ${mb(closed)} MB after closing them).`,
+    "",
+    `Results of growing size (rows of \`{ id, name, score, ok }\`, p50 of ${RESULT_RUNS} runs, ms; "tagged" adds an \`undefined\` field, which plain JSON cannot say, so the tagging walker runs):`,
+    "",
+    "| result | building it only (returns its length) | plain JSON (fast path) | tagged (walker) |",
+    "|---|---|---|---|",
+    ...sizes.map((r) => `| ${r.label} | ${r.build.toFixed(1)} | ${r.plain.toFixed(1)} | ${r.tagged.toFixed(1)} |`),
     "",
     `RSS across ${RSS_RUNS.toLocaleString("en-US")} runs: ${mb(rssStart)} MB before, ${mb(rssEnd)} MB after (${rssEnd >= rssStart ? "+" : ""}${mb(rssEnd - rssStart)} MB).`,
     "",

@@ -46,8 +46,6 @@ var push = Array.prototype.push, join = Array.prototype.join;
 var strRepeat = String.prototype.repeat, strSlice = String.prototype.slice, strIndexOf = String.prototype.indexOf;
 var strReplace = String.prototype.replace, regexpTest = RegExp.prototype.test;
 var MAX_DEPTH = 200;
-// Deeper data takes the tagging walker, whose cycle check is exact (the fast walk keeps no stack).
-var PLAIN_DEPTH = 64;
 var MAX_NAME = ${ERROR_FIELD_CAPS.name}, MAX_MESSAGE = ${ERROR_FIELD_CAPS.message}, MAX_STACK = ${ERROR_FIELD_CAPS.stack};
 if (typeof Error.isError !== "function") throw new Error("this QuickJS build has no Error.isError");
 var isError = Error.isError;
@@ -79,48 +77,40 @@ function viewBrand(v) {
 function LimitError() {}
 
 // --- serialise: value -> JSON text -------------------------------------------------------------
-// Fast path: data that JSON already says exactly (null, booleans, finite numbers other than -0, strings,
-// and plain objects and dense arrays of those, no toJSON, no cycles) is checked by a walk that builds
-// nothing and then written by this realm's own JSON.stringify; the text starts with "=" and the host
-// JSON.parses the rest. Everything else goes through the tagging walker below (no prefix).
+// Fast path: data that JSON already says exactly (null, booleans, finite numbers other than -0,
+// strings, plain objects and arrays of those; no toJSON, holes or cycles) is written by this realm's
+// own JSON.stringify, with a replacer that refuses anything else; the text starts with "=" and the host
+// JSON.parses the rest. Anything refused (or any exception) takes the tagging walker below instead.
 function serialize(value, maxBytes) {
-  var budget = { left: maxBytes };
-  if (plain(value, 0, budget)) {
-    var json = stringify(value);
-    if (json === undefined || json.length > maxBytes) throw new LimitError();
+  var json;
+  try { json = stringify(value, plainOnly); } catch (e) { json = undefined; }
+  if (typeof json === "string") {
+    if (json.length > maxBytes) throw new LimitError();
     return "=" + json;
   }
-  budget.left = maxBytes;
-  var stack = [];
-  var tree = enc(value, "", stack, budget);
+  var budget = { left: maxBytes };
+  var tree = enc(value, "", [], budget);
   var text = stringify(tree);
   if (text.length > maxBytes) throw new LimitError();
   return text;
 }
 
-// True when JSON.stringify(v) says exactly what v is. Reads each property once (getters and Proxy traps
-// run here and again in JSON.stringify, inside the guest, under its deadline); any doubt returns false.
-function plain(v, depth, budget) {
+function NotPlain() {}
+var NOT_PLAIN = new NotPlain();
+
+// JSON.stringify's replacer: called with each value after toJSON. A value that is not what the holder
+// holds was produced by toJSON (a Date, a custom toJSON): refused, so the walker keeps its meaning.
+function plainOnly(key, v) {
   var t = typeof v;
-  if (t === "string") { spend(budget, v.length + 2); return true; }
-  if (t === "number") { spend(budget, 8); return v === v && v !== Infinity && v !== -Infinity && (v !== 0 || 1 / v > 0); }
-  if (v === null || t === "boolean") { spend(budget, 5); return true; }
-  if (t !== "object" || depth >= PLAIN_DEPTH) return false;
-  var b = brand(v);
-  if (b === "Array") {
-    var n = v.length;
-    spend(budget, n + 2);
-    for (var i = 0; i < n; i++) if (!(i in v) || !plain(v[i], depth + 1, budget)) return false;
-    return true;
-  }
-  if (b !== "Object" || typeof v.toJSON === "function") return false;
-  var ks = keys(v);
-  spend(budget, 2);
-  for (var k = 0; k < ks.length; k++) {
-    spend(budget, ks[k].length + 4);
-    if (!plain(v[ks[k]], depth + 1, budget)) return false;
-  }
-  return true;
+  if (t === "number") {
+    if (v !== v || v === Infinity || v === -Infinity || (v === 0 && 1 / v < 0)) throw NOT_PLAIN;
+  } else if (t === "object" && v !== null) {
+    var tag = objToString.call(v);
+    if (tag === "[object Array]" ? !isArray(v) : tag !== "[object Object]" || isView(v)) throw NOT_PLAIN;
+  } else if (t !== "string" && t !== "boolean" && v !== null) throw NOT_PLAIN;
+  var held = this[key];
+  if (held !== v && held === held) throw NOT_PLAIN;
+  return v;
 }
 
 function spend(budget, n) { budget.left -= n; if (budget.left < 0) throw new LimitError(); }
