@@ -85,7 +85,19 @@ if (invoked === fileURLToPath(import.meta.url)) {
     stderr: process.stderr,
     stdin: process.stdin,
   });
+  // The sandbox is closed by now; exit rather than wait on anything a library left referenced — but only
+  // once stdout and stderr are flushed: on a pipe, a write the consumer has not read yet is still
+  // pending, and exiting would cut it (a --json result over the pipe buffer became invalid JSON).
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   clearInterval(keepAlive);
-  // The sandbox is closed by now; exit rather than wait on anything a library left referenced.
   process.exit(code);
+}
+
+/** Resolves when everything written to `stream` so far has been handed to the OS (or the stream failed). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.writableLength === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.once("error", () => resolve());
+    stream.write("", () => resolve());
+  });
 }

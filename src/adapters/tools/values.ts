@@ -20,6 +20,8 @@ const MAX_ITEMS = 1_000;
  * - a guest object that itself has a `$type` key → `{ "$type": "object", "value": { … } }` (so tags stay unambiguous)
  * - a cycle (a value containing itself) → the string `"[Circular]"`; past 32 levels → `"[Depth limit]"`
  * Everything else (strings, finite numbers, booleans, null, arrays, plain objects) is itself.
+ * Nothing is cut: the value is already bounded by limits.maxResultBytes, and a script reading --json
+ * must get all of it (renderValue, text for a model, is the one that shortens).
  */
 export function encodeValue(value: unknown): unknown {
   return encode(value, [], 0);
@@ -52,18 +54,17 @@ function encode(value: unknown, ancestors: object[], depth: number): unknown {
   const next = (v: unknown) => encode(v, inner, depth + 1);
   if (obj instanceof Date)
     return { $type: "Date", value: Number.isNaN(obj.getTime()) ? "Invalid Date" : obj.toISOString() };
-  if (obj instanceof Map)
-    return { $type: "Map", entries: [...obj].slice(0, MAX_ITEMS).map(([k, v]) => [next(k), next(v)]) };
-  if (obj instanceof Set) return { $type: "Set", values: [...obj].slice(0, MAX_ITEMS).map(next) };
+  if (obj instanceof Map) return { $type: "Map", entries: [...obj].map(([k, v]) => [next(k), next(v)]) };
+  if (obj instanceof Set) return { $type: "Set", values: [...obj].map(next) };
   if (obj instanceof Error) return { $type: "Error", name: obj.name, message: obj.message };
   if (obj instanceof ArrayBuffer) return { $type: "ArrayBuffer", values: [...new Uint8Array(obj)] };
   if (ArrayBuffer.isView(obj) && !(obj instanceof DataView)) {
     const items = [...(obj as unknown as ArrayLike<number | bigint> & Iterable<number | bigint>)];
     return { $type: obj.constructor.name, values: items.map((n) => (typeof n === "bigint" ? n.toString() : n)) };
   }
-  if (Array.isArray(obj)) return obj.slice(0, MAX_ITEMS).map(next);
+  if (Array.isArray(obj)) return obj.map(next);
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(obj).slice(0, MAX_ITEMS)) out[k] = next(v);
+  for (const [k, v] of Object.entries(obj)) out[k] = next(v);
   return Object.hasOwn(obj, "$type") ? { $type: "object", value: out } : out;
 }
 
