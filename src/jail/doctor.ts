@@ -4,7 +4,7 @@
 
 import { execFile } from "node:child_process";
 import { WasmcellError } from "../errors.ts";
-import { DEFAULT_SEAL, type ResolvedSeal } from "../options.ts";
+import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../options.ts";
 import type { EngineName } from "../types.ts";
 import { checkSeal } from "./check.ts";
 import {
@@ -60,7 +60,7 @@ export interface DoctorOptions {
 }
 
 export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport> {
-  const seal = options.seal ?? DEFAULT_SEAL;
+  const seal = options.seal ?? RESOLVED_DEFAULT_SEAL;
   const t = { ...DEFAULT_TOOLS, ...options.tools };
   const layers: LayerStatus[] = [];
   const linux = process.platform === "linux";
@@ -102,7 +102,7 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
             },
   );
 
-  const drop = seal.dropPrivileges === false ? DEFAULT_SEAL.dropPrivileges : seal.dropPrivileges;
+  const drop = seal.dropPrivileges === false ? RESOLVED_DEFAULT_SEAL.dropPrivileges : seal.dropPrivileges;
   layers.push(
     !isRoot()
       ? {

@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { describe, it } from "node:test";
 import { SealUnavailableError } from "../../src/errors.ts";
 import { checkSeal, doctor, spawnJailed } from "../../src/jail/index.ts";
-import { DEFAULT_SEAL } from "../../src/options.ts";
+import { RESOLVED_DEFAULT_SEAL } from "../../src/options.ts";
 import { collect, pythonSpec, TEST_SEAL } from "./helpers.ts";
 
 const MISSING = "/nonexistent/wasmcell-test/bwrap";
@@ -13,14 +13,14 @@ const isSeal = (layer: string, text: RegExp) => (e: unknown) =>
 
 describe("checkSeal", () => {
   it("passes on this machine with every layer on", async () => {
-    const plan = await checkSeal(DEFAULT_SEAL);
+    const plan = await checkSeal(RESOLVED_DEFAULT_SEAL);
     assert.equal(plan.bubblewrap, true);
     assert.equal(plan.seccomp, "enforce");
   });
 
   it("bubblewrap asked for but not installed: SealUnavailableError naming bubblewrap", async () => {
     await assert.rejects(
-      checkSeal(DEFAULT_SEAL, { bwrap: MISSING }),
+      checkSeal(RESOLVED_DEFAULT_SEAL, { bwrap: MISSING }),
       isSeal("bubblewrap", /\/nonexistent\/wasmcell-test\/bwrap is not installed/),
     );
     await assert.rejects(
@@ -31,7 +31,7 @@ describe("checkSeal", () => {
 
   it("seccomp without bubblewrap cannot be installed: an error, not a quiet run without the filter", async () => {
     await assert.rejects(
-      checkSeal({ ...DEFAULT_SEAL, bubblewrap: false }),
+      checkSeal({ ...RESOLVED_DEFAULT_SEAL, bubblewrap: false }),
       isSeal("seccomp", /set seal\.seccomp to false too/),
     );
   });
@@ -54,10 +54,10 @@ describe("checkSeal", () => {
 
   it("the uid drop needs setpriv when the host is root", { skip: process.getuid?.() !== 0 && "not root" }, async () => {
     await assert.rejects(
-      checkSeal(DEFAULT_SEAL, { setpriv: "/nonexistent/setpriv" }),
+      checkSeal(RESOLVED_DEFAULT_SEAL, { setpriv: "/nonexistent/setpriv" }),
       isSeal("dropPrivileges", /\/nonexistent\/setpriv/),
     );
-    await checkSeal({ ...DEFAULT_SEAL, dropPrivileges: false }, { setpriv: "/nonexistent/setpriv" });
+    await checkSeal({ ...RESOLVED_DEFAULT_SEAL, dropPrivileges: false }, { setpriv: "/nonexistent/setpriv" });
   });
 });
 
