@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { hostname } from "node:os";
 import { describe, it } from "node:test";
 import { SealUnavailableError } from "../../src/errors.ts";
-import { checkSeal, doctor, spawnJailed } from "../../src/jail/index.ts";
+import { checkSeal, spawnJailed } from "../../src/jail/index.ts";
 import { RESOLVED_DEFAULT_SEAL } from "../../src/options.ts";
 import { collect, pythonSpec, TEST_SEAL } from "./helpers.ts";
 
@@ -58,47 +58,5 @@ describe("checkSeal", () => {
       isSeal("dropPrivileges", /\/nonexistent\/setpriv/),
     );
     await checkSeal({ ...RESOLVED_DEFAULT_SEAL, dropPrivileges: false }, { setpriv: "/nonexistent/setpriv" });
-  });
-});
-
-describe("doctor", () => {
-  it("reports every layer and every engine, with a reason for what is missing", async () => {
-    const report = await doctor({ tools: { bwrap: MISSING } });
-    assert.deepEqual(
-      report.layers.map((l) => l.layer),
-      [
-        "userNamespaces",
-        "bubblewrap",
-        "seccomp",
-        "uidDrop",
-        "cgroupMemory",
-        "cgroupPids",
-        "rlimits",
-        "nodePermissions",
-      ],
-    );
-    const bwrap = report.layers.find((l) => l.layer === "bubblewrap")!;
-    assert.equal(bwrap.available, false);
-    assert.match(bwrap.detail, /not installed/);
-    assert.deepEqual(
-      report.engines.map((e) => e.engine),
-      ["quickjs", "pyodide", "native"],
-    );
-    const native = report.engines.find((e) => e.engine === "native")!;
-    assert.equal(native.available, false);
-    assert.match(native.detail, /bubblewrap/);
-  });
-
-  it("on this machine: every layer available (cgroups only as root), the native engine ready with numpy/pandas/matplotlib", async () => {
-    const report = await doctor();
-    const root = process.getuid?.() === 0;
-    for (const l of report.layers) {
-      if (!root && l.layer.startsWith("cgroup")) assert.match(l.detail, /needs root/);
-      else assert.equal(l.available, true, `${l.layer}: ${l.detail}`);
-    }
-    const native = report.engines.find((e) => e.engine === "native")!;
-    assert.equal(native.available, true, native.detail);
-    assert.match(native.detail, /numpy [\d.]+, pandas [\d.]+, matplotlib [\d.]+/);
-    assert.match(report.layers.find((l) => l.layer === "nodePermissions")!.detail, /network denied unless --allow-net/);
   });
 });
