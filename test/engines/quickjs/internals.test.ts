@@ -1,0 +1,45 @@
+// The reaches into quickjs-emscripten's private state (src/engines/quickjs/internals.ts), each exercised
+// against the installed version: if an upgrade moves a shape, this fails before anything relies on it.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  adoptValue,
+  contextPointer,
+  EVAL_FLAGS,
+  runtimePointer,
+  trackedContexts,
+} from "../../../src/engines/quickjs/internals.ts";
+import { ModulePool } from "../../../src/engines/quickjs/modules.ts";
+
+describe("quickjs internals (pinned to quickjs-emscripten 0.32)", () => {
+  it("pointers, adopted values, tracked contexts, eval flags and the interrupt counter all still work", async () => {
+    const pool = new ModulePool();
+    const wasm = await pool.get();
+    assert.ok(wasm.counterOffset > 0, "interrupt_counter was found and verified");
+    const cell = wasm.takeCell();
+    const { rt, svc } = cell;
+    assert.ok(contextPointer(svc) > 0 && runtimePointer(rt) > 0);
+    assert.ok(cell.memoryUsed() > 0, "adoptValue wraps QTS_RuntimeComputeMemoryUsage's object");
+    assert.equal(typeof adoptValue, "function");
+
+    assert.equal(trackedContexts(rt), 1);
+    const ctx = rt.newContext();
+    assert.equal(trackedContexts(rt), 2);
+
+    const compiled = ctx.evalCode("export default 1", "m.js", EVAL_FLAGS.module | EVAL_FLAGS.compileOnly);
+    assert.equal(compiled.error, undefined, "module + compile-only compiles a module without running it");
+    compiled.value?.dispose();
+    const script = ctx.evalCode("export default 1", "s.js", EVAL_FLAGS.compileOnly);
+    assert.notEqual(script.error, undefined, "the same text is not a script");
+    script.error?.dispose();
+    const later = ctx.evalCode("await 1", "a.js", EVAL_FLAGS.async);
+    assert.equal(ctx.typeof(later.value ?? ctx.undefined), "object", "async eval yields a promise");
+    later.value?.dispose();
+    rt.executePendingJobs();
+
+    ctx.dispose();
+    assert.equal(trackedContexts(rt), 1);
+    wasm.releaseCell(cell, false);
+    pool.close();
+  });
+});
