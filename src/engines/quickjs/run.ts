@@ -12,10 +12,12 @@ import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, HostFunction, RunResult } from "../../types.ts";
 import { decodeValue } from "./decode.ts";
 import type { FsOp, Guest, GuestRunHooks } from "./guest.ts";
+import { fsCall } from "./fs-bridge.ts";
+import { readValue, toGuest } from "./values.ts";
 import { FileLimitError, FsError, MemFs } from "./memfs.ts";
 import { describeHostError } from "./modules.ts";
-import { contextPointer, EVAL_FLAGS } from "./internals.ts";
-import { OutputSink, utf8Length } from "./output.ts";
+import { EVAL_FLAGS } from "./internals.ts";
+import { OutputSink } from "./output.ts";
 import {
   classify,
   effectiveStackKb,
@@ -325,7 +327,7 @@ export class Run implements GuestRunHooks {
       this.#pendingHost.delete(d.deferred);
       if (!d.deferred.alive) continue;
       if (d.ok) {
-        const handle = this.#toGuest(d.value);
+        const handle = toGuest(this.#guest, d.value, this.#req.limits.maxResultBytes);
         d.deferred.resolve(handle);
         handle.dispose();
       } else {
@@ -365,25 +367,11 @@ export class Run implements GuestRunHooks {
 
   /** Copies the final value out: primitives directly, everything else through the service serialiser. */
   #readValue(h: QuickJSHandle): unknown {
-    const { ctx, cell } = this.#guest;
-    const max = this.#req.limits.maxResultBytes;
-    const target = h;
-    const type = ctx.typeof(target);
-    if (type === "number") return ctx.getNumber(target);
-    if (type === "undefined") return undefined;
-    // Strings go through the serialiser too: getString crosses as UTF-8 through a C string, which
-    // would cut at a NUL and replace lone surrogates; JSON text escapes both.
-    if (type === "boolean") return ctx.dump(target) as boolean;
-    if (type === "bigint") return ctx.getBigInt(target);
-    const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, target, cell.numberHandle(max));
-    if (r.error) {
-      this.#failFromException(r.error, "serialize");
-      return undefined;
-    }
-    const text = cell.svc.typeof(r.value) === "string" ? cell.svc.getString(r.value) : undefined;
-    r.value.dispose();
-    if (text === undefined || utf8Length(text) > max) return this.#resultTooLarge();
-    return decodeValue(text);
+    const read = readValue(this.#guest, h, this.#req.limits.maxResultBytes);
+    if (read.ok) return read.value;
+    if (read.exception) this.#failFromException(read.exception, "serialize");
+    else this.#resultTooLarge();
+    return undefined;
   }
 
   #resultTooLarge(): undefined {
@@ -393,33 +381,6 @@ export class Run implements GuestRunHooks {
       message: `the result is larger than ${this.#req.limits.maxResultBytes} bytes (limits.maxResultBytes); return a summary or write the data to a file`,
     });
     return undefined;
-  }
-
-  /** Host data -> a user-realm value, parsed by the user realm's own JSON.parse captured before user code. */
-  #toGuest(value: unknown): QuickJSHandle {
-    const { ctx, jsonParse } = this.#guest;
-    if (value === undefined) return ctx.undefined.dup();
-    let json: string | undefined;
-    try {
-      json = JSON.stringify(value);
-    } catch (error) {
-      return this.#throwValue(`the host function's result is not JSON-serialisable (${describeHostError(error)})`);
-    }
-    if (json === undefined) return ctx.undefined.dup();
-    if (utf8Length(json) > this.#req.limits.maxResultBytes)
-      return this.#throwValue(
-        `the host function's result is larger than ${this.#req.limits.maxResultBytes} bytes (limits.maxResultBytes)`,
-      );
-    if (!jsonParse) throw new Error("wasmcell: JSON.parse was not captured");
-    const text = ctx.newString(json);
-    const r = ctx.callFunction(jsonParse, ctx.undefined, text);
-    text.dispose();
-    if (r.error) return r.error; // resolving with an error value is better than losing the call
-    return r.value;
-  }
-
-  #throwValue(message: string): QuickJSHandle {
-    return this.#guest.ctx.newError({ name: "TypeError", message });
   }
 
   #setFailure(error: GuestError): void {
@@ -577,92 +538,9 @@ export class Run implements GuestRunHooks {
 
   fs(op: FsOp, args: QuickJSHandle[]): QuickJSHandle | undefined {
     return this.#callback(() => {
-      const { ctx, toUint8Array } = this.#guest;
       this.#fs ??= new MemFs(this.#req.files, this.#req.limits.maxFiles, this.#req.limits.maxFileBytes);
-      const fs = this.#fs;
-      const str = (h: QuickJSHandle | undefined) =>
-        h && ctx.typeof(h) === "string"
-          ? ctx.getString(h)
-          : h && ctx.typeof(h) !== "undefined"
-            ? (ctx.dump(h) as unknown)
-            : undefined;
-      const path = str(args[0]) as string;
-      switch (op) {
-        case "readFileSync": {
-          const bytes = fs.read(path);
-          const opt = args[1]
-            ? ctx.typeof(args[1]) === "object"
-              ? str(ctx.getProp(args[1], "encoding"))
-              : str(args[1])
-            : undefined;
-          if (typeof opt === "string") return ctx.newString(new TextDecoder().decode(bytes));
-          const buf = ctx.newArrayBuffer(bytes.slice().buffer);
-          const r = ctx.callFunction(toUint8Array as QuickJSHandle, ctx.undefined, buf);
-          buf.dispose();
-          if (r.error) return r.error; // cannot happen with a captured helper; surfaces as a value
-          return r.value;
-        }
-        case "writeFileSync":
-        case "appendFileSync": {
-          const data = args[1];
-          let bytes: Uint8Array;
-          if (!data) throw new TypeError(`The "data" argument must be a string or a Uint8Array`);
-          if (ctx.typeof(data) === "string") bytes = new TextEncoder().encode(ctx.getString(data));
-          else bytes = this.#bytesOf(data);
-          fs.write(path, bytes, op === "appendFileSync");
-          return undefined;
-        }
-        case "existsSync":
-          return fs.exists(path) ? ctx.true : ctx.false;
-        case "readdirSync": {
-          const names = fs.readdir(args[0] ? path : undefined);
-          const arr = ctx.newArray();
-          names.forEach((n, i) => {
-            const s = ctx.newString(n);
-            ctx.setProp(arr, i, s);
-            s.dispose();
-          });
-          return arr;
-        }
-        case "unlinkSync":
-          fs.unlink(path);
-          return undefined;
-        case "mkdirSync":
-          fs.resolve(path); // directories are implied by file paths; only the path is checked
-          return undefined;
-      }
+      return fsCall(this.#guest, this.#fs, op, args);
     });
-  }
-
-  #bytesOf(data: QuickJSHandle): Uint8Array {
-    const { ctx } = this.#guest;
-    const tryBuffer = (h: QuickJSHandle): Uint8Array | undefined => {
-      const len = this.#guest.cell.wasm.quickjs
-        .getFFI()
-        .QTS_GetArrayBufferLength(contextPointer(ctx) as never, h.value);
-      if (!len) return undefined;
-      const lt = ctx.getArrayBuffer(h);
-      const copy = lt.value.slice();
-      lt.dispose();
-      return copy;
-    };
-    const direct = ctx.typeof(data) === "object" ? tryBuffer(data) : undefined;
-    if (direct) return direct;
-    const buffer = ctx.getProp(data, "buffer");
-    const off = ctx.getProp(data, "byteOffset");
-    const len = ctx.getProp(data, "byteLength");
-    try {
-      if (ctx.typeof(buffer) !== "object" || ctx.typeof(off) !== "number" || ctx.typeof(len) !== "number") {
-        throw new TypeError(`The "data" argument must be a string or a Uint8Array`);
-      }
-      const all = tryBuffer(buffer) ?? new Uint8Array(0);
-      const o = ctx.getNumber(off);
-      return all.slice(o, o + ctx.getNumber(len));
-    } finally {
-      buffer.dispose();
-      off.dispose();
-      len.dispose();
-    }
   }
 
   hostCall(name: string, args: QuickJSHandle[]): QuickJSHandle {
