@@ -13,7 +13,6 @@ import type { ErrorKind, GuestError, HostFunction, RunResult } from "../../types
 import { decodeValue } from "./decode.ts";
 import type { FsOp, Guest, GuestRunHooks } from "./guest.ts";
 import { fsCall } from "./fs-bridge.ts";
-import { free as freeTimer, Timers } from "./timers.ts";
 import { readValue, toGuest } from "./values.ts";
 import { FileLimitError, FsError, MemFs } from "./memfs.ts";
 import { describeHostError } from "./modules.ts";
@@ -42,6 +41,13 @@ export interface PreparedSource {
   async: boolean;
 }
 
+interface Timer {
+  fn: QuickJSHandle;
+  args: QuickJSHandle[];
+  due: number;
+  repeat: number | undefined;
+}
+
 interface Delivery {
   deferred: QuickJSDeferredPromise;
   ok: boolean;
@@ -62,7 +68,9 @@ export class Run implements GuestRunHooks {
   #failure: GuestError | undefined;
   #interruptKind: ErrorKind | undefined;
   #hostFailure = false;
-  readonly #timers: Timers;
+  #timers = new Map<number, Timer>();
+  #timerSerial = 0;
+  #timersCreated = 0;
   #hostCalls = 0;
   #pendingHost = new Set<QuickJSDeferredPromise>();
   #deliveries: Delivery[] = [];
@@ -80,7 +88,6 @@ export class Run implements GuestRunHooks {
     this.#src = src;
     this.#out = new OutputSink(req.limits.maxOutputBytes, req.onOutput);
     this.#deadline = this.#start + req.limits.timeoutMs;
-    this.#timers = new Timers(req.limits.maxTimers);
   }
 
   wake(): void {
@@ -297,7 +304,7 @@ export class Run implements GuestRunHooks {
     if (this.#deliveries.length > 0) return Promise.resolve();
     const now = performance.now();
     let until = this.#deadline;
-    until = this.#timers.nextDue(until);
+    for (const t of this.#timers.values()) if (t.due < until) until = t.due;
     return new Promise<void>((resolve) => {
       const timer = setTimeout(
         () => {
@@ -334,14 +341,18 @@ export class Run implements GuestRunHooks {
     }
     this.#drain();
     const now = performance.now();
-    for (const [id] of this.#timers.due(now)) {
+    const due = [...this.#timers.entries()]
+      .filter(([, t]) => t.due <= now)
+      .sort((a, b) => a[1].due - b[1].due || a[0] - b[0]);
+    for (const [id, t] of due) {
       if (this.#failure) return;
-      const t = this.#timers.take(id, now);
-      if (!t) continue; // cleared by an earlier callback in this turn
+      if (!this.#timers.has(id)) continue; // cleared by an earlier callback in this turn
+      if (t.repeat === undefined) this.#timers.delete(id);
+      else t.due = now + t.repeat;
       const r = ctx.callFunction(t.fn, ctx.undefined, ...t.args);
       if (r.error) this.#failFromException(r.error, "timer");
       else r.value.dispose();
-      if (t.repeat === undefined) freeTimer(t);
+      if (t.repeat === undefined) this.#freeTimer(t);
       if (!this.#failure) this.#drain();
     }
   }
@@ -476,11 +487,20 @@ export class Run implements GuestRunHooks {
       const { ctx } = this.#guest;
       const [fn, delayHandle, ...rest] = args;
       if (!fn || ctx.typeof(fn) !== "function") throw new TypeError(`The "callback" argument must be of type function`);
-      if (!this.#timers.canCreate()) {
+      if (this.#timersCreated >= this.#req.limits.maxTimers) {
         throw new GuestThrow(`too many timers: this run may create ${this.#req.limits.maxTimers} (limits.maxTimers)`);
       }
-      const delay = delayHandle && ctx.typeof(delayHandle) === "number" ? ctx.getNumber(delayHandle) : 0;
-      return ctx.newNumber(this.#timers.add(fn, rest, delay, repeat));
+      this.#timersCreated++;
+      let delay = delayHandle && ctx.typeof(delayHandle) === "number" ? ctx.getNumber(delayHandle) : 0;
+      if (!(delay >= 1 && delay <= 2 ** 31 - 1)) delay = 1;
+      const id = ++this.#timerSerial;
+      this.#timers.set(id, {
+        fn: fn.dup(),
+        args: rest.map((a) => a.dup()),
+        due: performance.now() + delay,
+        repeat: repeat ? delay : undefined,
+      });
+      return ctx.newNumber(id);
     });
   }
 
@@ -488,8 +508,17 @@ export class Run implements GuestRunHooks {
     this.#callback(() => {
       const { ctx } = this.#guest;
       if (!idHandle || ctx.typeof(idHandle) !== "number") return;
-      this.#timers.clear(ctx.getNumber(idHandle));
+      const id = ctx.getNumber(idHandle);
+      const t = this.#timers.get(id);
+      if (!t) return;
+      this.#timers.delete(id);
+      this.#freeTimer(t);
     });
+  }
+
+  #freeTimer(t: Timer): void {
+    if (t.fn.alive) t.fn.dispose();
+    for (const a of t.args) if (a.alive) a.dispose();
   }
 
   queueMicrotask(fn: QuickJSHandle | undefined): void {
@@ -616,7 +645,8 @@ export class Run implements GuestRunHooks {
     this.#pendingHost.clear();
     for (const d of this.#deliveries) if (d.deferred.alive) this.#safeDispose(() => d.deferred.dispose());
     this.#deliveries.length = 0;
-    this.#timers.release((fn) => this.#safeDispose(fn));
+    for (const t of this.#timers.values()) this.#safeDispose(() => this.#freeTimer(t));
+    this.#timers.clear();
     for (const h of this.#handles) if (h.alive) this.#safeDispose(() => h.dispose());
     if (cell.wasm.alive) cell.strayHandles += this.#handles.filter((h) => h.alive).length;
     this.#handles.length = 0;
