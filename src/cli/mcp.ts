@@ -95,8 +95,10 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   io.stderr.write(`wasmcell mcp listening on ${server.url}${http.stateless ? " (stateless)" : ""}\n`);
   await untilSignal();
   // SIGTERM/SIGINT: stop accepting, let in-flight calls finish within the grace, then exit.
-  const { cut } = await server.drain(drainMs);
-  io.stderr.write(`wasmcell mcp drained${cut > 0 ? `; ${cut} calls still running were cut` : ""}\n`);
+  const { waited, cut } = await server.drain(drainMs);
+  io.stderr.write(
+    `wasmcell mcp drained: ${waited - cut} calls in flight finished, ${cut} cut at the ${drainMs} ms grace\n`,
+  );
   return 0;
 }
 

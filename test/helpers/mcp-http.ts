@@ -65,7 +65,7 @@ export interface Balancer {
 }
 
 /**
- * HAProxy round-robin over `backends`, health-checking /healthz every 200 ms (down after 2 failures).
+ * HAProxy round-robin over `backends`, health-checking /healthz every 300 ms (down after 2 failures).
  * A request refused before anything ran (connection refused, or a 503 from a draining replica) is
  * retried on another replica; anything else goes back to the client, which decides.
  */
@@ -75,7 +75,7 @@ export async function startHaproxy(backends: string[]): Promise<Balancer> {
   const sock = join(dir, "stats.sock");
   const servers = backends.map((b, i) => {
     const u = new URL(b);
-    return `  server r${i} ${u.hostname}:${u.port} check inter 200ms fall 2 rise 2`;
+    return `  server r${i} ${u.hostname}:${u.port} check inter 300ms fall 2 rise 2`;
   });
   writeFileSync(
     join(dir, "haproxy.cfg"),
@@ -86,10 +86,12 @@ export async function startHaproxy(backends: string[]): Promise<Balancer> {
       "defaults",
       "  mode http",
       "  timeout connect 1s",
+      "  timeout check 2s",
       "  timeout client 60s",
       "  timeout server 60s",
       "  retries 2",
       "  option redispatch",
+      "  option http-buffer-request",
       "  retry-on conn-failure 503",
       "frontend mcp",
       `  bind 127.0.0.1:${port}`,
@@ -128,6 +130,8 @@ export async function startHaproxy(backends: string[]): Promise<Balancer> {
     }
     return rows;
   };
+  // Ready once every backend has passed its health checks.
+  while (!Object.values(await status()).every((s) => s === "UP")) await new Promise((r) => setTimeout(r, 50));
   return {
     url,
     status,

@@ -66,9 +66,10 @@ export interface HttpMcpServer extends AsyncDisposable {
   readonly ready: Promise<void>;
   /**
    * Stops accepting (new connections refused, new requests 503, /readyz 503), lets in-flight calls
-   * finish for up to `graceMs`, then closes. Resolves with the number of calls that were still running.
+   * finish for up to `graceMs`, then closes. Resolves with the calls in flight when it began (`waited`)
+   * and those still running at the end of the grace, which the close cut (`cut`).
    */
-  drain(graceMs: number): Promise<{ cut: number }>;
+  drain(graceMs: number): Promise<{ waited: number; cut: number }>;
   /** Closes at once: in-flight calls are cut. */
   close(): Promise<void>;
 }
@@ -262,13 +263,14 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
     })());
   const drain = async (graceMs: number) => {
     draining = true;
+    const waited = admission.inflight;
     http.close();
     http.closeIdleConnections();
     const deadline = Date.now() + graceMs;
     while (admission.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
     const cut = admission.inflight;
     await close();
-    return { cut };
+    return { waited, cut };
   };
   const shownHost = o.host.includes(":") ? `[${o.host}]` : o.host;
   return { url: `http://${shownHost}:${port}/mcp`, ready: warm, drain, close, [Symbol.asyncDispose]: close };

@@ -142,7 +142,7 @@ describe("serveHttp", () => {
     await new Promise((r) => setTimeout(r, 100));
     const drained = server.drain(5_000);
     assert.match(textOf(await call), /finished/);
-    assert.deepEqual(await drained, { cut: 0 });
+    assert.deepEqual(await drained, { waited: 1, cut: 0 });
     await assert.rejects(fetch(server.url.replace("/mcp", "/healthz")));
     await client.close().catch(() => undefined);
   });
