@@ -2,14 +2,12 @@
 // admission are the operator's flags, never the model's arguments.
 
 import { parseArgs } from "node:util";
-import { DEFAULT_HTTP_SERVE, serveHttp, type HttpServeOptions } from "../adapters/mcp/http.ts";
+import { serveHttp, type HttpServeOptions } from "../adapters/mcp/http.ts";
+import { DEFAULT_MCP_HTTP } from "../options.ts";
 import { serveStdio } from "../adapters/mcp/transports.ts";
 import { createSandbox } from "../sandbox.ts";
 import type { Limits } from "../types.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
-
-/** How long SIGTERM waits for in-flight calls before closing (Kubernetes allows 30 s by default). */
-const DEFAULT_DRAIN_MS = 25_000;
 
 const HTTP_ONLY = [
   "port",
@@ -66,7 +64,8 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   if (timeoutMs !== undefined) limits.timeoutMs = timeoutMs;
   if (memoryMb !== undefined) limits.memoryMb = memoryMb;
   const ttlSeconds = positiveInt("--session-ttl", values["session-ttl"]);
-  const drainMs = values["drain-ms"] === "0" ? 0 : (positiveInt("--drain-ms", values["drain-ms"]) ?? DEFAULT_DRAIN_MS);
+  const drainMs =
+    values["drain-ms"] === "0" ? 0 : (positiveInt("--drain-ms", values["drain-ms"]) ?? DEFAULT_MCP_HTTP.drainMs);
 
   // The pool starts on the first Python call, so a machine that cannot run Python still serves JS.
   await using sandbox = await createSandbox({ limits, python: { engine, pool: 1, prewarm: false } });
@@ -79,7 +78,7 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   const http: HttpServeOptions = {
     ...options,
     port,
-    host: values.host ?? DEFAULT_HTTP_SERVE.host,
+    host: values.host ?? DEFAULT_MCP_HTTP.host,
     stateless: values.stateless === true,
     trustProxy: values["trust-proxy"] === true,
   };

@@ -17,6 +17,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { availableParallelism } from "node:os";
 import { InvalidOptionError } from "../../errors.ts";
+import { DEFAULT_MCP_HTTP } from "../../options.ts";
 import { Admission, FairQueue, type Refusal } from "./admission.ts";
 import { checkBind, checkRequest, isLoopbackHost } from "./guard.ts";
 import { Metrics } from "./metrics.ts";
@@ -48,17 +49,6 @@ export interface HttpServeOptions extends McpServerOptions {
   concurrency?: { javascript?: number; python?: number };
 }
 
-export const DEFAULT_HTTP_SERVE = Object.freeze({
-  port: 0,
-  host: "127.0.0.1",
-  stateless: false,
-  maxSessions: 128,
-  sessionTtlMs: 600_000,
-  maxInflight: 256,
-  maxInflightPerClient: 16,
-  trustProxy: false,
-});
-
 export interface HttpMcpServer extends AsyncDisposable {
   /** The MCP endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
   readonly url: string;
@@ -76,7 +66,7 @@ export interface HttpMcpServer extends AsyncDisposable {
 
 /** Serves MCP over Streamable HTTP at `/mcp`, with /healthz, /readyz and /metrics beside it. */
 export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServer> {
-  const o = { ...DEFAULT_HTTP_SERVE, ...stripUndefined(options) };
+  const o = { ...DEFAULT_MCP_HTTP, ...stripUndefined(options) };
   const tokenDigest = checkBind(o.host, o.token);
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)
     throw new InvalidOptionError("port", "must be an integer from 0 to 65535");

@@ -2,4 +2,4 @@
 // a stateless mode for replicas, a bearer token, health and metrics endpoints and a graceful drain).
 export { createMcpServer, toCallToolResult, type CallGate, type McpServerOptions } from "./server.ts";
 export { serveStdio } from "./transports.ts";
-export { DEFAULT_HTTP_SERVE, serveHttp, type HttpMcpServer, type HttpServeOptions } from "./http.ts";
+export { serveHttp, type HttpMcpServer, type HttpServeOptions } from "./http.ts";
