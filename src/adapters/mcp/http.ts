@@ -15,9 +15,9 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { availableParallelism } from "node:os";
 import { InvalidOptionError } from "../../errors.ts";
 import { DEFAULT_MCP_HTTP } from "../../options.ts";
+import type { Sandbox } from "../../sandbox.ts";
 import { Admission, FairQueue, type Refusal } from "./admission.ts";
 import { checkBind, checkRequest, isLoopbackHost } from "./guard.ts";
 import { Metrics } from "./metrics.ts";
@@ -45,7 +45,7 @@ export interface HttpServeOptions extends McpServerOptions {
   maxInflightPerClient?: number;
   /** Stateless mode: tell clients apart by the last X-Forwarded-For hop (set by a balancer you run). @defaultValue false */
   trustProxy?: boolean;
-  /** Calls run at once per engine lane. @defaultValue javascript: the JS worker count, else the cores; python: `python.pool` */
+  /** Calls handed to the sandbox at once per engine lane. @defaultValue javascript: one per JS worker thread (1 on the host's thread); python: `python.pool` */
   concurrency?: { javascript?: number; python?: number };
 }
 
@@ -81,9 +81,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
     );
   const loopback = isLoopbackHost(o.host);
   const maxBody = o.maxBodyBytes ?? o.sandbox.options.limits.maxCodeBytes * 2 + (1 << 20);
-  const jsWorkers = (o.sandbox.options as { javascript?: { workers?: number } }).javascript?.workers;
   const lanes = {
-    javascript: new FairQueue(o.concurrency?.javascript ?? jsWorkers ?? availableParallelism()),
+    javascript: new FairQueue(o.concurrency?.javascript ?? javascriptSlots(o.sandbox.options)),
     python: new FairQueue(o.concurrency?.python ?? o.sandbox.options.python.pool),
   };
   const admission = new Admission(o);
@@ -264,6 +263,17 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   };
   const shownHost = o.host.includes(":") ? `[${o.host}]` : o.host;
   return { url: `http://${shownHost}:${port}/mcp`, ready: warm, drain, close, [Symbol.asyncDispose]: close };
+}
+
+/**
+ * How many JavaScript calls to hand the sandbox at once: one per worker thread when guest JavaScript
+ * runs in a thread pool, else one. On the host's own thread a CPU loop holds every run that has already
+ * started, and those runs' deadlines keep counting: a benign call started beside a hostile one would
+ * come back as a timeout. Waiting in the fair queue costs it nothing.
+ */
+function javascriptSlots(options: Sandbox["options"]): number {
+  const js = (options as { javascript?: { isolation?: string; workers?: number } }).javascript;
+  return js?.isolation === "thread" && js.workers !== undefined ? js.workers : 1;
 }
 
 function isToolCall(message: unknown): boolean {
