@@ -26,6 +26,8 @@ interface Row {
   p99: number;
   errors: number;
   load: number;
+  /** Distinct error messages (cut short) and how often each happened. */
+  why: Map<string, number>;
 }
 
 async function load(url: string, clients: number, hostile: boolean): Promise<Omit<Row, "setup">> {
@@ -33,6 +35,7 @@ async function load(url: string, clients: number, hostile: boolean): Promise<Omi
   const connected = await Promise.all(Array.from({ length: clients }, (_, c) => connectClient(url, `b${c}`)));
   const times: number[] = [];
   let errors = 0;
+  const why = new Map<string, number>();
   const t0 = performance.now();
   await Promise.all(
     connected.map(async (client, c) => {
@@ -49,8 +52,10 @@ async function load(url: string, clients: number, hostile: boolean): Promise<Omi
             if (!resultText(r).endsWith(`value: ${n * 7 + 1}`)) errors++;
             times.push(performance.now() - t);
           }
-        } catch {
+        } catch (error) {
           errors++;
+          const key = String(error).slice(0, 120);
+          why.set(key, (why.get(key) ?? 0) + 1);
         }
       }
     }),
@@ -67,6 +72,7 @@ async function load(url: string, clients: number, hostile: boolean): Promise<Omi
     p99: at(0.99),
     errors,
     load: loadAvg,
+    why,
   };
 }
 
@@ -102,6 +108,9 @@ export async function bench(): Promise<string> {
         `| ${r.setup} | ${r.clients} | ${r.hostile ? "1 in 5" : "none"} | ${r.callsPerS.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.errors} | ${r.load.toFixed(1)} |`,
     ),
   ];
+  const why = new Map<string, number>();
+  for (const r of rows) for (const [k, n] of r.why) why.set(k, (why.get(k) ?? 0) + n);
+  if (why.size > 0) lines.push("", "Errors the clients saw:", "", ...[...why].map(([k, n]) => `- ${n} × ${k}`));
   if (!haproxyAvailable()) lines.push("", "(haproxy is not installed: the three-replica rows were not measured)");
   return lines.join("\n");
 }

@@ -65,7 +65,8 @@ export interface Balancer {
 }
 
 /**
- * HAProxy round-robin over `backends`, health-checking /healthz every 300 ms (down after 2 failures).
+ * HAProxy round-robin over `backends`, health-checking /healthz every 500 ms (down after 3 failures:
+ * lenient, because on a loaded machine a busy replica can take a second to answer).
  * A request refused before anything ran (connection refused, or a 503 from a draining replica) is
  * retried on another replica; anything else goes back to the client, which decides.
  */
@@ -75,7 +76,7 @@ export async function startHaproxy(backends: string[]): Promise<Balancer> {
   const sock = join(dir, "stats.sock");
   const servers = backends.map((b, i) => {
     const u = new URL(b);
-    return `  server r${i} ${u.hostname}:${u.port} check inter 300ms fall 2 rise 2`;
+    return `  server r${i} ${u.hostname}:${u.port} check inter 500ms fall 3 rise 1`;
   });
   writeFileSync(
     join(dir, "haproxy.cfg"),
@@ -86,7 +87,7 @@ export async function startHaproxy(backends: string[]): Promise<Balancer> {
       "defaults",
       "  mode http",
       "  timeout connect 1s",
-      "  timeout check 2s",
+      "  timeout check 3s",
       "  timeout client 60s",
       "  timeout server 60s",
       "  retries 2",

@@ -178,7 +178,10 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
       else res.once("close", end);
       const admitted = await admit(req, res, () => sessionId);
       if (!admitted) return;
-      return transports.get(sessionId)?.handleRequest(req, res, admitted.body);
+      const transport = transports.get(sessionId);
+      // Closed while its body was read (a DELETE, the server closing): the same answer as unknown.
+      if (!transport) return reply(res, 404, "unknown or expired MCP session: initialize a new one");
+      return transport.handleRequest(req, res, admitted.body);
     }
     if (req.method !== "POST") return reply(res, 400, "no MCP session: send an initialize request first");
     const body = await readJson(req, maxBody);
