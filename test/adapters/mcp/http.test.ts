@@ -1,5 +1,5 @@
 // The HTTP server's sessions, admission, stateless mode, health/metrics endpoints and drain, in process
-// with the official MCP client (exposure guards: test/security/mcp-http-*.test.ts; load: load.test.ts).
+// with the official MCP client (the exposure guards are in test/security/, the load test in load.test.ts).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
