@@ -107,6 +107,15 @@ describe("serveHttp", () => {
     assert.equal(bare.headers.get("mcp-session-id"), null);
     assert.match(await bare.text(), /value: \\"bare\\"/);
     assert.equal((await fetch(server.url, { headers: { accept: "text/event-stream" } })).status, 405);
+    // A call that asks for progress still streams its output (as SSE) before the result.
+    const progress: string[] = [];
+    const streamed = await client.callTool(
+      { name: "run_code", arguments: { language: "javascript", code: "console.log('tick'); 'done'" } },
+      undefined,
+      { onprogress: (p) => void progress.push(p.message ?? "") },
+    );
+    assert.match(textOf(streamed), /value: "done"/);
+    assert.deepEqual(progress, ["tick\n"]);
     await client.close();
   });
 
