@@ -40,7 +40,7 @@ var methods = {
   },
   countReset: function countReset(label) {
     label = labelOf(label);
-    if (!counts.has(label)) { warn.call(c, "Count for '" + label + "' does not exist"); return; }
+    if (!counts.has(label)) { warn.call(c, "Warning: Count for '" + label + "' does not exist"); return; }
     counts.delete(label);
   },
   time: function time(label) {
@@ -111,19 +111,19 @@ function renderTable(data, properties) {
   var columns = [], hasValues = false, seen = new Set();
   rows.forEach(function (r) {
     var v = r[1];
-    if (v !== null && typeof v === "object" && !(v instanceof Date)) {
+    if (!isMap && !isSet && v !== null && typeof v === "object" && !(v instanceof Date)) {
       Object.keys(v).forEach(function (k) { if (!seen.has(k)) { seen.add(k); columns.push(k); } });
     } else hasValues = true;
   });
   if (Array.isArray(properties)) columns = properties.map(String);
-  var head = [isMap ? "(iteration index)" : "(index)"];
+  var head = [isMap || isSet ? "(iteration index)" : "(index)"];
   if (isMap) head.push("Key");
   head = head.concat(columns);
   if (hasValues || isMap || isSet) head.push("Values");
   var body = rows.map(function (r) {
     var v = r[1], line = [r[0]];
     if (isMap) line.push(cell(r[2], false));
-    var obj = v !== null && typeof v === "object" && !(v instanceof Date);
+    var obj = !isMap && !isSet && v !== null && typeof v === "object" && !(v instanceof Date);
     columns.forEach(function (k) { line.push(obj && Object.prototype.hasOwnProperty.call(v, k) ? cell(v[k], false) : ""); });
     if (hasValues || isMap || isSet) line.push(obj ? "" : cell(v, false));
     return line;

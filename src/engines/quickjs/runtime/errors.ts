@@ -32,7 +32,7 @@ function userPosition(site: ErrorSite): { line: number; column: number } | undef
 /** The message to report for an uncaught error. */
 export function explainError(site: ErrorSite): string {
   const { name, message } = site;
-  if (name === "TypeError" && message === "not a function") {
+  if (name === "TypeError" && (message === "not a function" || message === "not a constructor")) {
     const callee = calleeAt(site);
     if (callee) return callee.construct ? `${callee.text} is not a constructor` : `${callee.text} is not a function`;
     return message;
@@ -80,7 +80,9 @@ export function calleeAt(site: ErrorSite): { text: string; construct: boolean } 
         else if (d === open && --depth === 0) break;
       }
       if (j < 0) return undefined;
-      parts.unshift(c === "]" ? before.slice(j, i + 1) : "(...)");
+      // V8 writes a string-literal key as a property: o['k'] → o.k.
+      const key = c === "]" ? /^\[\s*(['"])([A-Za-z_$][\w$]*)\1\s*\]$/.exec(before.slice(j, i + 1)) : null;
+      parts.unshift(key ? `.${key[2]}` : c === "]" ? before.slice(j, i + 1) : "(...)");
       i = j - 1;
       skipSpace();
       // A member or call group follows its object directly: `a.b[0]`, `f()`.
@@ -100,6 +102,7 @@ export function calleeAt(site: ErrorSite): { text: string; construct: boolean } 
   const text = parts.join("");
   if (!text || /^[.?]/.test(text) || /^\(/.test(text) || text.length > MAX_CALLEE) return undefined;
   if (/^\d/.test(text)) return undefined;
-  const construct = /(?:^|[^\w$.])new\s*$/.test(before.slice(Math.max(0, i - 8), i + 1));
+  const construct =
+    site.message === "not a constructor" || /(?:^|[^\w$.])new\s*$/.test(before.slice(Math.max(0, i - 8), i + 1));
   return { text, construct };
 }

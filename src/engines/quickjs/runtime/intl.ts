@@ -12,6 +12,7 @@ export const intl: FamilySource = {
       params: ["string", "string", "string", "string", "string"],
       fn: (p, kind: string, l: string, o: string, method: string, args: string) => p.intl(kind, l, o, method, args),
     },
+    canonical: { params: ["string"], fn: (p, l: string) => p.canonicalLocales(l) },
     toLocale: {
       params: ["string", "string", "string", "string"],
       fn: (p, type: string, value: string, l: string, o: string) => p.toLocale(type, value, l, o),
@@ -122,10 +123,7 @@ var classes = {
 };
 for (var k in classes) Object.defineProperty(Intl, k, { value: classes[k], writable: true, configurable: true });
 Object.defineProperty(Intl, "getCanonicalLocales", { writable: true, configurable: true, value: function getCanonicalLocales(l) {
-  if (l === undefined) return [];
-  var list = typeof l === "string" ? [l] : Array.from(l, String), out = [];
-  list.forEach(function (tag) { var loc = new classes.Collator(tag).resolvedOptions().locale; if (out.indexOf(loc) < 0) out.push(tag.replace(/_/g, "-")); });
-  return out;
+  return l === undefined ? [] : parseJSON(host.canonical(localesArg(l)));
 } });
 Object.defineProperty(Intl, Symbol.toStringTag, { value: "Intl", configurable: true });
 Object.defineProperty(global, "Intl", { value: Intl, writable: true, configurable: true });

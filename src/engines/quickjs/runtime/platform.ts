@@ -147,14 +147,32 @@ export class Platform {
     const args = parseJson(argsJson, MAX_TEXT);
     if (!Array.isArray(args) || args.length > 2) throw new PlatformError("TypeError", "bad Intl arguments");
     const values = args.map((a) => dataArg(a, kind));
-    const out = formatter[method]!(...values);
-    return JSON.stringify(out);
+    try {
+      return JSON.stringify(formatter[method]!(...values));
+    } catch (error) {
+      throw asPlatformError(error);
+    }
+  }
+
+  /** Intl.getCanonicalLocales: JSON locales in, JSON list out (RangeError for a malformed tag). */
+  canonicalLocales(localesJson: string): string {
+    try {
+      return JSON.stringify(Intl.getCanonicalLocales(localesOf(localesJson)));
+    } catch (error) {
+      throw asPlatformError(error);
+    }
   }
 
   /** Number/BigInt/Date `toLocale…String` through the host's ICU. */
   toLocale(type: string, value: string, localesJson: string, optionsJson: string): string {
-    const locales = localesOf(localesJson);
-    const options = optionsOf(optionsJson, type.startsWith("date"));
+    try {
+      return this.#toLocale(type, value, localesOf(localesJson), optionsOf(optionsJson, type.startsWith("date")));
+    } catch (error) {
+      throw asPlatformError(error);
+    }
+  }
+
+  #toLocale(type: string, value: string, locales: string | string[] | undefined, options: object): string {
     switch (type) {
       case "number":
         return Number(value).toLocaleString(locales, options);
