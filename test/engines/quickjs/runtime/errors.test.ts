@@ -2,13 +2,14 @@
 // Node), and references to what the box lacks say what to use instead.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import vm from "node:vm";
 import { boxRunner } from "./parity.ts";
 
 function v8Message(code: string): string {
   try {
-    new Function(code)();
+    vm.runInNewContext(code, {});
   } catch (e) {
-    return (e as Error).message;
+    return (e as { message: string }).message;
   }
   return "(no error)";
 }
