@@ -35,6 +35,9 @@ interface State {
 
 const states = new WeakMap<Guest, State>();
 
+/** The `name` of every host binding (the security tests check that no guest path reaches one). */
+export const HOST_FUNCTION_PREFIX = "wasmcell_host_";
+
 /**
  * Makes `names` (in dependency order) available. Eagerly: each family's source is evaluated now (what
  * a program that names URL gets). Lazily: only stubs are defined — accessors on the global object and
@@ -54,7 +57,7 @@ export function installRuntime(guest: Guest, names: readonly FamilyName[], lazy 
     return [n, entry.globals, entry.patches ?? []];
   });
   const stubs = evalValue(ctx, STUBS_SOURCE, "stubs");
-  const load = ctx.newFunction("load", (nameHandle) => {
+  const load = ctx.newFunction(`${HOST_FUNCTION_PREFIX}load`, (nameHandle) => {
     const name = ctx.typeof(nameHandle) === "string" ? (ctx.getString(nameHandle) as FamilyName) : undefined;
     if (!name || !state.stubbed.has(name)) return;
     installNow(guest, state, withRequirements(name));
@@ -159,7 +162,7 @@ function evalValue(ctx: QuickJSContext, source: string, name: string): QuickJSHa
 function define(guest: Guest, target: QuickJSHandle, name: string, binding: Binding, state: State): void {
   const ctx = guest.ctx;
   const ffi = guest.cell.host.module.getFFI() as unknown as Ffi;
-  const handle = ctx.newFunction(name, (...args) => {
+  const handle = ctx.newFunction(`${HOST_FUNCTION_PREFIX}${name}`, (...args) => {
     try {
       state.platform.count();
       const values = binding.params.map((kind, i) => read(ctx, ffi, args[i], kind, name));

@@ -20,7 +20,7 @@ export const intl: FamilySource = {
   },
   source: String.raw`(function (host, internals, global) {
 "use strict";
-var call = host.call, toLocale = host.toLocale, stringify = JSON.stringify, parseJSON = JSON.parse;
+var call = host.call, toLocale = host.toLocale, stringify = internals.stringify, parseJSON = internals.parseJSON;
 var dateTime = Date.prototype.getTime, numValue = Number.prototype.valueOf, bigValue = BigInt.prototype.valueOf;
 
 function localesArg(l) {

@@ -34,7 +34,8 @@ export const FAMILY_SOURCES: Record<FamilyName, FamilySource> = {
 export const INTERNALS_SOURCE = String.raw`(function () {
 "use strict";
 var ctors = { TypeError: TypeError, RangeError: RangeError, SyntaxError: SyntaxError, Error: Error, ReferenceError: ReferenceError };
-var internals = { DOMException: undefined };
+// Captured before any user code runs (a lazily installed family may start after user code replaced them).
+var internals = { DOMException: undefined, parseJSON: JSON.parse, stringify: JSON.stringify };
 internals.makeError = function (name, message) {
   if (Object.prototype.hasOwnProperty.call(ctors, name)) return new ctors[name](message);
   if (internals.DOMException) return new internals.DOMException(message, name);

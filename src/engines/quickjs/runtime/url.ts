@@ -17,7 +17,7 @@ export const url: FamilySource = {
   source: String.raw`(function (host, internals, global) {
 "use strict";
 var hostParse = host.parse, hostSet = host.set, formParse = host.formParse, formSerialize = host.formSerialize;
-var parseJSON = JSON.parse, stringify = JSON.stringify;
+var parseJSON = internals.parseJSON, stringify = internals.stringify;
 var HREF = 0, ORIGIN = 1, PROTOCOL = 2, USERNAME = 3, PASSWORD = 4, HOST = 5, HOSTNAME = 6, PORT = 7, PATHNAME = 8, SEARCH = 9, HASH = 10;
 
 function usv(v) { v = String(v); return v.toWellFormed ? v.toWellFormed() : v; }
