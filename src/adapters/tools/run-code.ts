@@ -19,6 +19,7 @@ import {
   type RunRequest,
   type RunResult,
 } from "../../types.ts";
+import { describeRuntime, SEALED } from "../../engines/quickjs/runtime/table.ts";
 import { DEFAULT_FORMAT, formatBadInput, formatResult, type FormatOptions, type ToolOutput } from "./format.ts";
 
 export const RUN_CODE_TOOL_NAME = "run_code";
@@ -218,6 +219,8 @@ export function codeField(limits: Limits) {
     .describe("The program to run.");
 }
 
+// What the JavaScript box provides comes from the runtime's own table, so the model is told exactly
+// what the guest gets.
 function describeRunCode(
   languages: readonly Language[],
   limits: Limits,
@@ -236,7 +239,7 @@ function describeRunCode(
   ];
   if (js) {
     lines.push(
-      "JavaScript/TypeScript: QuickJS (ES2023) with top-level await, console.log, setTimeout, and a global `fs` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No other Node.js APIs (require, process), no npm packages, no fetch.",
+      `JavaScript/TypeScript: QuickJS (ES2023) with top-level await, setTimeout/setInterval, queueMicrotask, the web platform's ${describeRuntime(SEALED)}, and a global \`fs\` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No Node.js APIs (require, process, Buffer), no npm packages, no fetch.`,
     );
   }
   if (languages.includes("python")) {

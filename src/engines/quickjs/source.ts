@@ -2,7 +2,7 @@
 // detection, and which host globals the code can possibly reach.
 
 import type { GuestError } from "../../types.ts";
-import { familiesNeeded, familiesNeedTimers, type FamilyName, type RuntimeCaps } from "./runtime/table.ts";
+import { familiesNeeded, familiesNeedTimers, SEALED, type FamilyName, type RuntimeCaps } from "./runtime/table.ts";
 
 interface AmaroError {
   code?: string;
@@ -74,9 +74,6 @@ export interface GlobalNeeds {
   /** Install `runtime` as stubs that load a family on first touch (code that reaches globals reflectively). */
   runtimeLazy: boolean;
 }
-
-/** What the runtime may offer a run: no network until a network capability exists and is granted. */
-export const SEALED: RuntimeCaps = { network: false };
 
 export function globalNeeds(code: string, hostFunctionNames: string[], caps: RuntimeCaps = SEALED): GlobalNeeds {
   if (REFLECTIVE.test(code))

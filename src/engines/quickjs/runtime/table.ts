@@ -37,6 +37,9 @@ export interface RuntimeCaps {
   network: boolean;
 }
 
+/** What a run has until a capability exists and is granted: no network. */
+export const SEALED: RuntimeCaps = { network: false };
+
 export type FamilyName = "dom" | "console" | "encoding" | "clone" | "performance" | "url" | "crypto" | "intl";
 
 export interface FamilyEntry {
@@ -108,7 +111,7 @@ export const FAMILIES: readonly FamilyEntry[] = [
   {
     name: "crypto",
     globals: ["crypto", "Crypto", "SubtleCrypto", "CryptoKey"],
-    detect: /crypto/,
+    detect: /[Cc]rypto/,
     requires: ["dom"],
     describe: "crypto.getRandomValues, crypto.randomUUID, crypto.subtle (digest SHA-1/256/384/512, HMAC)",
   },
@@ -168,13 +171,18 @@ export function absentGlobalAdvice(name: string): string | undefined {
 }
 
 /** The families present under `caps`, in table order. */
-export function familiesFor(caps: RuntimeCaps): readonly FamilyEntry[] {
-  return FAMILIES.filter((f) => !f.when || f.when(caps));
+export function familiesFor(caps: RuntimeCaps, table: readonly FamilyEntry[] = FAMILIES): readonly FamilyEntry[] {
+  return table.filter((f) => !f.when || f.when(caps));
 }
 
 /** The families a program may use (all of them when `everything`), with what they require, in order. */
-export function familiesNeeded(code: string, caps: RuntimeCaps, everything: boolean): FamilyName[] {
-  const present = familiesFor(caps);
+export function familiesNeeded(
+  code: string,
+  caps: RuntimeCaps,
+  everything: boolean,
+  table: readonly FamilyEntry[] = FAMILIES,
+): FamilyName[] {
+  const present = familiesFor(caps, table);
   const wanted = new Set<FamilyName>();
   const add = (name: FamilyName): void => {
     if (wanted.has(name)) return;
