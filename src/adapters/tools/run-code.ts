@@ -19,7 +19,6 @@ import {
   type RunRequest,
   type RunResult,
 } from "../../types.ts";
-import { describeRuntime, SEALED } from "../../engines/quickjs/runtime/table.ts";
 import { DEFAULT_FORMAT, formatBadInput, formatResult, type FormatOptions, type ToolOutput } from "./format.ts";
 
 export const RUN_CODE_TOOL_NAME = "run_code";
@@ -107,7 +106,14 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
   const sessions = options.session ? new SessionPerLanguage(options.sandbox, pythonEngine) : undefined;
   return {
     name,
-    description: describeRunCode(languages, limits, pythonEngine, options.notes, sessions !== undefined),
+    description: describeRunCode(
+      languages,
+      limits,
+      pythonEngine,
+      options.notes,
+      sessions !== undefined,
+      options.sandbox.describeJavaScriptRuntime(),
+    ),
     inputSchema,
     jsonSchema: toJsonSchema(inputSchema),
     async call(input, hooks = {}) {
@@ -227,6 +233,7 @@ function describeRunCode(
   pythonEngine: "pyodide" | "native",
   notes: string | undefined,
   session: boolean,
+  runtime: string,
 ): string {
   const js = languages.includes("javascript") || languages.includes("typescript");
   const lines = [
@@ -239,7 +246,7 @@ function describeRunCode(
   ];
   if (js) {
     lines.push(
-      `JavaScript/TypeScript: QuickJS (ES2023) with top-level await, setTimeout/setInterval, queueMicrotask, the web platform's ${describeRuntime(SEALED)}, and a global \`fs\` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No Node.js APIs (require, process, Buffer), no npm packages, no fetch.`,
+      `JavaScript/TypeScript: QuickJS (ES2023) with top-level await, setTimeout/setInterval, queueMicrotask, the web platform's ${runtime}, and a global \`fs\` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No Node.js APIs (require, process, Buffer), no npm packages, no fetch.`,
     );
   }
   if (languages.includes("python")) {

@@ -176,7 +176,10 @@ function define(guest: Guest, target: QuickJSHandle, name: string, binding: Bind
       const made = ctx.callFunction(state.makeError, ctx.undefined, nameH, msgH);
       nameH.dispose();
       msgH.dispose();
+      // A thrown QuickJS handle is how quickjs-emscripten raises a guest value from a host function.
+      // eslint-disable-next-line @typescript-eslint/only-throw-error
       if (made.error) throw made.error;
+      // eslint-disable-next-line @typescript-eslint/only-throw-error
       throw made.value;
     }
   });
