@@ -52,4 +52,17 @@ describe("the runtime table", () => {
       false,
     );
   });
+
+  it("a session gets every family (as lazy stubs) and keeps their state across runs", async () => {
+    await using sandbox = await createSandbox({ python: { pool: 1, prewarm: false } });
+    await using session = await sandbox.session({ language: "javascript" });
+    const a = await session.run({
+      code: "const u = new URL('http://a/?x=1'); console.group('g'); u.searchParams.get('x')",
+    });
+    assert.deepEqual([a.ok && a.value, a.stdout], ["1", "g\n"]);
+    const b = await session.run({
+      code: "console.log('in'); console.groupEnd(); console.log(u.href); crypto.randomUUID().length",
+    });
+    assert.deepEqual([b.ok && b.value, b.stdout], [36, "  in\nhttp://a/?x=1\n"]);
+  });
 });
