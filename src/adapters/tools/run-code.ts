@@ -55,6 +55,8 @@ export interface RunCodeToolOptions extends CodeToolOptions {
 export interface CallHooks {
   signal?: AbortSignal;
   onOutput?: (chunk: OutputChunk) => void;
+  /** Called with the run's result before it is formatted (the MCP server counts outcomes by kind). */
+  onResult?: (result: RunResult) => void;
   /** Opaque per-call data handed to bridged tools in code mode (the AI SDK passes messages and context). */
   context?: unknown;
 }
@@ -106,7 +108,14 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
   const sessions = options.session ? new SessionPerLanguage(options.sandbox, pythonEngine) : undefined;
   return {
     name,
-    description: describeRunCode(languages, limits, pythonEngine, options.notes, sessions !== undefined),
+    description: describeRunCode(
+      languages,
+      limits,
+      pythonEngine,
+      options.notes,
+      sessions !== undefined,
+      options.sandbox.describeJavaScriptRuntime(),
+    ),
     inputSchema,
     jsonSchema: toJsonSchema(inputSchema),
     async call(input, hooks = {}) {
@@ -118,10 +127,15 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
       if (files) request.files = files;
       if (hooks.signal) request.signal = hooks.signal;
       if (hooks.onOutput) request.onOutput = hooks.onOutput;
-      if (!sessions) return runForModel(() => options.sandbox.run(request), format);
+      const observed = async (result: Promise<RunResult>) => {
+        const r = await result;
+        hooks.onResult?.(r);
+        return r;
+      };
+      if (!sessions) return runForModel(() => observed(options.sandbox.run(request)), format);
       let restarted = false;
       const output = await runForModel(async () => {
-        const result = await sessions.run(request);
+        const result = await observed(sessions.run(request));
         restarted = !result.ok && ENDS_SESSION.has(result.error.kind);
         if (restarted) sessions.reset(language);
         return result;
@@ -218,12 +232,15 @@ export function codeField(limits: Limits) {
     .describe("The program to run.");
 }
 
+// What the JavaScript box provides comes from the runtime's own table, so the model is told exactly
+// what the guest gets.
 function describeRunCode(
   languages: readonly Language[],
   limits: Limits,
   pythonEngine: "pyodide" | "native",
   notes: string | undefined,
   session: boolean,
+  runtime: string,
 ): string {
   const js = languages.includes("javascript") || languages.includes("typescript");
   const lines = [
@@ -236,7 +253,7 @@ function describeRunCode(
   ];
   if (js) {
     lines.push(
-      "JavaScript/TypeScript: QuickJS (ES2023) with top-level await, console.log, setTimeout, and a global `fs` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No other Node.js APIs (require, process), no npm packages, no fetch.",
+      `JavaScript/TypeScript: QuickJS (ES2023) with top-level await, setTimeout/setInterval, queueMicrotask, the web platform's ${runtime}, and a global \`fs\` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No Node.js APIs (require, process, Buffer), no npm packages, no fetch.`,
     );
   }
   if (languages.includes("python")) {

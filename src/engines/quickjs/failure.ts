@@ -8,6 +8,7 @@
 // ever gives `runtime` (or `syntax`), with the guest's own name and message.
 
 import type { ErrorKind, GuestError, Limits } from "../../types.ts";
+import { explainError } from "./runtime/errors.ts";
 import { ERROR_FIELD_CAPS, SERVICE_FILENAME } from "./service.ts";
 
 /**
@@ -53,6 +54,8 @@ export interface Situation {
   limits: Limits;
   /** The user's file name (main.js / main.ts): a SyntaxError there is the user's syntax error. */
   filename: string;
+  /** The user's code (explainError names the callee of "not a function" from it). */
+  code: string;
   phase: "eval" | "job" | "timer" | "serialize";
 }
 
@@ -138,8 +141,17 @@ export function classify(info: ErrorInfo, observed: Observed, at: Situation): Gu
     at.phase === "eval" && info.isError && info.name === "SyntaxError" && info.file === at.filename
       ? "syntax"
       : "runtime";
-  const prefix = at.phase === "serialize" ? "while serialising the result: " : "";
-  return { kind, name: info.name, message: prefix + info.message, ...location(info, at.filename) };
+  const message =
+    at.phase === "serialize"
+      ? `while serialising the result: ${info.message}`
+      : explainError({
+          name: info.name,
+          message: info.message,
+          code: at.code,
+          filename: at.filename,
+          stack: info.stack,
+        });
+  return { kind, name: info.name, message, ...location(info, at.filename) };
 }
 
 /** The user's frames (service and host-helper frames dropped) and the first position in the user's file. */

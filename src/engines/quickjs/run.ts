@@ -46,6 +46,8 @@ interface Timer {
   args: QuickJSHandle[];
   due: number;
   repeat: number | undefined;
+  /** Does not keep the run alive by itself (AbortSignal.timeout), like an unref'd timer in Node. */
+  weak?: boolean;
 }
 
 interface Delivery {
@@ -208,7 +210,10 @@ export class Run implements GuestRunHooks {
           continue;
         }
       }
-      const idle = this.#timers.size === 0 && this.#pendingHost.size === 0 && this.#deliveries.length === 0;
+      // Weak timers keep the run alive only while the code awaits something (they may settle it).
+      const timersHold =
+        this.#timers.size > 0 && (promise !== undefined || [...this.#timers.values()].some((t) => !t.weak));
+      const idle = !timersHold && this.#pendingHost.size === 0 && this.#deliveries.length === 0;
       if (idle) {
         if (promise) {
           this.#setFailure({
@@ -435,7 +440,7 @@ export class Run implements GuestRunHooks {
       allocatorNearCap: info.isNull && this.#nearMemoryLimit(),
       refusedImports: this.#refusedImports,
     };
-    const error = classify(info, observed, { limits, filename: this.#src.filename, phase });
+    const error = classify(info, observed, { limits, filename: this.#src.filename, code: this.#src.code, phase });
     if (error.kind === "memory") this.#peakBytes = limits.memoryMb * MB;
     this.#setFailure(error);
   }
@@ -466,7 +471,7 @@ export class Run implements GuestRunHooks {
     }
   }
 
-  console(stream: "stdout" | "stderr", args: QuickJSHandle[]): void {
+  console(stream: "stdout" | "stderr", args: QuickJSHandle[], indent: string): void {
     this.#callback(() => {
       const { cell } = this.#guest;
       const r = cell.svc.callFunction(cell.format, cell.svc.undefined, ...args);
@@ -478,7 +483,7 @@ export class Run implements GuestRunHooks {
       }
       const text = cell.svc.getString(r.value);
       r.value.dispose();
-      this.#out.write(stream, `${text}\n`);
+      this.#out.write(stream, indent ? `${indent}${text.replace(/\n/g, `\n${indent}`)}\n` : `${text}\n`);
     });
   }
 
@@ -502,6 +507,11 @@ export class Run implements GuestRunHooks {
       });
       return ctx.newNumber(id);
     });
+  }
+
+  unrefTimer(id: number): void {
+    const t = this.#timers.get(id);
+    if (t) t.weak = true;
   }
 
   clearTimer(idHandle: QuickJSHandle | undefined): void {

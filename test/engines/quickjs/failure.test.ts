@@ -7,7 +7,7 @@ import { ERROR_FIELD_CAPS } from "../../../src/engines/quickjs/service.ts";
 import { resolveOptions } from "../../../src/options.ts";
 
 const limits = resolveOptions({}).limits;
-const at = { limits, filename: "main.js", phase: "eval" as const };
+const at = { limits, filename: "main.js", code: "", phase: "eval" as const };
 const none = { interrupt: undefined, allocatorNearCap: false, refusedImports: [] };
 
 describe("quickjs failure classification", () => {
