@@ -3,7 +3,7 @@
 
 import { parseArgs } from "node:util";
 import { serveHttp, serveStdio } from "../adapters/mcp/transports.ts";
-import { createSandbox } from "../sandbox.ts";
+import { createSandbox } from "../index.ts";
 import type { Limits } from "../types.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
-import { createSandbox, type Sandbox } from "../../../src/sandbox.ts";
+import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import type { RunRequest } from "../../../src/types.ts";
 
 let sandbox: Sandbox | undefined;
@@ -169,7 +169,7 @@ db.execute("select sum(x) from t").fetchone()[0]`);
   });
 
   it("a host that forgets close() still exits, and close() reaps the pre-started jail", async () => {
-    const sandboxUrl = new URL("../../../src/sandbox.ts", import.meta.url).href;
+    const sandboxUrl = new URL("../../../src/index.ts", import.meta.url).href;
     for (const closeIt of [false, true]) {
       const script = `import { createSandbox } from ${JSON.stringify(sandboxUrl)};
 const s = await createSandbox({ python: { engine: "native" } });
