@@ -4,8 +4,22 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  // examples/code/ holds guest programs (run inside cells), not host code.
-  { ignores: ["dist/", "node_modules/", "coverage/", "**/*.d.ts", "examples/code/"] },
+  // examples/code/ holds guest programs (run inside cells), not host code. The runtime examples
+  // (Workers, browser, Deno, Bun) import the published package and are checked by running them in
+  // their runtimes (test/edge/), not by the type-aware lint.
+  {
+    ignores: [
+      "dist/",
+      "node_modules/",
+      "coverage/",
+      "**/*.d.ts",
+      "examples/code/",
+      "examples/cloudflare-worker/",
+      "examples/browser/",
+      "examples/deno/",
+      "examples/bun/",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
