@@ -18,6 +18,7 @@ export default tseslint.config(
       "examples/browser/",
       "examples/deno/",
       "examples/bun/",
+      "test/edge/fixtures/",
     ],
   },
   js.configs.recommended,

@@ -47,10 +47,15 @@ function at(error: GuestError, ts: TypeScript, file: SourceFile, pos: number): G
  */
 export async function stripTypes(code: string): Promise<{ code: string } | { error: GuestError }> {
   // Loaded on the first TypeScript run only: the parser is large, JavaScript-only hosts never pay for it.
-  stripper ??= Promise.all([import("typescript"), import("ts-blank-space")]).then(([ts, tbs]) => ({
-    ts: ts.default,
-    blank: tbs.blankSourceFile,
-  }));
+  // A load that failed (Deno without the env permissions TypeScript reads at load) is not cached: the
+  // run throws the runtime's own message, and the next TypeScript run tries again.
+  stripper ??= Promise.all([import("typescript"), import("ts-blank-space")]).then(
+    ([ts, tbs]) => ({ ts: ts.default, blank: tbs.blankSourceFile }),
+    (error: unknown) => {
+      stripper = undefined;
+      throw error;
+    },
+  );
   const { ts, blank } = await stripper;
   try {
     const file = ts.createSourceFile(
