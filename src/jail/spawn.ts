@@ -22,6 +22,7 @@ import { bwrapArgs, type Bind } from "./bwrap.ts";
 import { JailCgroup, type CgroupStats } from "./cgroup.ts";
 import { checkSeal, type SealPlan } from "./check.ts";
 import { cgroupSupport, DEFAULT_TOOLS, readableBy, sharedLibraries, type HostTools } from "./host.ts";
+import { stageReadable } from "./stage.ts";
 import { PROFILES, type SeccompProfileName } from "./profiles.ts";
 import { compileProfile, encodeFilter, ERRNO_EPERM, KILL, type SeccompProfile } from "./seccomp.ts";
 
@@ -268,7 +269,14 @@ export function jailArgv(
     for (const lib of sharedLibraries(spec.executable, t.ldd)) add({ host: lib, jail: lib });
   add({ host: spec.executable, jail: program });
   for (const b of spec.roBinds ?? []) add(b);
-  if (plan.uidDrop) for (const b of binds) assertReadable(b.host, plan.uidDrop.uid, plan.uidDrop.gid);
+  if (plan.uidDrop) {
+    const { uid, gid } = plan.uidDrop;
+    // What the drop uid cannot reach where it is installed (a 0700 parent) is bound from a staged copy.
+    for (const [i, b] of binds.entries()) {
+      if (!readableBy(b.host, uid, gid).ok) binds[i] = { host: stageReadable(b.host), jail: b.jail };
+      assertReadable(binds[i]!.host, uid, gid);
+    }
+  }
   const input = {
     program,
     args: spec.args ?? [],
