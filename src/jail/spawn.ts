@@ -22,7 +22,7 @@ import { bwrapArgs, type Bind } from "./bwrap.ts";
 import { JailCgroup, type CgroupStats } from "./cgroup.ts";
 import { checkSeal, type SealPlan } from "./check.ts";
 import { cgroupSupport, DEFAULT_TOOLS, readableBy, sharedLibraries, type HostTools } from "./host.ts";
-import { stageReadable } from "./stage.ts";
+import { isRuntimeFile, stageReadable } from "./stage.ts";
 import { PROFILES, type SeccompProfileName } from "./profiles.ts";
 import { compileProfile, encodeFilter, ERRNO_EPERM, KILL, type SeccompProfile } from "./seccomp.ts";
 
@@ -271,9 +271,11 @@ export function jailArgv(
   for (const b of spec.roBinds ?? []) add(b);
   if (plan.uidDrop) {
     const { uid, gid } = plan.uidDrop;
-    // What the drop uid cannot reach where it is installed (a 0700 parent) is bound from a staged copy.
+    // The package's own runtime files that the drop uid cannot reach where they are installed (a 0700
+    // parent) are bound from a staged copy; any other unreachable bind is refused below.
     for (const [i, b] of binds.entries()) {
-      if (!readableBy(b.host, uid, gid).ok) binds[i] = { host: stageReadable(b.host), jail: b.jail };
+      if (!readableBy(b.host, uid, gid).ok && isRuntimeFile(b.host))
+        binds[i] = { host: stageReadable(b.host), jail: b.jail };
       assertReadable(binds[i]!.host, uid, gid);
     }
   }

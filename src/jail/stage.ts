@@ -5,13 +5,57 @@
 // owned by the host user that the drop uid may read but nobody else may write, keyed by a hash of every
 // file's path, size, mode and mtime (a changed install gets a new copy), and bound at the same jail
 // path. The staging root is refused if anyone but the host user could have planted files in it.
+//
+// Only the package's own runtime files are staged — files of the wasmcell install itself, of the
+// node_modules its dependencies are installed in, and the Node binary running it: code that is public
+// anyway. Anything else a host binds (its own data under a private directory) is never copied to a
+// place other users can read; such a bind is refused, naming the path, as before.
 
 import { createHash } from "node:crypto";
-import { chmodSync, cpSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import {
+  chmodSync,
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 
 /** Where staged copies live: /var/tmp is searchable by every uid and survives reboots' /tmp cleaning. */
 export const STAGE_ROOT = `/var/tmp/wasmcell-stage-${process.geteuid?.() ?? 0}`;
+
+let runtimeRoots: string[] | undefined;
+
+/** The directories whose files are the package's own code (see the header), real paths. */
+function roots(): string[] {
+  if (runtimeRoots) return runtimeRoots;
+  const found = [fileURLToPath(new URL("../..", import.meta.url))];
+  try {
+    // The node_modules holding the dependencies (pyodide is bound into the sidecar's jail).
+    found.push(dirname(dirname(createRequire(import.meta.url).resolve("pyodide/package.json"))));
+  } catch {
+    // pyodide not installed: nothing of it to bind either
+  }
+  runtimeRoots = found.map((d) => realpathSync(d));
+  return runtimeRoots;
+}
+
+/** Whether `path` is the package's own runtime code (may be staged), not a host's own data. */
+export function isRuntimeFile(path: string): boolean {
+  try {
+    const real = realpathSync(path);
+    if (real === realpathSync(process.execPath)) return true;
+    return roots().some((root) => real === root || real.startsWith(root + sep));
+  } catch {
+    return false;
+  }
+}
 
 function fingerprint(path: string): string {
   const hash = createHash("sha256").update(path);

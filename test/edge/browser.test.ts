@@ -58,9 +58,10 @@ describe("browser example (headless Chromium)", { skip: missing && !process.env.
   const runInPage = async (language: string, code: string): Promise<string> => {
     await page.selectOption("#language", language);
     await page.fill("#code", code);
-    await page.evaluate(() => (document.getElementById("output")!.textContent = ""));
+    // These callbacks run in the page (the project's types carry no DOM library).
+    await page.evaluate("document.getElementById('output').textContent = ''");
     await page.click("#run");
-    await page.waitForFunction(() => document.getElementById("output")!.textContent !== "", null, { timeout: 30_000 });
+    await page.waitForFunction("document.getElementById('output').textContent !== ''", null, { timeout: 30_000 });
     return (await page.textContent("#output")) ?? "";
   };
 
