@@ -324,7 +324,11 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
   let argv: string[];
   try {
     if (!plan.bubblewrap) {
-      hostScratch = mkdtempSync(`${tmpdir()}/wasmcell-`);
+      // Under the uid drop the scratch must be reachable by that uid: a private TMPDIR (mktemp -d, 0700)
+      // is not, so the scratch then goes to /var/tmp (world-searchable, sticky) instead.
+      const drop = plan.uidDrop;
+      const parent = drop && !readableBy(tmpdir(), drop.uid, drop.gid).ok ? "/var/tmp" : tmpdir();
+      hostScratch = mkdtempSync(`${parent}/wasmcell-`);
       const scratchDir = spec.scratchDir ?? "/tmp";
       hostWorkDir = hostScratch + (spec.workDir ?? scratchDir).slice(scratchDir.length);
       mkdirSync(hostWorkDir, { recursive: true });

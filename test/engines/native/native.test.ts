@@ -3,6 +3,8 @@
 // python-native allowlist fails here.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { after, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import type { RunRequest } from "../../../src/types.ts";
@@ -156,7 +158,8 @@ db.execute("select sum(x) from t").fetchone()[0]`);
     const r = await unjailed.run({
       language: "python",
       engine: "native",
-      code: "import os\nopen('out.txt', 'w').write(open('in.txt').read().upper())\n[os.path.exists('/etc/passwd'), os.getcwd().startswith('/tmp/wasmcell-')]",
+      // The scratch is a fresh directory under TMPDIR (or /var/tmp when TMPDIR is private to root).
+      code: `import os\nopen('out.txt', 'w').write(open('in.txt').read().upper())\n[os.path.exists('/etc/passwd'), os.getcwd().startswith((${JSON.stringify(`${realpathSync(tmpdir())}/wasmcell-`)}, '/var/tmp/wasmcell-'))]`,
       files: { "in.txt": "hi" },
     });
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
