@@ -1,6 +1,6 @@
 // The package root for Node.js (the `node` export condition): JavaScript, TypeScript and Python.
 // Imports nothing Node-only at load time: engines are loaded when first used. src/edge.ts is the same
-// API for runtimes without child processes (test/edge.test.ts checks both export the same names).
+// API for runtimes without child processes (test/edge/package.test.ts checks both export the same names).
 
 import { NODE_ENGINES } from "./engines/registry.node.ts";
 import type { SandboxOptions } from "./options.ts";

@@ -35,7 +35,7 @@ describe("Vercel Edge Runtime", () => {
       ["let = ;", "syntax"],
       ["null.x", "runtime"],
       ["while (true) {}", "timeout"],
-      ["const a = []; for (;;) a.push(new Array(1e5).fill(1))", "memory"],
+      ['let s = "x"; for (;;) s = s + s', "memory"],
       ["function f() { return f() } f()", "stack"],
     ]) {
       assert.equal((await call("javascript", code!)).kind, kind, code);
