@@ -13,14 +13,13 @@
 
 import {
   newQuickJSWASMModuleFromVariant,
-  newVariant,
   type QuickJSContext,
   type QuickJSHandle,
   type QuickJSRuntime,
-  type QuickJSSyncVariant,
   type QuickJSWASMModule,
 } from "quickjs-emscripten-core";
-import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
+import type { WasmModuleSource } from "../../types.ts";
+import { quickjsVariant } from "./wasm.ts";
 import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
 
 /** What the interrupt handler asks of the run currently using a cell. */
@@ -75,15 +74,13 @@ export class ModuleHost {
   }
   #memory: { buffer: ArrayBuffer } | undefined;
 
-  static async create(onPoison: (host: ModuleHost) => void): Promise<ModuleHost> {
+  static async create(onPoison: (host: ModuleHost) => void, wasmModule?: WasmModuleSource): Promise<ModuleHost> {
     // Emscripten prints aborts ("Aborted(Assertion failed …)") to the host's stderr; they are kept as
     // the module's last words instead, and show up in the poison reason.
     const lastWords: string[] = [];
-    const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, {
-      emscriptenModule: {
-        printErr: (text: string) => void (lastWords.length < 10 && lastWords.push(text)),
-        print: () => undefined,
-      } as never,
+    const variant = await quickjsVariant(wasmModule, {
+      printErr: (text: string) => void (lastWords.length < 10 && lastWords.push(text)),
+      print: () => undefined,
     });
     const module = await newQuickJSWASMModuleFromVariant(variant);
     const host = new ModuleHost(module, onPoison);
@@ -414,6 +411,12 @@ export class ModulePool {
   #closed = false;
   /** How many modules were thrown away (for tests and diagnostics). */
   replaced = 0;
+  /** The compiled module every instance comes from (`javascript.wasmModule`), or the variant's own file. */
+  readonly wasmModule: WasmModuleSource | undefined;
+
+  constructor(wasmModule?: WasmModuleSource) {
+    this.wasmModule = wasmModule;
+  }
 
   /** The live module; instantiates one (and its spare) on first use. */
   async get(): Promise<ModuleHost> {
@@ -440,7 +443,7 @@ export class ModulePool {
   }
 
   #create(): Promise<ModuleHost> {
-    return ModuleHost.create((host) => this.#onPoison(host));
+    return ModuleHost.create((host) => this.#onPoison(host), this.wasmModule);
   }
 
   #refillSpare(): void {
