@@ -9,7 +9,7 @@ import { pythonJailSpec, pythonLayout } from "../src/engines/native/binds.ts";
 import { cgroupSupport } from "../src/jail/index.ts";
 import { spawnJailed, type JailSpec } from "../src/jail/index.ts";
 import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../src/options.ts";
-import { createSandbox } from "../src/sandbox.ts";
+import { createSandbox } from "../src/index.ts";
 
 const PYTHON = "/usr/bin/python3";
 const N = Number(process.env.BENCH_N ?? 20);

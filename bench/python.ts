@@ -12,7 +12,7 @@ import { launchSidecar, sidecarFiles } from "../src/engines/pyodide/launch.ts";
 import { SidecarProcess } from "../src/engines/pyodide/sidecar-client.ts";
 import { getSnapshot } from "../src/engines/pyodide/snapshot.ts";
 import { resolveOptions, resolveRequest, type ResolvedOptions, type ResolvedSeal } from "../src/options.ts";
-import { createSandbox } from "../src/sandbox.ts";
+import { createSandbox } from "../src/index.ts";
 
 const N = Number(process.env.BENCH_N ?? 200);
 

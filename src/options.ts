@@ -13,6 +13,7 @@ import {
   type Language,
   type Limits,
   type RunRequest,
+  type WasmModuleSource,
 } from "./types.ts";
 
 /** Which layers of the seal to set up around sidecars and the native tier. Each defaults to on. */
@@ -74,6 +75,13 @@ export interface JavaScriptOptions {
    * @defaultValue `{}` (none)
    */
   hostFunctions?: Record<string, HostFunction>;
+  /**
+   * The compiled QuickJS engine (`import wasmModule from "wasmcell/quickjs.wasm"`), or a promise of
+   * one. Cloudflare Workers and Vercel Edge refuse to compile WebAssembly at run time: there, import the
+   * module and pass it. Elsewhere the engine loads its own `.wasm` file.
+   * @defaultValue undefined (the engine loads its own .wasm file)
+   */
+  wasmModule?: WasmModuleSource;
 }
 
 export interface SandboxOptions {
@@ -174,9 +182,16 @@ export interface ResolvedSeal {
 export interface ResolvedOptions {
   limits: Limits;
   hostFunctions: Record<string, HostFunction>;
+  /** `javascript.wasmModule`, as given. */
+  wasmModule: WasmModuleSource | undefined;
   /** `prewarm` is true only when the caller gave a `python` object (or set it explicitly). */
   python: Required<PythonOptions>;
   seal: ResolvedSeal;
+}
+
+/** True for a compiled module from any realm (edge-runtime and iframes have their own WebAssembly). */
+export function isWasmModule(value: unknown): boolean {
+  return Object.prototype.toString.call(value) === "[object WebAssembly.Module]";
 }
 
 /** Turns `SealOptions` (already validated) into what the jail sets up; `{}` gives every layer on. */
@@ -259,7 +274,18 @@ const sealSchema = z
 const optionsSchema = z
   .object({
     limits: limitsSchema,
-    javascript: z.object({ hostFunctions: hostFunctionsSchema }).partial().strict(),
+    javascript: z
+      .object({
+        hostFunctions: hostFunctionsSchema,
+        wasmModule: z.custom<WasmModuleSource>(
+          (v) =>
+            isWasmModule(v) ||
+            (typeof v === "object" && v !== null && typeof (v as PromiseLike<unknown>).then === "function"),
+          "must be a WebAssembly.Module or a promise of one",
+        ),
+      })
+      .partial()
+      .strict(),
     python: z
       .object({
         engine: z.enum(["pyodide", "native"]),
@@ -313,6 +339,7 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
   return {
     limits: { ...DEFAULT_LIMITS, ...stripUndefined(o.limits ?? {}) },
     hostFunctions: { ...(o.javascript?.hostFunctions ?? {}) },
+    wasmModule: o.javascript?.wasmModule,
     python: { ...DEFAULT_PYTHON, prewarm: o.python !== undefined, ...stripUndefined(o.python ?? {}) },
     seal: resolveSeal(o.seal ?? {}),
   };

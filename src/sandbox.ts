@@ -1,31 +1,29 @@
 // The front door: createSandbox(options) → sandbox.run(request) → RunResult.
 // It validates, picks the engine, and keeps engines alive; it knows nothing about how any engine works.
-// Engines load lazily through dynamic import, so importing the package root pulls in nothing an edge
-// runtime lacks (the Python engines need child processes; the JavaScript engine does not).
+// Engines load lazily from a registry the entry hands in (src/engines/registry.ts): the Node entry's
+// reaches the Python engines, the edge entry's does not, so bundling for an edge runtime pulls in
+// nothing Node-only.
 
 import { ClosedError, InvalidOptionError } from "./errors.ts";
-import type { Engine, EngineFactory, EngineSession } from "./engines/engine.ts";
+import type { Engine, EngineSession } from "./engines/engine.ts";
+import type { EngineRegistry } from "./engines/registry.ts";
 import { InFlight } from "./engines/in-flight.ts";
 import { describeRuntime, SEALED } from "./engines/quickjs/runtime/table.ts";
 import { resolveOptions, resolveRequest, type ResolvedOptions, type SandboxOptions } from "./options.ts";
 import { LANGUAGES, type EngineName, type Language, type RunRequest, type RunResult } from "./types.ts";
 
-const ENGINE_MODULES: Record<EngineName, () => Promise<{ createEngine: EngineFactory }>> = {
-  quickjs: () => import("./engines/quickjs/index.ts"),
-  pyodide: () => import("./engines/pyodide/index.ts"),
-  native: () => import("./engines/native/index.ts"),
-};
-
 export class Sandbox implements AsyncDisposable {
   readonly options: ResolvedOptions;
   readonly #engines = new Map<EngineName, Promise<Engine>>();
+  readonly #registry: EngineRegistry;
   readonly #sessions = new Set<Session>();
   readonly #inFlight = new InFlight();
   #state: "open" | "closing" | "closed" = "open";
 
   /** Use `createSandbox()`; the constructor does not start any engine. */
-  constructor(options: ResolvedOptions) {
+  constructor(options: ResolvedOptions, engines: EngineRegistry) {
     this.options = options;
+    this.#registry = engines;
   }
 
   /** Starts engines that should be warm before the first run (the Python pool, when asked for). */
@@ -119,7 +117,7 @@ export class Sandbox implements AsyncDisposable {
   #engine(name: EngineName): Promise<Engine> {
     let engine = this.#engines.get(name);
     if (!engine) {
-      engine = ENGINE_MODULES[name]().then((m) => m.createEngine(this.options));
+      engine = this.#registry[name]().then((m) => m.createEngine(this.options));
       // A failed start is not cached: the next run tries again (and throws the same clear error).
       engine.catch(() => this.#engines.delete(name));
       this.#engines.set(name, engine);
@@ -171,9 +169,9 @@ export class Session implements AsyncDisposable {
   }
 }
 
-/** Creates a sandbox. With a `python` option, the Python pool starts warming before this resolves. */
-export async function createSandbox(options?: SandboxOptions): Promise<Sandbox> {
-  const sandbox = new Sandbox(resolveOptions(options));
+/** `createSandbox` of an entry (src/index.ts, src/edge.ts), with that entry's engines. */
+export async function openSandbox(engines: EngineRegistry, options?: SandboxOptions): Promise<Sandbox> {
+  const sandbox = new Sandbox(resolveOptions(options), engines);
   try {
     await sandbox.warm();
   } catch (error) {
@@ -183,9 +181,13 @@ export async function createSandbox(options?: SandboxOptions): Promise<Sandbox> 
   return sandbox;
 }
 
-/** One-shot: create a sandbox, run one request, close it. */
-export async function run(request: RunRequest, options?: SandboxOptions): Promise<RunResult> {
-  const sandbox = new Sandbox(resolveOptions(options));
+/** `run` of an entry: create a sandbox, run one request, close it. */
+export async function runOnce(
+  engines: EngineRegistry,
+  request: RunRequest,
+  options?: SandboxOptions,
+): Promise<RunResult> {
+  const sandbox = new Sandbox(resolveOptions(options), engines);
   try {
     return await sandbox.run(request);
   } finally {

@@ -194,3 +194,9 @@ export interface RunFailure extends RunResultBase {
 }
 
 export type RunResult = RunSuccess | RunFailure;
+
+/**
+ * A compiled WebAssembly module (`WebAssembly.Module`) or a promise of one, as `javascript.wasmModule`
+ * takes it. Typed as `object` so the package's types need no DOM library; checked when the engine starts.
+ */
+export type WasmModuleSource = object;

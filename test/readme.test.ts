@@ -13,14 +13,15 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   name: string;
-  exports: Record<string, string | { default: string }>;
+  exports: Record<string, string | { node?: string; default: string }>;
 };
 
 /** `wasmcell/ai` → file URL of src/adapters/ai/index.ts (from exports: ./dist/X.js → ./src/X.ts). */
 function sourceFor(specifier: string): string | undefined {
   const sub = specifier === pkg.name ? "." : `.${specifier.slice(pkg.name.length)}`;
   const entry = pkg.exports[sub];
-  const target = typeof entry === "string" ? entry : entry?.default;
+  // The examples run on Node: the `node` condition's file where the entry has one.
+  const target = typeof entry === "string" ? entry : (entry?.node ?? entry?.default);
   if (!target?.startsWith("./dist/")) return undefined;
   return pathToFileURL(`${root}${target.replace(/^\.\/dist\//, "src/").replace(/\.js$/, ".ts")}`).href;
 }

@@ -5,7 +5,7 @@ import { parseArgs } from "node:util";
 import { serveHttp, type HttpServeOptions } from "../adapters/mcp/http.ts";
 import { DEFAULT_MCP_HTTP } from "../options.ts";
 import { serveStdio } from "../adapters/mcp/transports.ts";
-import { createSandbox } from "../sandbox.ts";
+import { createSandbox } from "../index.ts";
 import type { Limits } from "../types.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 

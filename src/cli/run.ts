@@ -7,7 +7,7 @@ import { inspect, parseArgs } from "node:util";
 import { encodeValue } from "../adapters/tools/values.ts";
 import { formatBytes } from "../adapters/tools/format.ts";
 import { checkRelativePath } from "../options.ts";
-import { createSandbox } from "../sandbox.ts";
+import { createSandbox } from "../index.ts";
 import type { Language, Limits, OutputFile, RunRequest, RunResult } from "../types.ts";
 import { EXIT, UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 

@@ -22,6 +22,7 @@ import { bwrapArgs, type Bind } from "./bwrap.ts";
 import { JailCgroup, type CgroupStats } from "./cgroup.ts";
 import { checkSeal, type SealPlan } from "./check.ts";
 import { cgroupSupport, DEFAULT_TOOLS, readableBy, sharedLibraries, type HostTools } from "./host.ts";
+import { isRuntimeFile, stageReadable } from "./stage.ts";
 import { PROFILES, type SeccompProfileName } from "./profiles.ts";
 import { compileProfile, encodeFilter, ERRNO_EPERM, KILL, type SeccompProfile } from "./seccomp.ts";
 
@@ -268,7 +269,16 @@ export function jailArgv(
     for (const lib of sharedLibraries(spec.executable, t.ldd)) add({ host: lib, jail: lib });
   add({ host: spec.executable, jail: program });
   for (const b of spec.roBinds ?? []) add(b);
-  if (plan.uidDrop) for (const b of binds) assertReadable(b.host, plan.uidDrop.uid, plan.uidDrop.gid);
+  if (plan.uidDrop) {
+    const { uid, gid } = plan.uidDrop;
+    // The package's own runtime files that the drop uid cannot reach where they are installed (a 0700
+    // parent) are bound from a staged copy; any other unreachable bind is refused below.
+    for (const [i, b] of binds.entries()) {
+      if (!readableBy(b.host, uid, gid).ok && isRuntimeFile(b.host))
+        binds[i] = { host: stageReadable(b.host), jail: b.jail };
+      assertReadable(binds[i]!.host, uid, gid);
+    }
+  }
   const input = {
     program,
     args: spec.args ?? [],
@@ -314,7 +324,11 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
   let argv: string[];
   try {
     if (!plan.bubblewrap) {
-      hostScratch = mkdtempSync(`${tmpdir()}/wasmcell-`);
+      // Under the uid drop the scratch must be reachable by that uid: a private TMPDIR (mktemp -d, 0700)
+      // is not, so the scratch then goes to /var/tmp (world-searchable, sticky) instead.
+      const drop = plan.uidDrop;
+      const parent = drop && !readableBy(tmpdir(), drop.uid, drop.gid).ok ? "/var/tmp" : tmpdir();
+      hostScratch = mkdtempSync(`${parent}/wasmcell-`);
       const scratchDir = spec.scratchDir ?? "/tmp";
       hostWorkDir = hostScratch + (spec.workDir ?? scratchDir).slice(scratchDir.length);
       mkdirSync(hostWorkDir, { recursive: true });

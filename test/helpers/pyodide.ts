@@ -3,7 +3,7 @@
 // missing from the allowlist kills the sidecar and shows up as a failure.
 import { launchSidecar } from "../../src/engines/pyodide/launch.ts";
 import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal, type SealOptions } from "../../src/options.ts";
-import { createSandbox, type Sandbox } from "../../src/sandbox.ts";
+import { createSandbox, type Sandbox } from "../../src/index.ts";
 import type { Limits, RunResult } from "../../src/types.ts";
 
 /** The full seal: bubblewrap, seccomp (kill mode), Node's permission model, the uid drop. */

@@ -15,6 +15,7 @@ import type { Cell } from "./cell.ts";
 import { describeHostError, ModulePool, type WasmModule } from "./modules.ts";
 import { Run, type PreparedSource } from "./run.ts";
 import { allGlobals, globalNeeds, isModule, stripTypes, usesAwait } from "./source.ts";
+import type { WasmModuleSource } from "../../types.ts";
 
 /** Run endings after which the runtime is known to be in a clean state and may serve the next run. */
 const REUSABLE: ReadonlySet<ErrorKind | undefined> = new Set([
@@ -55,10 +56,15 @@ function source(code: string, filename: string): PreparedSource {
 
 export class QuickJSEngine implements Engine {
   readonly name = "quickjs" as const;
-  readonly pool = new ModulePool();
+  readonly pool: ModulePool;
   readonly #inFlight = new InFlight();
   readonly #sessions = new Set<QuickJSSession>();
   #closed = false;
+
+  /** `wasmModule`: the compiled QuickJS module to instantiate from (`javascript.wasmModule`). */
+  constructor(wasmModule?: WasmModuleSource) {
+    this.pool = new ModulePool(wasmModule);
+  }
 
   /** Instantiates the first module (and starts its spare) so the first run does not wait. */
   async warm(): Promise<void> {
@@ -238,8 +244,8 @@ export class QuickJSSession implements EngineSession {
   }
 }
 
-export const createEngine: EngineFactory = async () => {
-  const engine = new QuickJSEngine();
+export const createEngine: EngineFactory = async (options) => {
+  const engine = new QuickJSEngine(options.wasmModule);
   await engine.warm();
   return engine;
 };

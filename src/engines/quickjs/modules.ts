@@ -10,16 +10,11 @@
 //
 // The runtimes inside a module ("cells") are in cell.ts.
 
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type QuickJSContext,
-  type QuickJSSyncVariant,
-  type QuickJSWASMModule,
-} from "quickjs-emscripten-core";
-import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
+import { newQuickJSWASMModuleFromVariant, type QuickJSContext, type QuickJSWASMModule } from "quickjs-emscripten-core";
+import type { WasmModuleSource } from "../../types.ts";
 import { Cell } from "./cell.ts";
 import { contextPointer, findInterruptCounter } from "./internals.ts";
+import { quickjsVariant } from "./wasm.ts";
 
 /** Cells a module keeps warm for the next runs. */
 const MAX_IDLE_CELLS = 8;
@@ -64,12 +59,10 @@ export class WasmModule {
     }
   }
 
-  static async create(onUnusable: (module: WasmModule) => void): Promise<WasmModule> {
+  static async create(onUnusable: (module: WasmModule) => void, wasmModule?: WasmModuleSource): Promise<WasmModule> {
     // Emscripten prints aborts ("Aborted(Assertion failed …)") to the host's stderr; the same text is
     // in the error the abort throws, which is what poisons the module and names the reason.
-    const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, {
-      emscriptenModule: { printErr: () => undefined, print: () => undefined } as never,
-    });
+    const variant = await quickjsVariant(wasmModule, { printErr: () => undefined, print: () => undefined });
     return new WasmModule(await newQuickJSWASMModuleFromVariant(variant), onUnusable);
   }
 
@@ -184,6 +177,12 @@ export class ModulePool {
   #closed = false;
   /** How many modules were thrown away (for tests and diagnostics). */
   replaced = 0;
+  /** The compiled module every instance comes from (`javascript.wasmModule`), or the variant's own file. */
+  readonly wasmModule: WasmModuleSource | undefined;
+
+  constructor(wasmModule?: WasmModuleSource) {
+    this.wasmModule = wasmModule;
+  }
 
   /** The live module; instantiates one (and its spare) on first use. */
   async get(): Promise<WasmModule> {
@@ -210,7 +209,7 @@ export class ModulePool {
   }
 
   #create(): Promise<WasmModule> {
-    return WasmModule.create((module) => this.#onUnusable(module));
+    return WasmModule.create((module) => this.#onUnusable(module), this.wasmModule);
   }
 
   #refillSpare(): void {

@@ -1,43 +1,99 @@
 // Turning the user's text into what QuickJS evaluates: TypeScript type stripping, script-or-module
 // detection, and which host globals the code can possibly reach.
 
+import type TypeScriptModule from "typescript";
+import type { DiagnosticWithLocation, Node, SourceFile } from "typescript";
+import type { blankSourceFile } from "ts-blank-space";
 import type { GuestError } from "../../types.ts";
 import { familiesNeeded, familiesNeedTimers, SEALED, type FamilyName, type RuntimeCaps } from "./runtime/table.ts";
 
-interface AmaroError {
-  code?: string;
-  message?: string;
-  startLine?: number;
-  startColumn?: number;
+type TypeScript = typeof TypeScriptModule;
+interface Stripper {
+  ts: TypeScript;
+  blank: typeof blankSourceFile;
 }
-type Amaro = { transformSync(code: string, options: { mode: "strip-only" }): { code: string } };
-let amaro: Promise<Amaro> | undefined;
+let stripper: Promise<Stripper> | undefined;
+
+// Constructs that need a transform, not just blanking, by the syntax kind ts-blank-space reports
+// (for a parameter property it reports the modifier): what to call it, and what to write instead.
+const PARAMETER_PROPERTY = ["a parameter property (`constructor(public x)`)", "assign `this.x = x` in the body"];
+const UNSUPPORTED: Record<string, string[]> = {
+  EnumDeclaration: ["enum", "use a const object or a union type"],
+  ModuleDeclaration: ["a namespace with values", "use a plain object or module"],
+  PublicKeyword: PARAMETER_PROPERTY,
+  PrivateKeyword: PARAMETER_PROPERTY,
+  ProtectedKeyword: PARAMETER_PROPERTY,
+  ReadonlyKeyword: PARAMETER_PROPERTY,
+  OverrideKeyword: PARAMETER_PROPERTY,
+  ImportEqualsDeclaration: ["`import x = require(...)`", "use `import x from ...`"],
+  ExportAssignment: ["`export =`", "use `export default`"],
+  TypeAssertionExpression: ["a `<T>value` type assertion", "use `value as T`"],
+};
+
+function at(error: GuestError, ts: TypeScript, file: SourceFile, pos: number): GuestError {
+  const { line, character } = ts.getLineAndCharacterOfPosition(file, pos);
+  error.line = line + 1;
+  error.column = character + 1;
+  error.stack = `    at main.ts:${error.line}:${error.column}`;
+  return error;
+}
 
 /**
- * Strips TypeScript types with amaro in strip-only mode: types become whitespace, so every line and
- * column of the output is the user's own. TypeScript that needs a transform (enum, namespace,
- * parameter properties) is a syntax error here, reported at its position.
+ * Strips TypeScript types with ts-blank-space (the TypeScript parser, pure JavaScript): types become
+ * whitespace, so every line and column of the output is the user's own, and it needs no Node built-in
+ * and no run-time WASM compilation, so it runs wherever the engine does (Workers refuse compiling WASM
+ * from bytes). TypeScript that needs a transform (enum, namespace, parameter properties) is a syntax
+ * error here, reported at its position. The stripper is a pure function of its input: a failure in it
+ * (a stack overflow on deeply nested types) leaves nothing behind for the next run.
  */
 export async function stripTypes(code: string): Promise<{ code: string } | { error: GuestError }> {
-  // A dynamic import (not createRequire) so the engine needs nothing Node-only to load the stripper.
-  amaro ??= import("amaro") as Promise<Amaro>;
-  const stripper = await amaro;
+  // Loaded on the first TypeScript run only: the parser is large, JavaScript-only hosts never pay for it.
+  // A load that failed (Deno without the env permissions TypeScript reads at load) is not cached: the
+  // run throws the runtime's own message, and the next TypeScript run tries again.
+  stripper ??= Promise.all([import("typescript"), import("ts-blank-space")]).then(
+    ([ts, tbs]) => ({ ts: ts.default, blank: tbs.blankSourceFile }),
+    (error: unknown) => {
+      stripper = undefined;
+      throw error;
+    },
+  );
+  const { ts, blank } = await stripper;
   try {
-    return { code: stripper.transformSync(code, { mode: "strip-only" }).code };
+    const file = ts.createSourceFile(
+      "main.ts",
+      code,
+      {
+        languageVersion: ts.ScriptTarget.ESNext,
+        impliedNodeFormat: ts.ModuleKind.ESNext,
+        jsDocParsingMode: ts.JSDocParsingMode.ParseNone,
+      },
+      false,
+      ts.ScriptKind.TS,
+    );
+    // The parser's own diagnostics (not type checking): the first is the syntax error to report.
+    const diagnostic = (file as { parseDiagnostics?: DiagnosticWithLocation[] }).parseDiagnostics?.[0];
+    if (diagnostic) {
+      const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");
+      return { error: at({ kind: "syntax", name: "SyntaxError", message }, ts, file, diagnostic.start) };
+    }
+    let unsupported: Node | undefined;
+    const stripped = blank(file, (node) => void (unsupported ??= node));
+    if (unsupported) {
+      const kind = ts.SyntaxKind[unsupported.kind];
+      const [what, instead] = UNSUPPORTED[kind] ?? [`TypeScript syntax ${kind}`, "write it as plain JavaScript"];
+      const message = `${what} needs a transform: wasmcell only strips types (${instead ?? ""})`;
+      return { error: at({ kind: "syntax", name: "SyntaxError", message }, ts, file, unsupported.getStart(file)) };
+    }
+    return { code: stripped };
   } catch (caught) {
-    const e = (caught ?? {}) as AmaroError;
-    const error: GuestError = {
-      kind: "syntax",
-      name: "SyntaxError",
-      message:
-        e.code === "UnsupportedSyntax"
-          ? `${e.message ?? "unsupported TypeScript"} (wasmcell only strips types; use a const object or union type instead)`
-          : (e.message ?? String(caught)),
-    };
-    if (typeof e.startLine === "number") error.line = e.startLine;
-    if (typeof e.startColumn === "number") error.column = e.startColumn + 1;
-    if (error.line !== undefined) error.stack = `    at main.ts:${error.line}:${error.column ?? 1}`;
-    return { error };
+    // The host's own stack ran out in the recursive parser: the input nests too deeply. Anything else
+    // thrown is a fault of the stripper under this input; either way a result, never a rejection.
+    if (caught instanceof RangeError) {
+      const message = "TypeScript nested too deeply to strip its types (the type stripper ran out of stack)";
+      return { error: { kind: "stack", name: "RangeError", message } };
+    }
+    const message = `the TypeScript stripper failed on this input: ${caught instanceof Error ? caught.message : String(caught)}`;
+    return { error: { kind: "crashed", name: "InternalError", message } };
   }
 }
 

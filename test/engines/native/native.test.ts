@@ -3,8 +3,10 @@
 // python-native allowlist fails here.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { after, describe, it } from "node:test";
-import { createSandbox, type Sandbox } from "../../../src/sandbox.ts";
+import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import type { RunRequest } from "../../../src/types.ts";
 
 let sandbox: Sandbox | undefined;
@@ -156,7 +158,8 @@ db.execute("select sum(x) from t").fetchone()[0]`);
     const r = await unjailed.run({
       language: "python",
       engine: "native",
-      code: "import os\nopen('out.txt', 'w').write(open('in.txt').read().upper())\n[os.path.exists('/etc/passwd'), os.getcwd().startswith('/tmp/wasmcell-')]",
+      // The scratch is a fresh directory under TMPDIR (or /var/tmp when TMPDIR is private to root).
+      code: `import os\nopen('out.txt', 'w').write(open('in.txt').read().upper())\n[os.path.exists('/etc/passwd'), os.getcwd().startswith((${JSON.stringify(`${realpathSync(tmpdir())}/wasmcell-`)}, '/var/tmp/wasmcell-'))]`,
       files: { "in.txt": "hi" },
     });
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
@@ -169,7 +172,7 @@ db.execute("select sum(x) from t").fetchone()[0]`);
   });
 
   it("a host that forgets close() still exits, and close() reaps the pre-started jail", async () => {
-    const sandboxUrl = new URL("../../../src/sandbox.ts", import.meta.url).href;
+    const sandboxUrl = new URL("../../../src/index.ts", import.meta.url).href;
     for (const closeIt of [false, true]) {
       const script = `import { createSandbox } from ${JSON.stringify(sandboxUrl)};
 const s = await createSandbox({ python: { engine: "native" } });

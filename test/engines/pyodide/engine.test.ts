@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { truncationMarker } from "../../../src/engines/output.ts";
 import { QueueFullError, SealUnavailableError } from "../../../src/errors.ts";
-import { createSandbox } from "../../../src/sandbox.ts";
+import { createSandbox } from "../../../src/index.ts";
 import type { OutputChunk } from "../../../src/types.ts";
 import { closePyodide, FULL, pyodideSandbox, runPy } from "../../helpers/pyodide.ts";
 

@@ -1,0 +1,19 @@
+// wasmcell on Bun: `bun main.js` (with wasmcell installed: `bun add wasmcell`).
+// Bun takes the package's JavaScript-only build (the `bun` export condition): JavaScript and
+// TypeScript run here, Python needs Node.js.
+import { createSandbox } from "wasmcell";
+
+const sandbox = await createSandbox({ limits: { timeoutMs: 1000 } });
+try {
+  const ts = await sandbox.run({
+    language: "typescript",
+    code: "const xs: number[] = [1, 2, 3];\nxs.map((x) => x * 2)",
+  });
+  console.log("typescript:", ts.ok ? JSON.stringify(ts.value) : ts.error.message);
+  const slow = await sandbox.run({ language: "javascript", code: "while (true) {}" });
+  console.log("timeout:", slow.ok ? "no" : slow.error.kind);
+  const py = await sandbox.run({ language: "python", code: "1 + 1" });
+  console.log("python:", py.ok ? "ran" : py.error.kind);
+} finally {
+  await sandbox.close();
+}

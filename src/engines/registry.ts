@@ -1,0 +1,39 @@
+// Which engines a build of wasmcell can load. The package's export conditions pick the entry: the Node
+// entry (src/index.ts) loads all three; the entry for Workers, browsers, Vercel Edge, Deno and Bun
+// (src/edge.ts) loads only the JavaScript engine, so a bundler following it never meets
+// node:child_process or node:fs. There the Python engines answer every run with an error result.
+
+import type { ResolvedRequest } from "../options.ts";
+import type { EngineName, RunFailure } from "../types.ts";
+import type { Engine, EngineFactory } from "./engine.ts";
+
+export type EngineRegistry = Readonly<Record<EngineName, () => Promise<{ createEngine: EngineFactory }>>>;
+
+/** The JavaScript engine: pure WebAssembly and JavaScript, the same on every runtime. */
+export const loadQuickJS = (): Promise<{ createEngine: EngineFactory }> => import("./quickjs/index.ts");
+
+/**
+ * An engine that cannot run on this runtime. Asking for it is not a host mistake the code can see at
+ * build time (the same agent tool runs everywhere), so every run is a failure result saying why.
+ */
+export function unavailable(name: EngineName, why: string): () => Promise<{ createEngine: EngineFactory }> {
+  const fail = (req: ResolvedRequest): Promise<RunFailure> =>
+    Promise.resolve({
+      ok: false,
+      error: { kind: "denied", name: "EngineUnavailable", message: `the ${name} engine is not available here: ${why}` },
+      language: req.language,
+      stdout: "",
+      stderr: "",
+      outputTruncated: false,
+      files: [],
+      stats: { engine: name, wallMs: 0, outputBytes: 0 },
+    });
+  const engine: Engine = {
+    name,
+    run: fail,
+    openSession: () => Promise.resolve({ run: fail, close: () => Promise.resolve() }),
+    close: () => Promise.resolve(),
+    destroy: () => Promise.resolve(),
+  };
+  return () => Promise.resolve({ createEngine: () => Promise.resolve(engine) });
+}

@@ -1,0 +1,128 @@
+// Runtime files the drop uid cannot reach where they are installed. The uid drop happens before
+// bubblewrap (setpriv, then bwrap as that uid), so bubblewrap can bind only what uid 65534 can see — and
+// a checkout or node_modules under a 0700 directory (/root/project, `mktemp -d`) is invisible to it.
+// Such a file or tree is handed to the jail as a staged copy instead: copied once into a directory
+// owned by the host user that the drop uid may read but nobody else may write, keyed by a hash of every
+// file's path, size, mode and mtime (a changed install gets a new copy), and bound at the same jail
+// path. The staging root is refused if anyone but the host user could have planted files in it.
+//
+// Only the package's own runtime files are staged — files of the wasmcell install itself, of the
+// node_modules its dependencies are installed in, and the Node binary running it: code that is public
+// anyway. Anything else a host binds (its own data under a private directory) is never copied to a
+// place other users can read; such a bind is refused, naming the path, as before.
+
+import { createHash } from "node:crypto";
+import {
+  chmodSync,
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Where staged copies live: /var/tmp is searchable by every uid and survives reboots' /tmp cleaning. */
+export const STAGE_ROOT = `/var/tmp/wasmcell-stage-${process.geteuid?.() ?? 0}`;
+
+let runtimeRoots: string[] | undefined;
+
+/** The directories whose files are the package's own code (see the header), real paths. */
+function roots(): string[] {
+  if (runtimeRoots) return runtimeRoots;
+  const found = [fileURLToPath(new URL("../..", import.meta.url))];
+  try {
+    // The node_modules holding the dependencies (pyodide is bound into the sidecar's jail).
+    found.push(dirname(dirname(createRequire(import.meta.url).resolve("pyodide/package.json"))));
+  } catch {
+    // pyodide not installed: nothing of it to bind either
+  }
+  runtimeRoots = found.map((d) => realpathSync(d));
+  return runtimeRoots;
+}
+
+/** Whether `path` is the package's own runtime code (may be staged), not a host's own data. */
+export function isRuntimeFile(path: string): boolean {
+  try {
+    const real = realpathSync(path);
+    if (real === realpathSync(process.execPath)) return true;
+    return roots().some((root) => real === root || real.startsWith(root + sep));
+  } catch {
+    return false;
+  }
+}
+
+function fingerprint(path: string): string {
+  const hash = createHash("sha256").update(path);
+  const walk = (p: string) => {
+    const st = statSync(p);
+    hash.update(`\0${relative(path, p)}\0${st.mode}\0${st.size}\0${st.mtimeMs}`);
+    if (st.isDirectory()) for (const name of readdirSync(p).sort()) walk(join(p, name));
+  };
+  walk(path);
+  return hash.digest("hex").slice(0, 32);
+}
+
+/** The staging root, created if missing; throws if it is not a private directory of this user. */
+function stageRoot(): string {
+  mkdirSync(STAGE_ROOT, { recursive: true, mode: 0o755 });
+  const st = lstatSync(STAGE_ROOT);
+  const euid = process.geteuid?.() ?? 0;
+  if (!st.isDirectory() || st.uid !== euid || (st.mode & 0o022) !== 0) {
+    throw new Error(`${STAGE_ROOT} is not a directory owned by uid ${euid} and writable only by it`);
+  }
+  return STAGE_ROOT;
+}
+
+/** Read for everyone, write for the owner only; executables stay executable. */
+function openUp(p: string): void {
+  const st = lstatSync(p);
+  if (st.isSymbolicLink()) return;
+  if (st.isDirectory()) {
+    chmodSync(p, 0o755);
+    for (const name of readdirSync(p)) openUp(join(p, name));
+  } else {
+    chmodSync(p, st.mode & 0o111 ? 0o755 : 0o644);
+  }
+}
+
+const staged = new Map<string, string>();
+
+/**
+ * A copy of `path` (a file or a directory tree, symlinks followed) that every uid can read, made once
+ * per content fingerprint. Returns the staged path; bind it where `path` would have been bound.
+ */
+export function stageReadable(path: string): string {
+  const key = fingerprint(path);
+  const hit = staged.get(`${path}\0${key}`);
+  if (hit) return hit;
+  const root = stageRoot();
+  const target = join(root, key);
+  const final = join(target, "x");
+  try {
+    statSync(final);
+  } catch {
+    // Build beside the target and rename into place: a concurrent stager or a crash mid-copy never
+    // leaves a half-written copy under the final name.
+    const building = join(root, `.building-${key}-${process.pid}-${Date.now()}`);
+    try {
+      cpSync(path, join(building, "x"), { recursive: true, dereference: true });
+      openUp(building);
+      renameSync(building, target);
+    } catch (error) {
+      rmSync(building, { recursive: true, force: true });
+      try {
+        statSync(final); // another process won the race
+      } catch {
+        throw error;
+      }
+    }
+  }
+  staged.set(`${path}\0${key}`, final);
+  return final;
+}

@@ -1,0 +1,47 @@
+// Bundles an example the way a runtime's own tooling does (wrangler, Vercel, a browser build): esbuild
+// with that runtime's export conditions. `wasmcell` and its subpaths resolve to this checkout's sources
+// through package.json's exports (the edge entry), so the runtime tests need no build; the engine's
+// `.wasm` stays a separate module, as wrangler and Vercel keep it.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import { build, type Plugin } from "esbuild";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const pkg = JSON.parse(readFileSync(`${root}package.json`, "utf8")) as {
+  exports: Record<string, string | Record<string, string>>;
+};
+
+/** The engine's compiled-module bytes, as `wasmcell/quickjs.wasm` exports them. */
+export const QUICKJS_WASM = readFileSync(
+  createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm"),
+);
+
+const fromCheckout: Plugin = {
+  name: "wasmcell-from-checkout",
+  setup(b) {
+    b.onResolve({ filter: /^wasmcell(\/.*)?$/ }, (args) => {
+      if (args.path === "wasmcell/quickjs.wasm") return { path: "./quickjs.wasm", external: true };
+      const entry = pkg.exports[args.path === "wasmcell" ? "." : `.${args.path.slice("wasmcell".length)}`];
+      const target = typeof entry === "string" ? entry : entry?.default;
+      if (!target) return { errors: [{ text: `${args.path} is not exported by package.json` }] };
+      return { path: `${root}${target.replace(/^\.\/dist\//, "src/").replace(/\.js$/, ".ts")}` };
+    });
+  },
+};
+
+/** One ES module (the bundle) that imports `./quickjs.wasm` if the example does. */
+export async function bundle(entry: string, conditions: string[], format: "esm" | "iife" = "esm"): Promise<string> {
+  const result = await build({
+    entryPoints: [fileURLToPath(new URL(`../../${entry}`, import.meta.url))],
+    bundle: true,
+    write: false,
+    format,
+    platform: "browser",
+    conditions,
+    minify: true,
+    plugins: [fromCheckout],
+    logLevel: "silent",
+  });
+  return result.outputFiles[0]!.text;
+}

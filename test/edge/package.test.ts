@@ -1,0 +1,69 @@
+// The edge-clean package: bundling wasmcell for a Worker or a browser pulls in only the JavaScript
+// engine, nothing Node-only, and a Python run there is a failure result that says why.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import * as edge from "../../src/edge.ts";
+import * as node from "../../src/index.ts";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+describe("edge package", () => {
+  it("the edge entry exports the same names as the Node entry", () => {
+    assert.deepEqual(Object.keys(edge).sort(), Object.keys(node).sort());
+  });
+
+  it("a Python run on the edge build is a denied result naming why, not a throw", async () => {
+    const sandbox = await edge.createSandbox();
+    try {
+      for (const engine of ["pyodide", "native"] as const) {
+        const r = await sandbox.run({ language: "python", code: "1 + 1", engine });
+        assert.equal(r.ok, false);
+        assert.equal(!r.ok && r.error.kind, "denied");
+        assert.match(!r.ok ? r.error.message : "", /only the Node\.js build/);
+      }
+      const js = await sandbox.run({ language: "typescript", code: "const a: number = 41;\na + 1" });
+      assert.equal(js.ok && js.value, 42);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("package.json sends every edge condition to the edge entry, and only node to the Node entry", () => {
+    const pkg = JSON.parse(readFileSync(`${root}package.json`, "utf8")) as {
+      exports: Record<string, Record<string, string> | string>;
+    };
+    const main = pkg.exports["."] as Record<string, string>;
+    for (const condition of ["workerd", "worker", "browser", "edge-light", "deno", "bun", "default"]) {
+      assert.equal(main[condition], "./dist/edge.js", condition);
+    }
+    assert.equal(main.node, "./dist/index.js");
+    // Order matters: a runtime takes the first condition it knows, and Bun and Deno also know "node".
+    const keys = Object.keys(main);
+    assert.ok(keys.indexOf("bun") < keys.indexOf("node") && keys.indexOf("deno") < keys.indexOf("node"));
+    assert.equal(pkg.exports["./quickjs.wasm"], "./dist/quickjs.wasm");
+  });
+
+  for (const conditions of [["workerd", "worker", "browser"], ["browser"], ["edge-light", "browser"]]) {
+    it(`bundling the edge entry with conditions ${conditions.join(",")} meets nothing Node-only`, async () => {
+      const result = await build({
+        entryPoints: [`${root}src/edge.ts`],
+        bundle: true,
+        write: false,
+        metafile: true,
+        format: "esm",
+        platform: "browser",
+        conditions,
+        logLevel: "silent",
+      });
+      const inputs = Object.keys(result.metafile.inputs);
+      assert.ok(inputs.some((f) => f.includes("src/engines/quickjs/") || f.includes("dist/engines/quickjs/")));
+      const nodeOnly = inputs.filter((f) =>
+        /engines\/(pyodide|native)\/|engines\/registry\.node|^node:|jail\//.test(f),
+      );
+      assert.deepEqual(nodeOnly, []);
+    });
+  }
+});
