@@ -41,6 +41,26 @@ export interface PythonOptions {
 export interface JavaScriptOptions {
   /** Functions guest JavaScript may call as `await name(...args)`. None by default. */
   hostFunctions?: Record<string, HostFunction>;
+  /**
+   * Where guest JavaScript runs. `"thread"`: in a pool of worker threads; the host's thread never
+   * executes guest code, and a run that overruns its deadline inside a builtin that never polls the
+   * interrupt (`indexOf` over a 2^32 array-like) is ended by terminating its worker. `"in-process"`: on
+   * the caller's own thread, lowest latency, for runtimes without worker threads; such a builtin holds
+   * that thread until it returns.
+   * @defaultValue `"thread"` where `node:worker_threads` exists, else `"in-process"`
+   */
+  isolation?: "thread" | "in-process";
+  /**
+   * Worker threads in the pool (`isolation: "thread"`); a warm spare is kept beside them.
+   * @defaultValue `availableParallelism()` (`navigator.hardwareConcurrency`), at least 1
+   */
+  workers?: number;
+  /**
+   * Runs that may wait for a free slot (each worker, or the in-process engine, runs up to 8 at once)
+   * before `run()` throws `QueueFullError`.
+   * @defaultValue 256
+   */
+  maxQueue?: number;
 }
 
 export interface SandboxOptions {
@@ -73,6 +93,23 @@ export const DEFAULT_PYTHON: Readonly<Required<PythonOptions>> = Object.freeze({
   snapshot: true,
 });
 
+export const DEFAULT_JAVASCRIPT: Readonly<{ maxQueue: number }> = Object.freeze({ maxQueue: 256 });
+
+/** `node:worker_threads` is there (Node, Deno, Bun), found without importing anything Node-only. */
+function threadsAvailable(): boolean {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  try {
+    return proc?.getBuiltinModule?.("node:worker_threads") !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+function defaultWorkers(): number {
+  const n = (globalThis as { navigator?: { hardwareConcurrency?: unknown } }).navigator?.hardwareConcurrency;
+  return typeof n === "number" && Number.isInteger(n) && n > 0 ? Math.min(n, 64) : 1;
+}
+
 export const DEFAULT_SEAL: Readonly<ResolvedSeal> = Object.freeze({
   bubblewrap: true,
   seccomp: "enforce",
@@ -90,6 +127,7 @@ export interface ResolvedSeal {
 export interface ResolvedOptions {
   limits: Limits;
   hostFunctions: Record<string, HostFunction>;
+  javascript: { isolation: "thread" | "in-process"; workers: number; maxQueue: number };
   /** `prewarm` is true only when the caller gave a `python` object (or set it explicitly). */
   python: Required<PythonOptions>;
   seal: ResolvedSeal;
@@ -160,7 +198,15 @@ const sealSchema = z
 const optionsSchema = z
   .object({
     limits: limitsSchema,
-    javascript: z.object({ hostFunctions: hostFunctionsSchema }).partial().strict(),
+    javascript: z
+      .object({
+        hostFunctions: hostFunctionsSchema,
+        isolation: z.enum(["thread", "in-process"]),
+        workers: z.number().int().min(1).max(64),
+        maxQueue: z.number().int().nonnegative().max(1_000_000),
+      })
+      .partial()
+      .strict(),
     python: z
       .object({
         engine: z.enum(["pyodide", "native"]),
@@ -216,6 +262,11 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
   return {
     limits: { ...DEFAULT_LIMITS, ...stripUndefined(o.limits ?? {}) },
     hostFunctions: { ...(o.javascript?.hostFunctions ?? {}) },
+    javascript: {
+      isolation: o.javascript?.isolation ?? (threadsAvailable() ? "thread" : "in-process"),
+      workers: o.javascript?.workers ?? defaultWorkers(),
+      maxQueue: o.javascript?.maxQueue ?? DEFAULT_JAVASCRIPT.maxQueue,
+    },
     python: { ...DEFAULT_PYTHON, prewarm: o.python !== undefined, ...stripUndefined(o.python ?? {}) },
     seal: {
       bubblewrap: seal.bubblewrap ?? DEFAULT_SEAL.bubblewrap,

@@ -10,7 +10,7 @@ import { resolveOptions, resolveRequest, type ResolvedOptions, type SandboxOptio
 import { LANGUAGES, type EngineName, type Language, type RunRequest, type RunResult } from "./types.ts";
 
 const ENGINE_MODULES: Record<EngineName, () => Promise<{ createEngine: EngineFactory }>> = {
-  quickjs: () => import("./engines/quickjs/index.ts"),
+  quickjs: () => import("./engines/quickjs-threads/index.ts"),
   pyodide: () => import("./engines/pyodide/index.ts"),
   native: () => import("./engines/native/index.ts"),
 };
