@@ -29,6 +29,12 @@ import { RUNS_AT_ONCE } from "./limits.ts";
 
 /** How long past its deadline a run's worker may stay silent before it is terminated. */
 export const KILL_GRACE_MS = 250;
+/**
+ * The worker's native stack, as big as the main thread's (V8's ~1 MB default): the QuickJS engine's
+ * stack clamp and its handling of C recursion that outruns the host stack were measured against it, so
+ * a run behaves the same in a worker as in-process (a worker's default is 4 MB).
+ */
+const HOST_STACK_MB = 1;
 /** How long a worker may take to start (load the engine, instantiate QuickJS) before it counts as failed. */
 const START_TIMEOUT_MS = 30_000;
 
@@ -68,7 +74,7 @@ class WorkerHandle {
     onMessage: (handle: WorkerHandle, m: WorkerMessage) => void,
     onExit: (handle: WorkerHandle, why: string) => void,
   ) {
-    this.worker = new Worker(workerEntry());
+    this.worker = new Worker(workerEntry(), { resourceLimits: { stackSizeMb: HOST_STACK_MB } });
     this.ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new EngineStartError("a QuickJS worker thread did not start in time")),
