@@ -202,7 +202,11 @@ export class ThreadEngine implements Engine {
     }
   }
 
-  /** The least-loaded live worker (the session's own worker for a session run). */
+  /**
+   * The least-loaded live worker; ties go to the first one. (Round-robin between idle workers, so that
+   * one builds its next context while the other runs, measured slower: waking a different thread on
+   * every call costs more than the context build it hides.)
+   */
   async #pick(): Promise<WorkerHandle> {
     let best: WorkerHandle | undefined;
     for (let i = 0; i < this.#slots.length; i++) {
