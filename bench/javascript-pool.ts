@@ -14,24 +14,12 @@ import { fileURLToPath } from "node:url";
 import { newQuickJSWASMModuleFromVariant, type QuickJSSyncVariant } from "quickjs-emscripten-core";
 import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
 import { createSandbox, type Sandbox } from "../src/index.ts";
+import { CODE, seedRecipeOn, summarise, type Stats } from "./javascript.ts";
 
-const CODE = `({sum: [1, 2, 3, 4, 5].map(x => x * 2).reduce((a, b) => a + b), s: "ab".repeat(3)})`;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 1000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 10_000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 100);
-
-interface Stats {
-  p50: number;
-  p99: number;
-  perSecond: number;
-}
-
-function summarise(samples: number[], totalMs: number): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-  return { p50: at(0.5), p99: at(0.99), perSecond: (samples.length / totalMs) * 1000 };
-}
 
 const fmt = (n: number, digits = 3) => n.toFixed(digits);
 const perSecond = (n: number) => Math.round(n).toLocaleString("en-US");
@@ -94,24 +82,7 @@ export async function bench(): Promise<string> {
   const pool = await createSandbox({ javascript: { isolation: "thread" } });
   const local = await createSandbox({ javascript: { isolation: "in-process" } });
   const quickjs = await newQuickJSWASMModuleFromVariant(releaseSync as unknown as QuickJSSyncVariant);
-  const seedRecipe = (): unknown => {
-    const runtime = quickjs.newRuntime();
-    runtime.setMemoryLimit(128 * 1024 * 1024);
-    runtime.setMaxStackSize(1024 * 1024);
-    const deadline = Date.now() + 5000;
-    runtime.setInterruptHandler(() => Date.now() > deadline);
-    const context = runtime.newContext();
-    const result = context.evalCode(CODE);
-    let value: unknown;
-    if (result.error) result.error.dispose();
-    else {
-      value = context.dump(result.value);
-      result.value.dispose();
-    }
-    context.dispose();
-    runtime.dispose();
-    return value;
-  };
+  const seedRecipe = seedRecipeOn(quickjs);
 
   // 1. Sequential, back to back, interleaved rounds so machine noise hits every subject alike.
   const subjects: [string, () => unknown][] = [
