@@ -340,6 +340,8 @@ export class ThreadEngine implements Engine {
       case "session-opened":
         handle.sessions.get(m.session)?.opened(m.error);
         return;
+      case "ready": // handled by WorkerHandle
+        return;
     }
   }
 
