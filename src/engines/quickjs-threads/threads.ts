@@ -44,6 +44,26 @@ function workerEntry(): string {
   return fileURLToPath(new URL(`./worker${self.slice(self.lastIndexOf("."))}`, import.meta.url));
 }
 
+/**
+ * The host's Node flags minus those about the main entry (`--input-type`, `-e`/`-p` and their
+ * argument): a worker started from a file refuses them, and a host run as `node --input-type=module -e`
+ * must still get its workers.
+ */
+function workerExecArgv(): string[] {
+  const out: string[] = [];
+  const args = process.execArgv;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a.startsWith("--input-type=")) continue;
+    if (["--input-type", "-e", "--eval", "-p", "--print"].includes(a)) {
+      i++;
+      continue;
+    }
+    out.push(a);
+  }
+  return out;
+}
+
 interface Job {
   id: number;
   req: ResolvedRequest;
@@ -74,7 +94,10 @@ class WorkerHandle {
     onMessage: (handle: WorkerHandle, m: WorkerMessage) => void,
     onExit: (handle: WorkerHandle, why: string) => void,
   ) {
-    this.worker = new Worker(workerEntry(), { resourceLimits: { stackSizeMb: HOST_STACK_MB } });
+    this.worker = new Worker(workerEntry(), {
+      execArgv: workerExecArgv(),
+      resourceLimits: { stackSizeMb: HOST_STACK_MB },
+    });
     this.ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new EngineStartError("a QuickJS worker thread did not start in time")),
