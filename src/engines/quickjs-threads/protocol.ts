@@ -28,6 +28,15 @@ export interface WireRequest {
   abort: Int32Array | undefined;
 }
 
+/**
+ * Shared memory each worker writes as it begins runs, so the host knows which runs began and when
+ * without a message per run: `Int32Array[0]` is the sequence number (per worker, from 1, in the order
+ * the host posted them) of the last run begun; `Float64Array[seq % PROGRESS_RING]` is when it began
+ * (`performance.timeOrigin + performance.now()`, comparable across threads).
+ */
+export const PROGRESS_RING = 1024;
+export const PROGRESS_BYTES = 8 + 8 * PROGRESS_RING;
+
 export type HostMessage =
   | { t: "run"; id: number; req: WireRequest; session?: number }
   | { t: "abort"; id: number }
@@ -38,7 +47,6 @@ export type HostMessage =
 
 export type WorkerMessage =
   | { t: "ready" }
-  | { t: "started"; id: number }
   | { t: "output"; id: number; stream: "stdout" | "stderr"; text: string }
   | { t: "call"; id: number; call: number; name: string; args: unknown[] }
   | { t: "call-end"; id: number; call: number }
@@ -56,8 +64,6 @@ export function parseWorkerMessage(data: unknown): WorkerMessage | undefined {
   switch (data.t) {
     case "ready":
       return { t: "ready" };
-    case "started":
-      return isId(data.id) ? { t: "started", id: data.id } : undefined;
     case "output":
       if (!isId(data.id) || (data.stream !== "stdout" && data.stream !== "stderr") || typeof data.text !== "string")
         return undefined;

@@ -4,8 +4,8 @@
 // - Admission is bounded (src/pool/gate.ts): up to RUNS_AT_ONCE runs per worker at once, then
 //   `javascript.maxQueue` waiting, then `QueueFullError`. A worker's engine keeps that many warm cells,
 //   so admitted runs never build a runtime from scratch.
-// - A run goes to the least-loaded worker. The worker says `started` before it runs guest code; from
-//   then the host watches the run's deadline. Past `timeoutMs + KILL_GRACE_MS` with no answer (a C
+// - A run goes to the least-loaded worker. The worker marks in shared memory when it begins a run,
+//   before any guest code; the host watches the run's deadline from then. Past `timeoutMs + KILL_GRACE_MS` with no answer (a C
 //   builtin that never polls QuickJS's interrupt handler), the worker is **terminated** and the run
 //   reports `timeout`. The spare takes the worker's place at once and a new spare starts behind it.
 //   Runs that were posted to the dead worker but had not started move to another worker untouched;
@@ -23,7 +23,15 @@ import { ClosedError, EngineStartError } from "../../errors.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { Gate, GateAbortedError } from "../../pool/gate.ts";
-import { parseResult, parseWorkerMessage, type HostMessage, type WireRequest, type WorkerMessage } from "./protocol.ts";
+import {
+  parseResult,
+  parseWorkerMessage,
+  PROGRESS_BYTES,
+  PROGRESS_RING,
+  type HostMessage,
+  type WireRequest,
+  type WorkerMessage,
+} from "./protocol.ts";
 import { failure } from "../quickjs/failure.ts";
 import { RUNS_AT_ONCE } from "./limits.ts";
 
@@ -47,9 +55,10 @@ function workerEntry(): string {
 /**
  * The host's Node flags minus those about the main entry (`--input-type`, `-e`/`-p` and their
  * argument): a worker started from a file refuses them, and a host run as `node --input-type=module -e`
- * must still get its workers.
+ * must still get its workers. Undefined (inherit, Node's own handling) when there is nothing to drop:
+ * an explicit list is validated more strictly than the inherited one.
  */
-function workerExecArgv(): string[] {
+function workerExecArgv(): string[] | undefined {
   const out: string[] = [];
   const args = process.execArgv;
   for (let i = 0; i < args.length; i++) {
@@ -61,7 +70,12 @@ function workerExecArgv(): string[] {
     }
     out.push(a);
   }
-  return out;
+  return out.length === args.length ? undefined : out;
+}
+
+function execArgvOption(): { execArgv?: string[] } {
+  const execArgv = workerExecArgv();
+  return execArgv ? { execArgv } : {};
 }
 
 interface Job {
@@ -70,8 +84,8 @@ interface Job {
   wire: WireRequest;
   session: ThreadSession | undefined;
   startedAt: number;
-  /** Host time the worker said it began the guest code (undefined: not begun). */
-  begunAt: number | undefined;
+  /** Its sequence number on the worker it was last posted to. */
+  seq: number;
   settled: boolean;
   resolve(result: RunResult): void;
   watchdog: NodeJS.Timeout | undefined;
@@ -86,6 +100,10 @@ class WorkerHandle {
   readonly jobs = new Map<number, Job>();
   readonly sessions = new Map<number, ThreadSession>();
   dead = false;
+  readonly #progress = new SharedArrayBuffer(PROGRESS_BYTES);
+  readonly #begunSeq = new Int32Array(this.#progress, 0, 1);
+  readonly #begunAt = new Float64Array(this.#progress, 8, PROGRESS_RING);
+  #posted = 0;
   /** It answered `ready` once: only such a worker is replaced when it is lost (no restart loop). */
   started = false;
   #referenced = true;
@@ -95,7 +113,8 @@ class WorkerHandle {
     onExit: (handle: WorkerHandle, why: string) => void,
   ) {
     this.worker = new Worker(workerEntry(), {
-      execArgv: workerExecArgv(),
+      workerData: { progress: this.#progress },
+      ...execArgvOption(),
       resourceLimits: { stackSizeMb: HOST_STACK_MB },
     });
     this.ready = new Promise<void>((resolve, reject) => {
@@ -137,6 +156,18 @@ class WorkerHandle {
   /** Runs posted and not answered by the worker, including session runs. */
   get load(): number {
     return this.jobs.size;
+  }
+
+  /** Posts a run; returns its sequence number on this worker. */
+  postRun(m: HostMessage): number {
+    this.post(m);
+    return ++this.#posted;
+  }
+
+  /** When the worker began run `seq` (epoch ms), or undefined if it has not begun it. */
+  begunAt(seq: number): number | undefined {
+    if (seq === 0 || Atomics.load(this.#begunSeq, 0) < seq) return undefined;
+    return this.#begunAt[seq % PROGRESS_RING];
   }
 
   post(m: HostMessage): void {
@@ -259,7 +290,7 @@ export class ThreadEngine implements Engine {
         },
         session,
         startedAt,
-        begunAt: undefined,
+        seq: 0,
         settled: false,
         resolve,
         watchdog: undefined,
@@ -302,7 +333,25 @@ export class ThreadEngine implements Engine {
     const m: HostMessage = job.session
       ? { t: "run", id: job.id, req: job.wire, session: job.session.id }
       : { t: "run", id: job.id, req: job.wire };
-    handle.post(m);
+    job.seq = handle.postRun(m);
+    this.#watch(handle, job, job.req.limits.timeoutMs + KILL_GRACE_MS);
+  }
+
+  /**
+   * The deadline watch: a run that began more than `timeoutMs + KILL_GRACE_MS` ago and has not been
+   * answered has its worker terminated. A run still queued in its worker is looked at again later.
+   */
+  #watch(handle: WorkerHandle, job: Job, afterMs: number): void {
+    clearTimeout(job.watchdog);
+    job.watchdog = setTimeout(() => {
+      if (job.settled || handle.dead || !handle.jobs.has(job.id)) return;
+      const begun = handle.begunAt(job.seq);
+      const limit = job.req.limits.timeoutMs + KILL_GRACE_MS;
+      if (begun === undefined) return this.#watch(handle, job, limit);
+      const left = begun + limit - epochNow();
+      if (left > 0) this.#watch(handle, job, left + 1);
+      else this.#kill(handle, job, "timeout");
+    }, afterMs);
   }
 
   #onAbort(job: Job, flag: Int32Array): void {
@@ -310,7 +359,7 @@ export class ThreadEngine implements Engine {
     const handle = this.#holder(job);
     if (!handle) return; // still waiting to be sent: #send posts it with the flag set
     handle.post({ t: "abort", id: job.id });
-    if (job.begunAt === undefined) return; // the worker sees the flag when it starts the run
+    if (handle.begunAt(job.seq) === undefined) return; // the worker sees the flag when it starts the run
     // A run stuck in a builtin sees neither the flag nor the message: the grace ends it.
     clearTimeout(job.watchdog);
     job.watchdog = setTimeout(() => this.#kill(handle, job, "aborted"), KILL_GRACE_MS);
@@ -324,11 +373,6 @@ export class ThreadEngine implements Engine {
   #onMessage(handle: WorkerHandle, m: WorkerMessage): void {
     const job = "id" in m ? handle.jobs.get(m.id) : undefined;
     switch (m.t) {
-      case "started":
-        if (!job || job.begunAt !== undefined) return;
-        job.begunAt = performance.now();
-        job.watchdog = setTimeout(() => this.#kill(handle, job, "timeout"), job.req.limits.timeoutMs + KILL_GRACE_MS);
-        return;
       case "output":
         if (!job || job.settled) return;
         // The worker's own sink caps output; this bound only stops a worker that ignores it.
@@ -453,15 +497,16 @@ export class ThreadEngine implements Engine {
     const i = this.#slots.indexOf(handle);
     if (i >= 0 && !this.#closed && handle.started) this.#replace(i);
     if (this.#spare === handle) this.#spare = this.#closed || !handle.started ? undefined : this.#start();
-    const now = performance.now();
+    const now = epochNow();
     for (const job of jobs) {
+      const begun = handle.begunAt(job.seq);
       if (job.settled) continue;
       clearTimeout(job.watchdog);
       if (job.session) {
         this.#settle(job, failure(job.req, job.session.lostError(), job.startedAt));
-      } else if (job.begunAt === undefined && !this.#closed) {
+      } else if (begun === undefined && !this.#closed) {
         void this.#send(job); // no guest code of it ran: it may run elsewhere
-      } else if (job.begunAt !== undefined && now - job.begunAt > job.req.limits.timeoutMs) {
+      } else if (begun !== undefined && now - begun > job.req.limits.timeoutMs) {
         this.#settle(
           job,
           failure(
@@ -538,6 +583,11 @@ export class ThreadEngine implements Engine {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** Milliseconds since the epoch, at `performance.now()` precision, comparable with a worker's clock. */
+function epochNow(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 function crashedError(message: string): GuestError {

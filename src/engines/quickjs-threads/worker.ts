@@ -6,17 +6,21 @@
 // A run the engine cannot stop (a C builtin that never polls the interrupt handler) blocks this thread;
 // the host then terminates it. Nothing here has to clean up after that: the thread and its memory go.
 
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import type { EngineSession } from "../engine.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { HostFunction, RunResult } from "../../types.ts";
 import { failure } from "../quickjs/failure.ts";
 import { QuickJSEngine } from "../quickjs/index.ts";
-import { collectErrors, type HostMessage, type WireRequest, type WorkerMessage } from "./protocol.ts";
+import { collectErrors, PROGRESS_RING, type HostMessage, type WireRequest, type WorkerMessage } from "./protocol.ts";
 
 if (!parentPort) throw new Error("wasmcell: the QuickJS worker entry must run in a worker thread");
 const port = parentPort;
 const post = (m: WorkerMessage): void => port.postMessage(m);
+const progress = (workerData as { progress: SharedArrayBuffer }).progress;
+const begunSeq = new Int32Array(progress, 0, 1);
+const begunAt = new Float64Array(progress, 8, PROGRESS_RING);
+let seq = 0;
 
 interface PendingCall {
   resolve(value: unknown): void;
@@ -102,7 +106,11 @@ function finish(id: number, result: RunResult): void {
 }
 
 function startRun(id: number, wire: WireRequest, sessionId: number | undefined): void {
-  post({ t: "started", id });
+  // Tell the host this run began (and when) before any of its guest code runs: a shared-memory write,
+  // visible even if the guest then holds this thread in a builtin.
+  seq++;
+  begunAt[seq % PROGRESS_RING] = performance.timeOrigin + performance.now();
+  Atomics.store(begunSeq, 0, seq);
   const run: ActiveRun = { controller: new AbortController(), calls: new Map() };
   runs.set(id, run);
   const req = resolveWire(id, wire, run);
