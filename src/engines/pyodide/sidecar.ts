@@ -35,7 +35,7 @@
 import { constants as fsConstants, readFileSync, writeSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { format } from "node:util";
-import type { HostMessage, InitMessage, RunLimits, RunMessage, SidecarMessage } from "./protocol.ts";
+import type { HostMessage, InitMessage, RunLimits, RunMessage, SidecarFailure, SidecarMessage } from "./protocol.ts";
 
 const started = performance.now();
 const [pyodideDir, harnessFile] = process.argv.slice(2);
@@ -693,8 +693,8 @@ function writer(stream: "stdout" | "stderr") {
   };
 }
 
-function makeFailure(kind: string, name: string, message: string): string {
-  return JSON.stringify({ ok: false, error: { kind, name, message } });
+function makeFailure(kind: SidecarFailure["kind"], name: string, message: string): SidecarFailure {
+  return { kind, name, message };
 }
 
 async function main(): Promise<void> {
@@ -790,7 +790,8 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
   const capBytes = limits.memoryMb * 1024 * 1024;
   M._malloc_set_footprint_limit(Math.min(capBytes, 0xffff0000));
   memoryCapBytes = Math.max(capBytes, M.HEAPU8.length);
-  let envelope: string;
+  let envelope: string | undefined;
+  let failure: SidecarFailure | undefined;
   let fatal: string | undefined;
   try {
     placeInputFiles(M.FS, message.files);
@@ -799,23 +800,29 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     deadline.at = performance.now() + limits.timeoutMs;
     let value = start(message.code, limits.maxResultBytes, !stateful);
     if (typeof value !== "string") value = await value;
-    envelope =
-      typeof value === "string" ? value : makeFailure("crashed", "InternalError", "the harness returned no envelope");
+    if (typeof value === "string") envelope = value;
+    else failure = makeFailure("crashed", "InternalError", "the harness returned no envelope");
   } catch (error) {
-    // A PythonError escaping the harness (KeyboardInterrupt while building the envelope), or a
-    // JavaScript error from inside WASM (a trap, a stack overflow): the interpreter may be broken.
+    // A PythonError escaping the harness (KeyboardInterrupt while building the envelope, a guest that
+    // replaced the harness's encoder), or a JavaScript error from inside WASM (a trap, a stack
+    // overflow): the interpreter may be broken. A PythonError's message and type are the guest's
+    // words, so they decide nothing alone: the kind comes from what this process saw (its interrupt
+    // fired, its memory cap refused a growth) or from the class of a JavaScript error.
     const text = String((error as Error)?.message ?? error);
-    if (deadline.fired)
-      envelope = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
-    else if (memoryCapHit) envelope = makeFailure("memory", "MemoryError", "out of memory (limits.memoryMb)");
-    else if (/Maximum call stack|stack overflow/i.test(text))
-      envelope = makeFailure("stack", "RangeError", "the call stack overflowed");
-    else if (
-      (error as NodeJS.ErrnoException)?.code === "ERR_ACCESS_DENIED" ||
-      /ERR_ACCESS_DENIED|Access to this API has been restricted/.test(text)
-    ) {
-      envelope = makeFailure("denied", "PermissionError", `the sandbox denied an operation: ${text.slice(0, 300)}`);
-    } else envelope = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
+    const pythonType =
+      (error as Error)?.name === "PythonError" ? String((error as { type?: unknown }).type) : undefined;
+    const code = (error as NodeJS.ErrnoException)?.code ?? ((error as Error)?.cause as NodeJS.ErrnoException)?.code;
+    if (deadline.fired && (pythonType === undefined || pythonType === "KeyboardInterrupt"))
+      failure = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
+    else if (memoryCapHit && (pythonType === undefined || pythonType === "MemoryError"))
+      failure = makeFailure("memory", "MemoryError", "out of memory (limits.memoryMb)");
+    else if (pythonType !== undefined)
+      failure = makeFailure("crashed", "InternalError", `the harness failed: ${pythonType.slice(0, 200)}`);
+    else if (error instanceof RangeError && /Maximum call stack/.test(text))
+      failure = makeFailure("stack", "RangeError", "the call stack overflowed");
+    else if (code === "ERR_ACCESS_DENIED" || /ERR_ACCESS_DENIED|Access to this API has been restricted/.test(text)) {
+      failure = makeFailure("denied", "PermissionError", `the sandbox denied an operation: ${text.slice(0, 300)}`);
+    } else failure = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
     fatal = text;
   } finally {
     deadline.at = Number.POSITIVE_INFINITY;
@@ -833,7 +840,7 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
   send({
     t: "result",
     id: message.id,
-    envelope,
+    ...(failure ? { failure } : { envelope: envelope ?? "" }),
     files: collected.files,
     ...(collected.over ? { filesOverLimit: collected.over } : {}),
     outputBytes: output.attempted,

@@ -28,9 +28,12 @@ describe("values and output", () => {
     assert.equal(r.ok && r.value, "(1, {1, 2}, 1208925819614629174706176, nan, b'x')");
   });
 
-  it("a statement last gives null", async () => {
+  it("a statement last, or None, gives undefined (the same contract as the native tier)", async () => {
     const r = await runPy("x = 1");
-    assert.equal(r.ok && r.value, null);
+    assert.equal(r.ok, true);
+    assert.equal(r.ok && r.value, undefined);
+    const none = await runPy("None");
+    assert.equal(none.ok && none.value, undefined);
   });
 
   it("top-level await works; asyncio.run says to use it instead", async () => {
