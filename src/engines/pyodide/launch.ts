@@ -11,6 +11,8 @@ import type { ResolvedSeal } from "../../options.ts";
 export interface SidecarFiles {
   pyodideDir: string;
   sidecar: string;
+  /** The sidecar's checkpoint module, which it imports (beside it, same extension). */
+  checkpoint: string;
   harness: string;
 }
 
@@ -21,6 +23,7 @@ export function sidecarFiles(): SidecarFiles {
   return {
     pyodideDir: dirname(fileURLToPath(import.meta.resolve("pyodide/pyodide.mjs"))),
     sidecar: fileURLToPath(new URL(`./sidecar${ext}`, import.meta.url)),
+    checkpoint: fileURLToPath(new URL(`./sidecar-checkpoint${ext}`, import.meta.url)),
     harness: fileURLToPath(new URL("../python/harness.py", import.meta.url)),
   };
 }
@@ -56,7 +59,12 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
   const jailed = seal.bubblewrap;
   const ext = files.sidecar.slice(files.sidecar.lastIndexOf("."));
   const inJail = jailed
-    ? { pyodideDir: "/sandbox/pyodide", sidecar: `/sandbox/sidecar${ext}`, harness: "/sandbox/harness.py" }
+    ? {
+        pyodideDir: "/sandbox/pyodide",
+        sidecar: `/sandbox/sidecar${ext}`,
+        checkpoint: `/sandbox/sidecar-checkpoint${ext}`,
+        harness: "/sandbox/harness.py",
+      }
     : files;
   // --expose-gc: the sidecar collects once after start-up (then deletes the global) to give back
   // the snapshot and load-time garbage; without it an idle sidecar holds ~100 MB more.
@@ -75,6 +83,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       flag,
       `--allow-fs-read=${inJail.pyodideDir}/`,
       `--allow-fs-read=${inJail.sidecar}`,
+      `--allow-fs-read=${inJail.checkpoint}`,
       `--allow-fs-read=${inJail.harness}`,
     );
   }
@@ -90,6 +99,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
     roBinds: [
       { host: files.pyodideDir, jail: inJail.pyodideDir },
       { host: files.sidecar, jail: inJail.sidecar },
+      { host: files.checkpoint, jail: inJail.checkpoint },
       { host: files.harness, jail: inJail.harness },
     ],
     seccompProfile: "node-pyodide",

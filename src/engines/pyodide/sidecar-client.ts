@@ -66,6 +66,8 @@ export class SidecarProcess {
   #stderrTail = "";
   #afterRun: ((reusable: boolean) => void) | undefined;
   #exitReason: string | undefined;
+  /** How long the sidecar's last reset took (its own measure), for the engine's statistics. */
+  lastResetMs: number | undefined;
 
   private constructor(jail: JailedProcess, lines: LineReader, timing: SidecarTiming) {
     this.jail = jail;
@@ -191,7 +193,8 @@ export class SidecarProcess {
       case "reset": {
         if (this.#state !== "busy" || p) return violation("a reset outside a run");
         const reusable = typeof m.retire !== "string";
-        if (!reusable) this.#exitReason = String(m.retire);
+        if (!reusable) this.#exitReason = capField(String(m.retire), 1000, "reason");
+        if (typeof m.ms === "number" && Number.isFinite(m.ms)) this.lastResetMs = m.ms;
         this.#state = reusable ? "idle" : "dead";
         const cb = this.#afterRun;
         this.#afterRun = undefined;
