@@ -43,8 +43,8 @@ export async function warmPyodide(
   limits: Partial<Limits> = {},
 ): Promise<{
   engine: PyodideEngine;
-  run(code: string, more?: Partial<Limits>): Promise<RunResult>;
-  value(code: string): Promise<unknown>;
+  run: (code: string, more?: Partial<Limits>) => Promise<RunResult>;
+  value: (code: string) => Promise<unknown>;
 }> {
   const options: ResolvedOptions = resolveOptions({ python: { pool: 1 }, seal: FULL });
   const engine = (await createEngine(options)) as PyodideEngine;
