@@ -116,10 +116,24 @@ def _value_envelope(value, max_bytes):
     return {"ok": True, "value": text, "valueKind": "repr"}
 
 
+def _cut(text, cap, field, keep_end=False):
+    """text within cap characters; a cut says which cap (the host applies the same caps again)."""
+    if len(text) <= cap:
+        return text
+    note = "[%s cut to %d characters]" % (field, cap)
+    if keep_end:
+        return note + "\n" + text[-(cap - len(note) - 1):]
+    return text[: cap - len(note) - 2] + "… " + note
+
+
 def _failure(kind, name, message, stack=None, line=None, column=None):
-    error = {"kind": kind, "name": name[:_MAX_NAME_CHARS], "message": message[:_MAX_MESSAGE_CHARS]}
+    error = {
+        "kind": kind,
+        "name": _cut(name, _MAX_NAME_CHARS, "error name"),
+        "message": _cut(message, _MAX_MESSAGE_CHARS, "error message"),
+    }
     if stack:
-        error["stack"] = stack[-_MAX_STACK_CHARS:]
+        error["stack"] = _cut(stack, _MAX_STACK_CHARS, "traceback", keep_end=True)
     if line is not None:
         error["line"] = line
     if column is not None:
