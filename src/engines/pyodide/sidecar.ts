@@ -534,18 +534,18 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
   output.truncated = false;
   memoryCapHit = false;
   peakMemoryBytes = M.HEAPU8.length;
-  // Two caps: malloc's footprint limit (dlmalloc, in linear memory, so the reset restores it) holds
-  // even when an earlier run already grew the memory that the reset cannot shrink; the grow hook is
-  // the backstop on the memory's real size.
+  // The cap, and how this process sees it fire. Normally the grow hook: every allocation past the
+  // memory already there asks to grow it, and the hook refuses past the cap (and records it).
+  // malloc's own footprint limit would refuse first and silently, so it is off then (MAX_SIZE_T).
+  // When an earlier run grew the memory past this run's cap (WASM memory cannot shrink), the grow
+  // hook cannot hold it and the footprint limit does (dlmalloc state, in linear memory: the reset
+  // restores it). Its only trace is malloc's peak footprint: a run that grew to within a MiB of the
+  // limit hit it. One request larger than what is left is refused without that trace and is then a
+  // runtime MemoryError: the guest's word alone never makes a `memory` kind.
   const capBytes = limits.memoryMb * 1024 * 1024;
-  const footprintLimit = Math.min(capBytes, 0xffff0000);
-  M._malloc_set_footprint_limit(footprintLimit);
-  // When an earlier run grew the memory past this run's cap, the footprint limit is what refuses,
-  // without the grow hook seeing it. Its only trace the host can read is malloc's peak footprint
-  // (in linear memory, so the reset restored it): a run that grew to within a MiB of the limit hit
-  // it. A single request larger than what is left is refused without that trace, and is then a
-  // runtime MemoryError: the guest's word alone never makes a \`memory\` kind.
   const footprintBinding = capBytes < M.HEAPU8.length;
+  const footprintLimit = Math.min(capBytes, 0xffff0000);
+  M._malloc_set_footprint_limit(footprintBinding ? footprintLimit : 0xffffffff);
   memoryCapBytes = Math.max(capBytes, M.HEAPU8.length);
   let envelope: string | undefined;
   let failure: SidecarFailure | undefined;
