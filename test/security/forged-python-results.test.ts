@@ -1,7 +1,8 @@
-// Threat: the guest's own process reports the files it returns. A native program can write its own
-// result line on the driver's result fd; a Pyodide run names its files as it likes. A library caller
-// doing `writeFile(join(dir, f.path))` must never get a path that escapes `dir`, so every returned
-// path is checked like an input path, and a bad one fails the run as `denied`, with no files.
+// Threat: the guest forges what comes back. Its own process reports the files it returns (a native
+// program can write its own result line on the driver's result fd; a Pyodide run names its files as
+// it likes) and the error it ended with. A library caller doing `writeFile(join(dir, f.path))` must
+// never get a path that escapes `dir`, so every returned path is checked like an input path and a bad
+// one fails the run as `denied`, with no files; and `timeout`/`memory` are never the guest's word.
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { closeNative, runNative } from "../helpers/native.ts";
