@@ -512,16 +512,19 @@ export function restoreCheckpoint(M: PyodideModule, cp: Checkpoint): string | un
     if (M.__hiwire_set(i, cp.hiwire[i]) < 0) return `hiwire slot ${i} could not be restored`;
   }
   M.stackRestore(cp.stackPointer);
+  // Module is checked in one pass; only when that pass found a change is it rebuilt and checked again.
+  let moduleChanged = false;
   try {
-    if (moduleDifference(M, cp.module)) rebuildModule(M, cp.module);
+    moduleChanged = moduleDifference(M, cp.module) !== undefined;
+    if (moduleChanged) rebuildModule(M, cp.module);
     rebuildFs(M, cp.fs);
   } catch (error) {
-    return `the file system could not be rebuilt: ${String(error).slice(0, 200)}`;
+    return `the state could not be rebuilt: ${String(error).slice(0, 200)}`;
   }
   // The proof: every recorded byte, then every value of the fingerprint.
   if (M.stackSave() !== cp.stackPointer) return "the stack pointer did not come back";
-  const moduleChanged = moduleDifference(M, cp.module);
-  if (moduleChanged) return `the reset did not bring back ${moduleChanged}`;
+  const moduleStill = moduleChanged ? moduleDifference(M, cp.module) : undefined;
+  if (moduleStill) return `the reset did not bring back ${moduleStill}`;
   for (const r of cp.fs.nodes) {
     if (r.file && Buffer.compare(fileBytes(r.node) ?? new Uint8Array(0), r.file.bytes) !== 0)
       return `the reset did not bring back the bytes of file node ${r.node.id}`;
