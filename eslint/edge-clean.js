@@ -47,7 +47,7 @@ function isNodeOnly(specifier) {
 const BUILTINS = new Set(builtinModules);
 
 /** The first chain from `entry` to a Node-only import, or undefined. */
-export function nodeOnlyChain(entry, extraForbidden = []) {
+function nodeOnlyChain(entry, extraForbidden = []) {
   const seen = new Set();
   const stack = [{ file: resolve(entry), chain: [] }];
   while (stack.length > 0) {
@@ -70,7 +70,7 @@ export function nodeOnlyChain(entry, extraForbidden = []) {
 }
 
 /** @type {import("eslint").Rule.RuleModule} */
-export const edgeCleanRule = {
+const edgeCleanRule = {
   meta: {
     type: "problem",
     docs: { description: "an edge entry module must not statically import a Node-only module, however deep" },

@@ -158,7 +158,7 @@ export interface ResolvedOptions {
 }
 
 /** Turns `SealOptions` (already validated) into what the jail sets up; `{}` gives every layer on. */
-export function resolveSeal(seal: SealOptions): ResolvedSeal {
+function resolveSeal(seal: SealOptions): ResolvedSeal {
   const seccomp = seal.seccomp ?? DEFAULT_SEAL.seccomp;
   const drop = seal.dropPrivileges ?? DEFAULT_SEAL.dropPrivileges;
   return {

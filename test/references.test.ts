@@ -1,7 +1,7 @@
 // The project stands alone: every document a comment cites is in this checkout. A comment in src/,
 // test/, bench/, scripts/, eslint/ or examples/ that names a Markdown file or a repository path
 // (src/…, test/…, docs/…) must name one that exists, every "pitfall N" must be a pitfall that
-// docs/sealing.md lists, and nothing may point at the design folders beside the checkout.
+// docs/seal.md lists, and nothing may point at the design folders beside the checkout.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -40,10 +40,10 @@ function exists(from: string, ref: string): boolean {
 }
 
 describe("comments cite only what is in the repository", () => {
-  const sealing = readFileSync(join(root, "docs/sealing.md"), "utf8");
+  const sealing = readFileSync(join(root, "docs/seal.md"), "utf8");
   const pitfalls = new Set([...sealing.matchAll(/^(\d+)\. \*\*/gm)].map((m) => Number(m[1])));
 
-  it("docs/sealing.md lists its pitfalls", () => {
+  it("docs/seal.md lists its pitfalls", () => {
     assert.ok(pitfalls.size >= 10, `found ${pitfalls.size}`);
   });
 
@@ -60,7 +60,7 @@ describe("comments cite only what is in the repository", () => {
           if (!/[*X]/.test(m[1]!) && !existsSync(join(root, m[1]!)))
             problems.push(`${at}: names ${m[1]}, which does not exist`);
         for (const m of text.matchAll(/\bpitfalls? (\d+)/gi))
-          if (!pitfalls.has(Number(m[1]))) problems.push(`${at}: pitfall ${m[1]} is not in docs/sealing.md`);
+          if (!pitfalls.has(Number(m[1]))) problems.push(`${at}: pitfall ${m[1]} is not in docs/seal.md`);
         if (/§\s*\d/.test(text)) problems.push(`${at}: a § reference to a document that has no numbered sections`);
       }
     }

@@ -20,7 +20,7 @@ export async function doctorCommand(argv: string[], io: Io): Promise<number> {
   return report.engines.every((e) => e.available) ? 0 : 1;
 }
 
-export function formatDoctor(report: DoctorReport): string {
+function formatDoctor(report: DoctorReport): string {
   const mark = (s: { available: boolean }) => (s.available ? "ok  " : "no  ");
   const width = Math.max(...report.layers.map((l) => l.layer.length), ...report.engines.map((e) => e.engine.length));
   return [

@@ -1,5 +1,5 @@
 // One cgroup v1 pair (memory + pids) per jailed process, created inside our own cgroup so the host's
-// accounting stays intact (docs/sealing.md pitfall 13). The jail's first process joins it from a
+// accounting stays intact (docs/seal.md pitfall 13). The jail's first process joins it from a
 // one-line shell *before* exec'ing anything else, so there is no window in which a child runs outside
 // the cap.
 //

@@ -169,6 +169,10 @@ export function nodePermissionStatus(): LayerStatus {
   return {
     layer: "nodePermissions",
     available: true,
-    detail: `Node ${process.version}: ${permission}; ${net ? "network denied unless --allow-net" : "no --allow-net flag: the permission model does not block network here (bubblewrap and seccomp do)"}`,
+    detail: `Node ${process.version}: ${permission}; ${
+      net
+        ? "network denied unless --allow-net"
+        : "no --allow-net flag: the permission model does not block network here (bubblewrap and seccomp do)"
+    }`,
   };
 }

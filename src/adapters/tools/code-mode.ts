@@ -177,9 +177,13 @@ function describeCodeMode(
     return `- ${key}(input: ${input}): Promise<${output}>${t.description ? ` — ${t.description.replace(/\s+/g, " ").trim()}` : ""}`;
   });
   return [
-    "Run a JavaScript or TypeScript program that calls the tools below as async functions, to chain, combine and filter many tool calls in one step.",
-    "Call a tool with `await tools.name(input)`; independent calls can run together with Promise.all. The value of the program's last expression (or a top-level `return`) is returned to you, with console output.",
-    `Tool inputs and outputs are JSON. A tool that fails throws an Error you can catch. At most ${maxToolCalls} tool calls and ${timeoutMs} ms per program. No network, no Node.js APIs, no imports: only the tools.`,
+    "Run a JavaScript or TypeScript program that calls the tools below as async functions, " +
+      "to chain, combine and filter many tool calls in one step.",
+    "Call a tool with `await tools.name(input)`; independent calls can run together with Promise.all. " +
+      "The value of the program's last expression (or a top-level `return`) is returned to you, with console output.",
+    "Tool inputs and outputs are JSON. A tool that fails throws an Error you can catch. " +
+      `At most ${maxToolCalls} tool calls and ${timeoutMs} ms per program. ` +
+      "No network, no Node.js APIs, no imports: only the tools.",
     "Available tools:",
     ...(signatures.length > 0 ? signatures : ["(none)"]),
     ...(notes ? [notes] : []),
