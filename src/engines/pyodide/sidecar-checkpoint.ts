@@ -513,9 +513,8 @@ export function restoreCheckpoint(M: PyodideModule, cp: Checkpoint): string | un
   }
   M.stackRestore(cp.stackPointer);
   // Module is checked in one pass; only when that pass found a change is it rebuilt and checked again.
-  let moduleChanged = false;
+  const moduleChanged = moduleDifference(M, cp.module) !== undefined;
   try {
-    moduleChanged = moduleDifference(M, cp.module) !== undefined;
     if (moduleChanged) rebuildModule(M, cp.module);
     rebuildFs(M, cp.fs);
   } catch (error) {
