@@ -1,6 +1,7 @@
 // How a Pyodide sidecar process is started: the one place that knows the sidecar's files, its Node
 // flags and the jail spec. Everything the seal asks for is either set up or an error.
 
+import { existsSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SealUnavailableError } from "../../errors.ts";
@@ -14,7 +15,12 @@ export interface SidecarFiles {
   /** The sidecar's checkpoint module, which it imports (beside it, same extension). */
   checkpoint: string;
   harness: string;
+  /** The host's tz database (Debian's tzdata), bound read-only for zoneinfo; absent when the host has none. */
+  zoneinfo?: string;
 }
+
+/** Where the tz database is, on the host and (for Python's zoneinfo, whose default TZPATH has it) in the box. */
+const ZONEINFO = "/usr/share/zoneinfo";
 
 export function sidecarFiles(): SidecarFiles {
   // The sidecar sits next to this module with the same extension (.ts from source, .js when built).
@@ -25,6 +31,7 @@ export function sidecarFiles(): SidecarFiles {
     sidecar: fileURLToPath(new URL(`./sidecar${ext}`, import.meta.url)),
     checkpoint: fileURLToPath(new URL(`./sidecar-checkpoint${ext}`, import.meta.url)),
     harness: fileURLToPath(new URL("../python/harness.py", import.meta.url)),
+    ...(existsSync(ZONEINFO) ? { zoneinfo: realpathSync(ZONEINFO) } : {}),
   };
 }
 
@@ -85,11 +92,13 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       `--allow-fs-read=${inJail.sidecar}`,
       `--allow-fs-read=${inJail.checkpoint}`,
       `--allow-fs-read=${inJail.harness}`,
+      ...(files.zoneinfo ? [`--allow-fs-read=${jailed ? ZONEINFO : files.zoneinfo}/`] : []),
     );
   }
   const hasCgroup = cgroupSupport().memoryParent !== undefined;
   if (!hasCgroup) nodeArgs.push("--disable-wasm-trap-handler");
   nodeArgs.push(inJail.sidecar, inJail.pyodideDir, inJail.harness);
+  if (files.zoneinfo) nodeArgs.push(jailed ? ZONEINFO : files.zoneinfo);
   return spawnJailed({
     executable: process.execPath,
     jailExecutable: jailed ? "/sandbox/bin/node" : process.execPath,
@@ -101,6 +110,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       { host: files.sidecar, jail: inJail.sidecar },
       { host: files.checkpoint, jail: inJail.checkpoint },
       { host: files.harness, jail: inJail.harness },
+      ...(files.zoneinfo ? [{ host: files.zoneinfo, jail: jailed ? ZONEINFO : files.zoneinfo }] : []),
     ],
     seccompProfile: "node-pyodide",
     seal,

@@ -53,6 +53,8 @@ export interface EmscriptenFSNode {
 }
 export interface EmscriptenFS {
   root: EmscriptenFSNode;
+  filesystems: { NODEFS: object };
+  mount(type: object, options: { root: string }, mountpoint: string): unknown;
   streams: (Record<string, unknown> | null | undefined)[];
   nameTable: (EmscriptenFSNode | null | undefined)[];
   devices: Record<string, unknown>;

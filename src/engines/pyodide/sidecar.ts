@@ -49,7 +49,7 @@ import {
 } from "./sidecar-checkpoint.ts";
 
 const started = performance.now();
-const [pyodideDir, harnessFile] = process.argv.slice(2);
+const [pyodideDir, harnessFile, zoneinfoDir] = process.argv.slice(2);
 if (!pyodideDir || !harnessFile) {
   process.stderr.write("usage: sidecar <pyodide dir> <harness.py>\n");
   process.exit(64);
@@ -473,6 +473,12 @@ async function main(): Promise<void> {
     send({ t: "snapshot", bytes: bytes.length });
     writeAll(bytes);
     process.exit(0);
+  }
+  if (zoneinfoDir) {
+    // The host's tz database, read-only (the jail's bind and Node's read-only permission model both
+    // refuse writes), at the path on Python's default TZPATH: zoneinfo works without a tzdata package.
+    FS.mkdirTree("/usr/share/zoneinfo");
+    FS.mount(FS.filesystems.NODEFS, { root: zoneinfoDir }, "/usr/share/zoneinfo");
   }
   const setupStart = performance.now();
   py.setStdout(writer("stdout"));
