@@ -12,12 +12,16 @@
 import v8 from "node:v8";
 import vm from "node:vm";
 import { fileURLToPath } from "node:url";
-import { newQuickJSWASMModuleFromVariant, type QuickJSSyncVariant } from "quickjs-emscripten-core";
+import {
+  newQuickJSWASMModuleFromVariant,
+  type QuickJSSyncVariant,
+  type QuickJSWASMModule,
+} from "quickjs-emscripten-core";
 import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
 import { createSandbox } from "../src/index.ts";
 
 /** The research's comparison snippet: a little array work and an object result. */
-const CODE = `({sum: [1, 2, 3, 4, 5].map(x => x * 2).reduce((a, b) => a + b), s: "ab".repeat(3)})`;
+export const CODE = `({sum: [1, 2, 3, 4, 5].map(x => x * 2).reduce((a, b) => a + b), s: "ab".repeat(3)})`;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 1000);
 const RSS_RUNS = Number(process.env.BENCH_RSS_RUNS ?? 100_000);
@@ -61,13 +65,13 @@ export async function resultSizes(
   return out;
 }
 
-interface Stats {
+export interface Stats {
   p50: number;
   p99: number;
   perSecond: number;
 }
 
-function summarise(samples: number[], totalMs: number): Stats {
+export function summarise(samples: number[], totalMs: number): Stats {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
   return { p50: at(0.5), p99: at(0.99), perSecond: (samples.length / totalMs) * 1000 };
@@ -84,12 +88,9 @@ function gc(): void {
   forceGc();
 }
 
-export async function bench(): Promise<string> {
-  const sandbox = await createSandbox();
-  const quickjs = await newQuickJSWASMModuleFromVariant(releaseSync as unknown as QuickJSSyncVariant);
-
-  // The seed's runJs, reduced to its per-call work.
-  const seedRecipe = (): unknown => {
+/** The seed's runJs, reduced to its per-call work. */
+export function seedRecipeOn(quickjs: QuickJSWASMModule): () => unknown {
+  return (): unknown => {
     const runtime = quickjs.newRuntime();
     runtime.setMemoryLimit(128 * 1024 * 1024);
     runtime.setMaxStackSize(1024 * 1024);
@@ -108,6 +109,14 @@ export async function bench(): Promise<string> {
     runtime.dispose();
     return value;
   };
+}
+
+export async function bench(): Promise<string> {
+  // The engine itself, on this thread (bench/javascript-pool.ts measures the worker-thread pool).
+  const sandbox = await createSandbox({ javascript: { isolation: "in-process" } });
+  const quickjs = await newQuickJSWASMModuleFromVariant(releaseSync as unknown as QuickJSSyncVariant);
+
+  const seedRecipe = seedRecipeOn(quickjs);
   const nodeVm = (): unknown => vm.runInNewContext(CODE);
   const wasmcell = async (): Promise<unknown> => {
     const r = await sandbox.run({ language: "javascript", code: CODE });
@@ -116,7 +125,7 @@ export async function bench(): Promise<string> {
   };
 
   const subjects: [string, () => unknown][] = [
-    ["wasmcell `sandbox.run`", wasmcell],
+    ["wasmcell `sandbox.run` (in-process)", wasmcell],
     ["seed recipe (newRuntime + limits + newContext + evalCode + dump + dispose)", seedRecipe],
     ["node:vm `runInNewContext` (not a security boundary)", nodeVm],
   ];

@@ -52,16 +52,18 @@ export const layers = [
   {
     // The sidecar runs inside the jail under Node's permission model, which allows reading only the
     // sidecar's own files: a value import of anything else fails there at load time.
-    files: ["src/engines/pyodide/sidecar.ts"],
+    // sidecar-checkpoint.ts is bound and allowed beside it (src/engines/pyodide/launch.ts).
+    files: ["src/engines/pyodide/sidecar.ts", "src/engines/pyodide/sidecar-checkpoint.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
         {
           patterns: [
             {
-              regex: "^(?!node:)",
+              regex: "^(?!node:|\\./sidecar-checkpoint\\.ts$)",
               allowTypeImports: true,
-              message: "the sidecar may import only node:* modules and types (it runs with a read allowlist)",
+              message:
+                "the sidecar may import only node:* modules, ./sidecar-checkpoint.ts and types (it runs with a read allowlist)",
             },
           ],
         },

@@ -82,6 +82,26 @@ export interface JavaScriptOptions {
    * @defaultValue undefined (the engine loads its own .wasm file)
    */
   wasmModule?: WasmModuleSource;
+  /**
+   * Where guest JavaScript runs. `"thread"`: in a pool of worker threads; the host's thread never
+   * executes guest code, and a run that overruns its deadline inside a builtin that never polls the
+   * interrupt (`indexOf` over a 2^32 array-like) is ended by terminating its worker. `"in-process"`: on
+   * the caller's own thread, lowest latency, for runtimes without worker threads; such a builtin holds
+   * that thread until it returns.
+   * @defaultValue `"thread"` where `node:worker_threads` exists, else `"in-process"`
+   */
+  isolation?: "thread" | "in-process";
+  /**
+   * Worker threads in the pool (`isolation: "thread"`); a warm spare is kept beside them.
+   * @defaultValue `availableParallelism()` (`navigator.hardwareConcurrency`), at least 1
+   */
+  workers?: number;
+  /**
+   * Runs that may wait for a free slot (each worker, or the in-process engine, runs up to 8 at once)
+   * before `run()` throws `QueueFullError`.
+   * @defaultValue 256
+   */
+  maxQueue?: number;
 }
 
 export interface SandboxOptions {
@@ -90,7 +110,7 @@ export interface SandboxOptions {
    * @defaultValue {@link DEFAULT_LIMITS}
    */
   limits?: Partial<Limits>;
-  /** @defaultValue no host functions */
+  /** @defaultValue no host functions; {@link DEFAULT_JAVASCRIPT}; the thread pool sized to the machine */
   javascript?: JavaScriptOptions;
   /** @defaultValue {@link DEFAULT_PYTHON}; the pool starts on the first Python run */
   python?: PythonOptions;
@@ -122,6 +142,29 @@ export const DEFAULT_PYTHON: Readonly<Required<Omit<PythonOptions, "prewarm">>> 
   maxQueue: 64,
   snapshot: true,
 });
+
+/**
+ * The JavaScript defaults that are constants. `isolation` and `workers` depend on the runtime and the
+ * machine (worker threads there or not, `availableParallelism()`), so they are resolved, not listed.
+ */
+export const DEFAULT_JAVASCRIPT: Readonly<Required<Pick<JavaScriptOptions, "maxQueue">>> = Object.freeze({
+  maxQueue: 256,
+});
+
+/** `node:worker_threads` is there (Node, Deno, Bun), found without importing anything Node-only. */
+function threadsAvailable(): boolean {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  try {
+    return proc?.getBuiltinModule?.("node:worker_threads") !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+function defaultWorkers(): number {
+  const n = (globalThis as { navigator?: { hardwareConcurrency?: unknown } }).navigator?.hardwareConcurrency;
+  return typeof n === "number" && Number.isInteger(n) && n > 0 ? Math.min(n, 64) : 1;
+}
 
 /** The seal a caller gets by passing nothing: every layer on. These are values `SealOptions` accepts. */
 export const DEFAULT_SEAL: Readonly<Required<SealOptions>> = Object.freeze({
@@ -184,6 +227,8 @@ export interface ResolvedOptions {
   hostFunctions: Record<string, HostFunction>;
   /** `javascript.wasmModule`, as given. */
   wasmModule: WasmModuleSource | undefined;
+  /** Where JavaScript runs; `isolationGiven` says whether the caller chose it (an edge build honours a default, refuses an explicit "thread"). */
+  javascript: { isolation: "thread" | "in-process"; isolationGiven: boolean; workers: number; maxQueue: number };
   /** `prewarm` is true only when the caller gave a `python` object (or set it explicitly). */
   python: Required<PythonOptions>;
   seal: ResolvedSeal;
@@ -283,6 +328,9 @@ const optionsSchema = z
             (typeof v === "object" && v !== null && typeof (v as PromiseLike<unknown>).then === "function"),
           "must be a WebAssembly.Module or a promise of one",
         ),
+        isolation: z.enum(["thread", "in-process"]),
+        workers: z.number().int().min(1).max(64),
+        maxQueue: z.number().int().nonnegative().max(1_000_000),
       })
       .partial()
       .strict(),
@@ -340,6 +388,12 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
     limits: { ...DEFAULT_LIMITS, ...stripUndefined(o.limits ?? {}) },
     hostFunctions: { ...(o.javascript?.hostFunctions ?? {}) },
     wasmModule: o.javascript?.wasmModule,
+    javascript: {
+      isolation: o.javascript?.isolation ?? (threadsAvailable() ? "thread" : "in-process"),
+      isolationGiven: o.javascript?.isolation !== undefined,
+      workers: o.javascript?.workers ?? defaultWorkers(),
+      maxQueue: o.javascript?.maxQueue ?? DEFAULT_JAVASCRIPT.maxQueue,
+    },
     python: { ...DEFAULT_PYTHON, prewarm: o.python !== undefined, ...stripUndefined(o.python ?? {}) },
     seal: resolveSeal(o.seal ?? {}),
   };

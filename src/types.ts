@@ -7,7 +7,8 @@ export type Language = (typeof LANGUAGES)[number];
 
 /**
  * The engines that can answer a request.
- * - `quickjs`: QuickJS compiled to WebAssembly, in the host process (JavaScript, TypeScript).
+ * - `quickjs`: QuickJS compiled to WebAssembly, in a pool of worker threads in the host process (or on
+ *   the caller's thread, `javascript.isolation: "in-process"`) (JavaScript, TypeScript).
  * - `pyodide`: CPython compiled to WebAssembly, in a pool of sealed sidecar processes (Python).
  * - `native`: the host's `python3` (numpy, pandas, matplotlib) inside the same jail (Python, Linux only).
  */

@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import {
   DEFAULT_CODE_MODE,
   DEFAULT_FORMAT,
+  DEFAULT_JAVASCRIPT,
   DEFAULT_LIMITS,
   DEFAULT_MCP_HTTP,
   DEFAULT_PYTHON,
@@ -95,6 +96,11 @@ describe("README options tables", () => {
     assert.deepEqual(table("python"), { ...DEFAULT_PYTHON });
     assert.equal(resolveOptions({}).python.prewarm, false);
     assert.equal(resolveOptions({ python: {} }).python.prewarm, true);
+  });
+
+  it("javascript: the constant defaults (isolation and workers are explained in prose)", () => {
+    assert.deepEqual(table("javascript"), { ...DEFAULT_JAVASCRIPT });
+    assert.equal(resolveOptions({}).javascript.maxQueue, DEFAULT_JAVASCRIPT.maxQueue);
   });
 
   it("seal: every layer with its real default, and the defaults are values SealOptions accepts", () => {

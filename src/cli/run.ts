@@ -193,9 +193,9 @@ function printReadable(result: RunResult, written: Written[], hasOutDir: boolean
   if (result.stdout && !result.stdout.endsWith("\n")) io.stdout.write("\n");
   if (result.stderr && !result.stderr.endsWith("\n")) io.stderr.write("\n");
   if (result.ok) {
-    // Like the REPLs: nothing for undefined, nor for Python's None.
-    const shown = result.value !== undefined && !(result.language === "python" && result.value === null);
-    if (shown) io.stdout.write(`${forTerminal(io.stdout, inspect(result.value, { depth: 8, maxArrayLength: 200 }))}\n`);
+    // Like the REPLs: nothing for undefined (Python's None comes back as undefined).
+    if (result.value !== undefined)
+      io.stdout.write(`${forTerminal(io.stdout, inspect(result.value, { depth: 8, maxArrayLength: 200 }))}\n`);
   } else {
     const e = result.error;
     const where =

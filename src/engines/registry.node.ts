@@ -1,8 +1,10 @@
-// The engines of the Node entry: JavaScript in-process, Python in sidecars and jails (child processes).
-import { loadQuickJS, type EngineRegistry } from "./registry.ts";
+// The engines of the Node entry: JavaScript in worker threads (or in-process), Python in sidecars and
+// jails (child processes).
+import type { EngineRegistry } from "./registry.ts";
 
 export const NODE_ENGINES: EngineRegistry = {
-  quickjs: loadQuickJS,
+  // Worker threads by default, or in-process (`javascript.isolation`).
+  quickjs: () => import("./quickjs-threads/index.ts"),
   pyodide: () => import("./pyodide/index.ts"),
   native: () => import("./native/index.ts"),
 };

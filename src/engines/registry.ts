@@ -9,8 +9,9 @@ import type { Engine, EngineFactory } from "./engine.ts";
 
 export type EngineRegistry = Readonly<Record<EngineName, () => Promise<{ createEngine: EngineFactory }>>>;
 
-/** The JavaScript engine: pure WebAssembly and JavaScript, the same on every runtime. */
-export const loadQuickJS = (): Promise<{ createEngine: EngineFactory }> => import("./quickjs/index.ts");
+/** The JavaScript engine of the edge build: in-process, pure WebAssembly and JavaScript, no Node built-in. */
+export const loadQuickJSInProcess = (): Promise<{ createEngine: EngineFactory }> =>
+  import("./quickjs-threads/in-process.ts");
 
 /**
  * An engine that cannot run on this runtime. Asking for it is not a host mistake the code can see at

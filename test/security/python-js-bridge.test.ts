@@ -90,7 +90,7 @@ outcome`);
       );
       assert.equal(plant.ok && plant.value, "from run one", JSON.stringify(plant));
       const look = await runPy(`${getFn}getattr(fn.constructor.prototype, 'wasmcellPlanted', None)`);
-      assert.equal(look.ok && look.value, null, JSON.stringify(look));
+      assert.equal(look.ok && look.value, undefined, JSON.stringify(look));
     });
 
     it("the environment holds no host secret and subprocess cannot start anything", async () => {

@@ -64,9 +64,9 @@ export function formatResult(result: RunResult, options: FormatOptions): ToolOut
   // Budget: the head is short; the value, stack and output share what is left, output last.
   const parts: string[] = [...head];
   let budget = options.maxChars - head.join("\n").length;
-  // Python's None is "no value" (the REPL prints nothing for it), so `print(x)` as the last line
-  // does not add a `value: null` the model has to ignore.
-  const hasValue = result.ok && result.value !== undefined && !(result.language === "python" && result.value === null);
+  // Python's None comes back as undefined, "no value" (the REPL prints nothing for it), so `print(x)`
+  // as the last line does not add a `value: null` the model has to ignore.
+  const hasValue = result.ok && result.value !== undefined;
   if (result.ok && hasValue) {
     const value = cut(renderValue(result.value), Math.max(200, Math.floor(budget / 2)), "value");
     parts.push(`value: ${value}`);

@@ -102,7 +102,7 @@ def main():
     try:
         envelope = harness.run_envelope(request["code"], None, int(request["maxResultBytes"]))
     except KeyboardInterrupt:  # the alarm fired between the harness's own steps
-        envelope = harness._failure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)")
+        envelope = harness._failure("runtime", "KeyboardInterrupt", "")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     files, problem = _collect_outputs(inputs, int(request["maxFiles"]), int(request["maxFileBytes"]))

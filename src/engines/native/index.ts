@@ -21,26 +21,12 @@ import { existsSync } from "node:fs";
 import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { EngineUnavailableError } from "../../errors.ts";
-import {
-  checkSeal,
-  isExecutable,
-  spawnJailed,
-  type JailExit,
-  type JailedProcess,
-  type JailSpec,
-} from "../../jail/index.ts";
+import { checkSeal, isExecutable, spawnJailed, type JailedProcess, type JailSpec } from "../../jail/index.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
 import { WarmPool } from "../../pool/pool.ts";
-import {
-  ERROR_KINDS,
-  type ErrorKind,
-  type GuestError,
-  type Limits,
-  type OutputFile,
-  type RunResult,
-} from "../../types.ts";
+import type { GuestError, Limits, OutputFile, RunResult } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
-import { mimeTypeOf } from "../files.ts";
+import { exitError, parseEnvelope, parseFiles, type Observed } from "../python/result.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { CappedOutput } from "./output.ts";
@@ -280,6 +266,10 @@ export class NativeEngine implements Engine {
 
     const files: Record<string, string> = {};
     for (const [path, bytes] of request.files) files[path] = Buffer.from(bytes).toString("base64");
+    const softDeadlineAt = takenAt + limits.timeoutMs - Math.min(150, limits.timeoutMs * 0.2);
+    // The host's own observation for the `timeout` kind: its clock had passed the soft deadline it
+    // armed the driver's alarm for. A guest's early `raise KeyboardInterrupt` stays a runtime error.
+    const observed = (): Observed => ({ interrupted: Date.now() >= softDeadlineAt, memoryCapHit: false });
     jail.child.stdin.end(
       JSON.stringify({
         code: request.code,
@@ -290,7 +280,7 @@ export class NativeEngine implements Engine {
         // The driver's own alarm, a little before our SIGKILL, turns a Python loop into a clean
         // `timeout` with a traceback; code stuck in C meets the SIGKILL. Absolute, so the
         // interpreter's start-up counts against the deadline as it does for the SIGKILL.
-        softDeadline: (takenAt + limits.timeoutMs - Math.min(150, limits.timeoutMs * 0.2)) / 1000,
+        softDeadline: softDeadlineAt / 1000,
       }),
     );
 
@@ -300,17 +290,14 @@ export class NativeEngine implements Engine {
     const early =
       aborted || resultOverflow
         ? undefined
-        : parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
+        : parseResult(Buffer.concat(resultChunks).toString("utf8"), limits, observed());
     if (early) {
       request.signal?.removeEventListener("abort", onAbort);
       const stats = jail.memoryStats();
       jail.kill();
       const peak = stats.peakMemoryBytes ?? early.maxrss;
       const result = base(performance.now() - started, peak !== undefined ? { peakMemoryBytes: peak } : {});
-      result.files = early.files;
-      return early.envelope.ok
-        ? { ...result, ok: true, value: early.envelope.value }
-        : { ...result, ok: false, error: early.envelope.error };
+      return finish(result, early.result);
     }
 
     // No result: find out why from the way the jail ended.
@@ -326,11 +313,13 @@ export class NativeEngine implements Engine {
       return {
         ...result,
         ok: false,
-        error: {
-          kind: "timeout",
-          name: "TimeoutError",
-          message: `the run passed its deadline of ${limits.timeoutMs} ms (limits.timeoutMs) and was killed`,
-        },
+        error: exitError(exit, {
+          who: "the Python process",
+          deadlineKilled: true,
+          aborted: false,
+          timeoutMs: limits.timeoutMs,
+          memoryCap: "",
+        }),
       };
     if (resultOverflow)
       return {
@@ -343,16 +332,22 @@ export class NativeEngine implements Engine {
         },
       };
     // A result line can also arrive with the exit (a process that ended before its pipes were read).
-    const late = parseResult(Buffer.concat(resultChunks).toString("utf8"), limits.maxFiles, limits.maxFileBytes);
+    const late = parseResult(Buffer.concat(resultChunks).toString("utf8"), limits, observed());
     if (late) {
       if (result.stats.peakMemoryBytes === undefined && late.maxrss !== undefined)
         result.stats.peakMemoryBytes = late.maxrss;
-      result.files = late.files;
-      return late.envelope.ok
-        ? { ...result, ok: true, value: late.envelope.value }
-        : { ...result, ok: false, error: late.envelope.error };
+      return finish(result, late.result);
     }
-    return { ...result, ok: false, error: exitError(exit, limits.memoryMb, jail.memoryMechanism, result.stderr) };
+    const tail = result.stderr.trim().split("\n").slice(-3).join("\n");
+    const error = exitError(exit, {
+      who: "the Python process",
+      deadlineKilled: exit.timedOut,
+      aborted: false,
+      timeoutMs: limits.timeoutMs,
+      memoryCap: `its ${limits.memoryMb} MB cap (limits.memoryMb, ${jail.memoryMechanism})`,
+      ...(tail ? { detail: tail } : {}),
+    });
+    return { ...result, ok: false, error };
   }
 
   async close(): Promise<void> {
@@ -393,6 +388,16 @@ function limitsKey(limits: Limits): string {
   return JSON.stringify([limits.timeoutMs, limits.memoryMb, limits.maxFileBytes]);
 }
 
+/** The run's result from its parsed line (the files only on success). */
+function finish(base: Omit<RunResult, "ok" | "value" | "error">, line: Envelope): RunResult {
+  return line.ok
+    ? { ...base, ok: true, value: line.value, files: line.files }
+    : { ...base, ok: false, error: line.error };
+}
+
+/** A parsed result line: the value and the files, or the error the run ends with. */
+type Envelope = { ok: true; value: unknown; files: OutputFile[] } | { ok: false; error: GuestError };
+
 function abortedError(when?: string): GuestError {
   return {
     kind: "aborted",
@@ -401,42 +406,16 @@ function abortedError(when?: string): GuestError {
   };
 }
 
-/** Why a jail ended without a result line. */
-function exitError(exit: JailExit, memoryMb: number, mechanism: string, stderr: string): GuestError {
-  if (exit.oomKilled)
-    return {
-      kind: "memory",
-      name: "MemoryError",
-      message: `out of memory: the run passed its ${memoryMb} MB cap (limits.memoryMb, ${mechanism}) and was killed`,
-    };
-  if (exit.signal === "SIGXCPU")
-    return { kind: "timeout", name: "TimeoutError", message: "the run used up its CPU-time limit and was killed" };
-  if (exit.signal === "SIGSYS")
-    return {
-      kind: "denied",
-      name: "SeccompError",
-      message: "the run made a system call the sandbox forbids and was killed",
-    };
-  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-  const tail = stderr.trim().split("\n").slice(-3).join("\n");
-  return {
-    kind: "crashed",
-    name: "CrashError",
-    message: `the Python process ${how} before returning a result${tail ? `: ${tail}` : ""}`,
-  };
-}
-
-type Envelope = { ok: true; value: unknown } | { ok: false; error: GuestError };
-
 /**
- * Validates the driver's line. It comes from the guest's own process, so it is untrusted: plain JSON
- * (no prototypes, no getters), checked field by field, files re-checked against the caps.
+ * The driver's line, as the host's verdict. It comes from the guest's own process, so it is untrusted
+ * (src/engines/python/result.ts parses it): plain JSON, checked field by field, files re-checked
+ * against the caps and their paths validated. Undefined: no line at all, or not a result line.
  */
 function parseResult(
   text: string,
-  maxFiles: number,
-  maxFileBytes: number,
-): { envelope: Envelope; files: OutputFile[]; maxrss?: number } | undefined {
+  limits: Limits,
+  observed: Observed,
+): { result: Envelope; maxrss?: number } | undefined {
   const line = text.trim().split("\n").pop();
   if (!line) return undefined;
   let raw: unknown;
@@ -445,40 +424,15 @@ function parseResult(
   } catch {
     return undefined;
   }
-  if (!isRecord(raw) || !isRecord(raw.envelope) || !Array.isArray(raw.files)) return undefined;
-  const e = raw.envelope;
-  let envelope: Envelope;
-  if (e.ok === true) {
-    envelope = { ok: true, value: e.valueKind === "none" ? undefined : e.value };
-  } else if (e.ok === false && isRecord(e.error)) {
-    const err = e.error;
-    const kind = ERROR_KINDS.includes(err.kind as ErrorKind) ? (err.kind as ErrorKind) : "runtime";
-    const error: GuestError = { kind, name: str(err.name, "Error"), message: str(err.message, "") };
-    if (typeof err.stack === "string") error.stack = err.stack;
-    if (typeof err.line === "number" && Number.isInteger(err.line)) error.line = err.line;
-    if (typeof err.column === "number" && Number.isInteger(err.column)) error.column = err.column;
-    envelope = { ok: false, error };
-  } else {
-    return undefined;
-  }
-  const files: OutputFile[] = [];
-  let total = 0;
-  for (const f of raw.files.slice(0, maxFiles)) {
-    if (!isRecord(f) || typeof f.path !== "string" || typeof f.data !== "string") continue;
-    const bytes = new Uint8Array(Buffer.from(f.data, "base64"));
-    total += bytes.byteLength;
-    if (total > maxFileBytes) break;
-    files.push({ path: f.path, bytes, mimeType: mimeTypeOf(f.path) });
-  }
-  const out: { envelope: Envelope; files: OutputFile[]; maxrss?: number } = { envelope, files };
-  if (typeof raw.maxrss === "number" && Number.isSafeInteger(raw.maxrss) && raw.maxrss > 0) out.maxrss = raw.maxrss;
-  return out;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function str(v: unknown, fallback: string): string {
-  return typeof v === "string" ? v.slice(0, 32_768) : fallback;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return undefined;
+  const r = raw as Record<string, unknown>;
+  const envelope = parseEnvelope(r.envelope, observed, limits.maxResultBytes);
+  if (!envelope) return undefined;
+  const maxrss =
+    typeof r.maxrss === "number" && Number.isSafeInteger(r.maxrss) && r.maxrss > 0 ? { maxrss: r.maxrss } : {};
+  if (!envelope.ok) return { result: envelope, ...maxrss };
+  const files = parseFiles(r.files, limits);
+  return files.ok
+    ? { result: { ok: true, value: envelope.value, files: files.files }, ...maxrss }
+    : { result: { ok: false, error: files.error }, ...maxrss };
 }

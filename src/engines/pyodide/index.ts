@@ -31,6 +31,19 @@ export class PyodideEngine implements Engine {
   #closed = false;
   /** Sidecars started so far (pool members and sessions): a reset reuses one, a recycle starts one. */
   sidecarsStarted = 0;
+  /** Stateless runs' resets: how many proved the sidecar pristine, how many retired it, and their cost. */
+  readonly resets = { proven: 0, retired: 0, totalMs: 0, maxMs: 0 };
+
+  #countReset(sidecar: SidecarProcess, reusable: boolean): void {
+    if (!reusable) {
+      this.resets.retired++;
+      return;
+    }
+    const ms = sidecar.lastResetMs ?? 0;
+    this.resets.proven++;
+    this.resets.totalMs += ms;
+    this.resets.maxMs = Math.max(this.resets.maxMs, ms);
+  }
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
@@ -81,7 +94,10 @@ export class PyodideEngine implements Engine {
         throw error;
       }
       // The sidecar resets after the result is out: it goes back to the pool when that is done.
-      void run.settled.then((reusable) => this.pool.release(sidecar, reusable));
+      void run.settled.then((reusable) => {
+        this.#countReset(sidecar, reusable);
+        this.pool.release(sidecar, reusable);
+      });
       const result = await run.result;
       // Queueing counts: wallMs is from the engine taking the run.
       result.stats.wallMs = performance.now() - started;

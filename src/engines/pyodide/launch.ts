@@ -12,6 +12,8 @@ import type { ResolvedSeal } from "../../options.ts";
 export interface SidecarFiles {
   pyodideDir: string;
   sidecar: string;
+  /** The sidecar's checkpoint module, which it imports (beside it, same extension). */
+  checkpoint: string;
   harness: string;
   /** The host's tz database (Debian's tzdata), bound read-only for zoneinfo; absent when the host has none. */
   zoneinfo?: string;
@@ -27,6 +29,7 @@ export function sidecarFiles(): SidecarFiles {
   return {
     pyodideDir: dirname(fileURLToPath(import.meta.resolve("pyodide/pyodide.mjs"))),
     sidecar: fileURLToPath(new URL(`./sidecar${ext}`, import.meta.url)),
+    checkpoint: fileURLToPath(new URL(`./sidecar-checkpoint${ext}`, import.meta.url)),
     harness: fileURLToPath(new URL("../python/harness.py", import.meta.url)),
     ...(existsSync(ZONEINFO) ? { zoneinfo: realpathSync(ZONEINFO) } : {}),
   };
@@ -63,7 +66,12 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
   const jailed = seal.bubblewrap;
   const ext = files.sidecar.slice(files.sidecar.lastIndexOf("."));
   const inJail = jailed
-    ? { pyodideDir: "/sandbox/pyodide", sidecar: `/sandbox/sidecar${ext}`, harness: "/sandbox/harness.py" }
+    ? {
+        pyodideDir: "/sandbox/pyodide",
+        sidecar: `/sandbox/sidecar${ext}`,
+        checkpoint: `/sandbox/sidecar-checkpoint${ext}`,
+        harness: "/sandbox/harness.py",
+      }
     : files;
   // --expose-gc: the sidecar collects once after start-up (then deletes the global) to give back
   // the snapshot and load-time garbage; without it an idle sidecar holds ~100 MB more.
@@ -82,6 +90,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       flag,
       `--allow-fs-read=${inJail.pyodideDir}/`,
       `--allow-fs-read=${inJail.sidecar}`,
+      `--allow-fs-read=${inJail.checkpoint}`,
       `--allow-fs-read=${inJail.harness}`,
       ...(files.zoneinfo ? [`--allow-fs-read=${jailed ? ZONEINFO : files.zoneinfo}/`] : []),
     );
@@ -99,6 +108,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
     roBinds: [
       { host: files.pyodideDir, jail: inJail.pyodideDir },
       { host: files.sidecar, jail: inJail.sidecar },
+      { host: files.checkpoint, jail: inJail.checkpoint },
       { host: files.harness, jail: inJail.harness },
       ...(files.zoneinfo ? [{ host: files.zoneinfo, jail: jailed ? ZONEINFO : files.zoneinfo }] : []),
     ],

@@ -79,8 +79,13 @@ export interface ResultFile {
 export interface ResultMessage {
   t: "result";
   id: number;
-  /** The harness's JSON envelope (see src/engines/python/harness.py), or a sidecar-made failure. */
-  envelope: string;
+  /**
+   * The harness's JSON envelope (see src/engines/python/harness.py). It is made by code in the guest's
+   * interpreter, so the host takes no limit-kind (timeout, memory, denied) from it.
+   */
+  envelope?: string;
+  /** Instead of an envelope: a failure the sidecar itself observed (a JavaScript error out of WASM). */
+  failure?: SidecarFailure;
   files: ResultFile[];
   /** Files over the caps: the run fails with `output_limit`. */
   filesOverLimit?: string;
@@ -91,6 +96,12 @@ export interface ResultMessage {
   interrupted: boolean;
   /** The memory cap refused a WASM memory growth during the run. */
   memoryCapHit: boolean;
+}
+
+export interface SidecarFailure {
+  kind: "timeout" | "memory" | "stack" | "denied" | "crashed";
+  name: string;
+  message: string;
 }
 
 export interface RecycledMessage {

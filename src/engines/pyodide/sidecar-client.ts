@@ -6,10 +6,11 @@
 import { EngineStartError } from "../../errors.ts";
 import type { JailedProcess } from "../../jail/index.ts";
 import type { ResolvedRequest, ResolvedSeal } from "../../options.ts";
-import type { ErrorKind, GuestError, OutputFile, RunResult } from "../../types.ts";
+import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { ERROR_KINDS } from "../../types.ts";
-import { mimeTypeOf } from "../files.ts";
 import { truncationMarker } from "../output.ts";
+import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../python/result.ts";
+import { LineReader } from "./line-reader.ts";
 import { launchSidecar } from "./launch.ts";
 import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";
 
@@ -65,6 +66,8 @@ export class SidecarProcess {
   #stderrTail = "";
   #afterRun: ((reusable: boolean) => void) | undefined;
   #exitReason: string | undefined;
+  /** How long the sidecar's last reset took (its own measure), for the engine's statistics. */
+  lastResetMs: number | undefined;
 
   private constructor(jail: JailedProcess, lines: LineReader, timing: SidecarTiming) {
     this.jail = jail;
@@ -190,7 +193,8 @@ export class SidecarProcess {
       case "reset": {
         if (this.#state !== "busy" || p) return violation("a reset outside a run");
         const reusable = typeof m.retire !== "string";
-        if (!reusable) this.#exitReason = String(m.retire);
+        if (!reusable) this.#exitReason = capField(String(m.retire), 1000, "reason");
+        if (typeof m.ms === "number" && Number.isFinite(m.ms)) this.lastResetMs = m.ms;
         this.#state = reusable ? "idle" : "dead";
         const cb = this.#afterRun;
         this.#afterRun = undefined;
@@ -286,35 +290,14 @@ export class SidecarProcess {
     const p = this.#pending;
     if (p) {
       void this.jail.exited.then((exit) => {
-        let error: GuestError;
-        if (p.killedFor === "timeout") {
-          error = {
-            kind: "timeout",
-            name: "TimeoutError",
-            message: `the run passed its ${p.request.limits.timeoutMs} ms deadline (limits.timeoutMs) and its process was killed`,
-          };
-        } else if (p.killedFor === "aborted") {
-          error = { kind: "aborted", name: "AbortError", message: "the run was aborted by the caller's signal" };
-        } else if (exit.oomKilled) {
-          error = {
-            kind: "memory",
-            name: "MemoryError",
-            message: "the sidecar process ran out of memory and was killed",
-          };
-        } else if (exit.signal === "SIGSYS") {
-          error = {
-            kind: "denied",
-            name: "SeccompError",
-            message: "the run made a system call the sandbox forbids and was killed",
-          };
-        } else {
-          const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-          error = {
-            kind: "crashed",
-            name: "CrashError",
-            message: `the Python sidecar ${how}${this.#exitReason ? ` (${this.#exitReason})` : ""}`,
-          };
-        }
+        const error = exitError(exit, {
+          who: "the Python sidecar",
+          deadlineKilled: p.killedFor === "timeout",
+          aborted: p.killedFor === "aborted",
+          timeoutMs: p.request.limits.timeoutMs,
+          memoryCap: "its process memory cap",
+          ...(this.#exitReason ? { detail: this.#exitReason } : {}),
+        });
         this.#finish(p, this.#failure(p, error, 0, false));
       });
     }
@@ -337,38 +320,37 @@ export class SidecarProcess {
   }
 
   #toResult(p: Pending, m: ResultMessage): RunResult {
+    const { limits } = p.request;
     const outputBytes = typeof m.outputBytes === "number" ? m.outputBytes : 0;
-    const truncated =
-      m.outputTruncated === true || p.stdout.length + p.stderr.length > p.request.limits.maxOutputBytes + 256;
-    const envelope = parseEnvelope(m.envelope);
+    const truncated = m.outputTruncated === true || p.stdout.length + p.stderr.length > limits.maxOutputBytes + 256;
     const stats = {
       engine: "pyodide" as const,
       wallMs: performance.now() - p.started,
       outputBytes,
       ...(typeof m.peakMemoryBytes === "number" ? { peakMemoryBytes: m.peakMemoryBytes } : {}),
     };
+    const fail = (error: GuestError): RunResult => ({ ...this.#failure(p, error, outputBytes, truncated), stats });
+    // A failure the sidecar itself saw (a JavaScript error out of WASM, its interrupt, its memory cap).
+    if (m.failure !== undefined) return fail(sidecarFailure(m.failure));
+    let raw: unknown;
+    try {
+      raw = typeof m.envelope === "string" ? JSON.parse(m.envelope) : undefined;
+    } catch {
+      raw = undefined;
+    }
+    const observed = { interrupted: m.interrupted === true, memoryCapHit: m.memoryCapHit === true };
+    const envelope = parseEnvelope(raw, observed, limits.maxResultBytes);
     if (!envelope)
-      return this.#failure(
-        p,
-        { kind: "crashed", name: "ProtocolError", message: "the sidecar returned a malformed result" },
-        outputBytes,
-        truncated,
-      );
-    if (!envelope.ok) {
-      const error = envelope.error;
-      // A MemoryError raised because our cap refused growth is a `memory` result whatever the code did with it.
-      if (m.memoryCapHit === true && error.kind === "runtime" && error.name === "MemoryError") error.kind = "memory";
-      return { ...this.#failure(p, error, outputBytes, truncated), stats };
-    }
-    const files = parseFiles(m.files, p.request.limits.maxFiles, p.request.limits.maxFileBytes);
-    if (typeof m.filesOverLimit === "string" || !files) {
-      const message =
-        typeof m.filesOverLimit === "string" ? m.filesOverLimit.slice(0, 500) : "the output files are over the limits";
-      return {
-        ...this.#failure(p, { kind: "output_limit", name: "OutputLimitError", message }, outputBytes, truncated),
-        stats,
-      };
-    }
+      return fail({ kind: "crashed", name: "ProtocolError", message: "the sidecar returned a malformed result" });
+    if (!envelope.ok) return fail(envelope.error);
+    if (typeof m.filesOverLimit === "string")
+      return fail({
+        kind: "output_limit",
+        name: "OutputLimitError",
+        message: capField(m.filesOverLimit, 500, "message"),
+      });
+    const files = parseFiles(m.files, limits);
+    if (!files.ok) return fail(files.error);
     return {
       ok: true,
       value: envelope.value,
@@ -376,7 +358,7 @@ export class SidecarProcess {
       stdout: p.stdout,
       stderr: p.stderr,
       outputTruncated: truncated,
-      files,
+      files: files.files,
       stats,
     };
   }
@@ -422,123 +404,14 @@ export async function buildSnapshot(options: { seal: ResolvedSeal; processMemory
   }
 }
 
-interface Envelope {
-  ok: boolean;
-  value?: unknown;
-  error: GuestError;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** The harness's envelope, checked field by field; plain JSON data only. */
-export function parseEnvelope(text: unknown): Envelope | undefined {
-  if (typeof text !== "string") return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(raw) || typeof raw.ok !== "boolean") return undefined;
-  if (raw.ok) return { ok: true, value: raw.value ?? null, error: { kind: "runtime", name: "", message: "" } };
-  const e = raw.error;
-  if (!isRecord(e) || typeof e.kind !== "string" || !(ERROR_KINDS as readonly string[]).includes(e.kind))
-    return undefined;
-  const error: GuestError = {
-    kind: e.kind as ErrorKind,
-    name: typeof e.name === "string" ? e.name.slice(0, 200) : "Error",
-    message: typeof e.message === "string" ? e.message.slice(0, 8192) : "",
+/** A failure the sidecar made itself: its kind is the sidecar's observation, its fields are capped. */
+function sidecarFailure(raw: unknown): GuestError {
+  const f = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
+  if (typeof f.kind !== "string" || !(ERROR_KINDS as readonly string[]).includes(f.kind))
+    return { kind: "crashed", name: "ProtocolError", message: "the sidecar reported a failure of no known kind" };
+  return {
+    kind: f.kind as ErrorKind,
+    name: typeof f.name === "string" ? capField(f.name, ERROR_FIELD_CAPS.name, "error name") : "Error",
+    message: typeof f.message === "string" ? capField(f.message, ERROR_FIELD_CAPS.message, "error message") : "",
   };
-  if (typeof e.stack === "string") error.stack = e.stack.slice(0, 32768);
-  if (typeof e.line === "number" && Number.isInteger(e.line)) error.line = e.line;
-  if (typeof e.column === "number" && Number.isInteger(e.column)) error.column = e.column;
-  return { ok: false, error };
-}
-
-function parseFiles(raw: unknown, maxFiles: number, maxFileBytes: number): OutputFile[] | undefined {
-  if (!Array.isArray(raw)) return [];
-  if (raw.length > maxFiles) return undefined;
-  const files: OutputFile[] = [];
-  let total = 0;
-  for (const f of raw as unknown[]) {
-    if (!isRecord(f) || typeof f.path !== "string" || typeof f.data !== "string") return undefined;
-    const bytes = new Uint8Array(Buffer.from(f.data, "base64"));
-    total += bytes.length;
-    if (total > maxFileBytes) return undefined;
-    files.push({ path: f.path, bytes, mimeType: mimeTypeOf(f.path) });
-  }
-  return files;
-}
-
-/**
- * Reads newline-delimited JSON from a stream, with a bound on a line's size (a subverted sidecar must
- * not make the host buffer without limit), and raw byte runs for the snapshot.
- */
-class LineReader {
-  #buffer: Buffer = Buffer.alloc(0);
-  #ended = false;
-  #waiter: (() => void) | undefined;
-  #error: Error | undefined;
-  /** A line longer than this is a protocol violation (bounds what the host buffers). */
-  maxLine: number;
-
-  constructor(stream: NodeJS.ReadableStream, maxLine: number) {
-    this.maxLine = maxLine;
-    stream.on("data", (chunk: Buffer) => {
-      this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
-      this.#wake();
-    });
-    stream.on("end", () => {
-      this.#ended = true;
-      this.#wake();
-    });
-    stream.on("error", () => {
-      this.#ended = true;
-      this.#wake();
-    });
-  }
-
-  #wake(): void {
-    const w = this.#waiter;
-    this.#waiter = undefined;
-    w?.();
-  }
-
-  #wait(): Promise<void> {
-    return new Promise((resolve) => (this.#waiter = resolve));
-  }
-
-  async next(): Promise<Record<string, unknown> | undefined> {
-    for (;;) {
-      if (this.#error) throw this.#error;
-      const newline = this.#buffer.indexOf(10);
-      if (newline >= 0) {
-        const line = this.#buffer.subarray(0, newline).toString("utf8");
-        this.#buffer = this.#buffer.subarray(newline + 1);
-        const parsed: unknown = JSON.parse(line);
-        if (!isRecord(parsed)) throw new Error("a protocol line is not an object");
-        return parsed;
-      }
-      if (this.#buffer.length > this.maxLine) {
-        this.#error = new Error(`a protocol line is over ${this.maxLine} bytes`);
-        throw this.#error;
-      }
-      if (this.#ended) return undefined;
-      await this.#wait();
-    }
-  }
-
-  async bytes(n: number): Promise<Uint8Array | undefined> {
-    for (;;) {
-      if (this.#buffer.length >= n) {
-        const out = new Uint8Array(this.#buffer.subarray(0, n));
-        this.#buffer = this.#buffer.subarray(n);
-        return out;
-      }
-      if (this.#ended) return undefined;
-      await this.#wait();
-    }
-  }
 }

@@ -2,8 +2,9 @@
 // stdio (see protocol.ts). It is the inside of the seal, not the seal: the host starts it under
 // bubblewrap + seccomp + Node's permission model + a dropped uid, and kills it at the deadline.
 //
-// Self-contained on purpose: under `--permission` it may read only this file, the harness and the
-// Pyodide directory, so it imports nothing but `node:` builtins and Pyodide (type imports are erased).
+// Self-contained on purpose: under `--permission` it may read only its own files (this one and
+// sidecar-checkpoint.ts), the harness and the Pyodide directory, so it imports nothing but `node:`
+// builtins, its checkpoint module and Pyodide (type imports are erased).
 //
 // What this file adds inside the process, and why:
 // - `process.binding` stub: Pyodide's Emscripten NODEFS calls `process.binding("constants")` at load,
@@ -25,17 +26,27 @@
 //   `--disallow-code-generation-from-strings`, so a JsProxy that still leaks out cannot turn
 //   `.constructor.constructor` into code. (Freezing the intrinsic prototypes was tried and breaks
 //   Pyodide's promise conversion, which assigns `constructor` on its own objects.)
-// - Stateless runs: after load we take a checkpoint (the WASM linear memory, Pyodide's hiwire
-//   table, the file system tree, open streams, cwd, the stack pointer) and after every run put all
-//   of it back: copying ~30 MB into already-committed memory costs a few ms, a fresh interpreter
-//   ~0.3–1 s. Pending timers the run left (background asyncio tasks) are cancelled first. Anything
-//   we cannot put back exactly (a changed pre-existing file, a grown function table, a dynamic
-//   library, a fatal error) makes the sidecar retire instead: the host replaces it.
+// - Stateless runs: after load we take a checkpoint of every piece of mutable state the guest can
+//   reach (sidecar-checkpoint.ts has the inventory), and after every run rebuild all of it from the
+//   record and prove it with a fingerprint: copying ~30 MB into already-committed memory costs a
+//   few ms, a fresh interpreter ~0.3–1 s. Pending timers the run left (background asyncio tasks) are
+//   cancelled first. Anything that cannot be rebuilt (a grown function table, a dynamic library, a
+//   changed JS built-in, a fingerprint that differs, a fatal error) makes the sidecar retire
+//   instead: the host replaces it.
 
 import { constants as fsConstants, readFileSync, writeSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { format } from "node:util";
-import type { HostMessage, InitMessage, RunLimits, RunMessage, SidecarMessage } from "./protocol.ts";
+import type { HostMessage, InitMessage, RunLimits, RunMessage, SidecarFailure, SidecarMessage } from "./protocol.ts";
+import {
+  fileBytes,
+  restoreCheckpoint,
+  takeCheckpoint,
+  walkFs,
+  type EmscriptenFS,
+  type EmscriptenFSNode,
+  type PyodideModule,
+} from "./sidecar-checkpoint.ts";
 
 const started = performance.now();
 const [pyodideDir, harnessFile, zoneinfoDir] = process.argv.slice(2);
@@ -128,9 +139,6 @@ let peakMemoryBytes = 0;
 interface WasmMemory {
   readonly buffer: ArrayBuffer;
   grow(this: WasmMemory, delta: number): number;
-}
-interface WasmTable {
-  readonly length: number;
 }
 const WasmMemoryProto = (globalThis as unknown as { WebAssembly: { Memory: { prototype: WasmMemory } } }).WebAssembly
   .Memory.prototype;
@@ -239,47 +247,6 @@ function nextMessage(): Promise<HostMessage | "init"> {
 }
 
 // ---- Pyodide ----
-interface EmscriptenFSNode {
-  name: string;
-  mode: number;
-  contents?: Record<string, EmscriptenFSNode> | ArrayBufferView | null;
-  usedBytes?: number;
-  parent: EmscriptenFSNode;
-  mount: { mountpoint: string };
-}
-interface EmscriptenFS {
-  root: EmscriptenFSNode;
-  filesystems: { NODEFS: object };
-  mount(type: object, options: { root: string }, mountpoint: string): unknown;
-  streams: (object | null | undefined)[];
-  ignorePermissions: boolean;
-  isDir(mode: number): boolean;
-  isFile(mode: number): boolean;
-  cwd(): string;
-  chdir(path: string): void;
-  mkdirTree(path: string): void;
-  writeFile(path: string, data: Uint8Array | string): void;
-  readFile(path: string): Uint8Array;
-  unlink(path: string): void;
-  rmdir(path: string): void;
-  close(stream: object): void;
-  lookupPath(path: string, opts?: object): { node: EmscriptenFSNode };
-}
-interface PyodideModule {
-  HEAPU8: Uint8Array;
-  HEAP8: Int8Array;
-  FS: EmscriptenFS;
-  finalizationRegistry: { register(...a: unknown[]): void; unregister(...a: unknown[]): void };
-  stackSave(): number;
-  stackRestore(sp: number): void;
-  __hiwire_get(index: number): unknown;
-  __hiwire_set(index: number, value: unknown): number;
-  _malloc_set_footprint_limit(bytes: number): number;
-  _hiwire_num_refs(): number;
-  __hiwire_slot_info(slot: number): number;
-  wasmTable: WasmTable;
-  LDSO: { loadedLibsByName: Record<string, unknown> };
-}
 interface PyProxyFn {
   (...args: unknown[]): unknown;
   destroy(): void;
@@ -400,226 +367,6 @@ async function loadPyodideRuntime(fromSnapshot: Uint8Array | undefined, makeSnap
   return mod.loadPyodide(options);
 }
 
-interface FsEntry {
-  node: EmscriptenFSNode;
-  mode: number;
-  contents: Uint8Array | undefined;
-}
-
-interface Checkpoint {
-  memory: Uint8Array;
-  hiwire: unknown[];
-  stackPointer: number;
-  streams: (object | null | undefined)[];
-  fs: Map<string, FsEntry>;
-  cwd: string;
-  tableLength: number;
-  libraries: number;
-  realm: RealmFingerprint;
-  hiwireSlots: number[];
-}
-
-// The JS realm is not reset between runs (only the interpreter is). A guest that got hold of a JS
-// object could plant something on a shared built-in (a Python callable as Function.prototype.toString)
-// that a later run would meet. The built-ins are fingerprinted at the checkpoint — every own key and
-// the identity of its value/getter/setter — and a run that changed any of them retires the sidecar.
-type RealmFingerprint = { target: object; keys: (string | symbol)[]; values: unknown[] }[];
-const REALM_OBJECTS: object[] = [
-  globalThis,
-  Object,
-  Function,
-  Array,
-  Promise,
-  Reflect,
-  JSON,
-  Math,
-  Symbol,
-  Error,
-  WebAssembly_(),
-  Object.prototype,
-  Function.prototype,
-  Array.prototype,
-  Promise.prototype,
-  String.prototype,
-  Number.prototype,
-  Boolean.prototype,
-  Symbol.prototype,
-  Error.prototype,
-  RegExp.prototype,
-  Map.prototype,
-  Set.prototype,
-  Object.getPrototypeOf(Uint8Array.prototype) as object,
-  Uint8Array.prototype,
-  ArrayBuffer.prototype,
-  Object.getPrototypeOf(async function () {}) as object,
-];
-function WebAssembly_(): object {
-  return (globalThis as unknown as { WebAssembly: object }).WebAssembly;
-}
-// Node adds these to globalThis lazily (undici's fetch dispatcher, on first network-free use).
-const LAZY_GLOBAL = (key: string | symbol) => typeof key === "symbol" && /^undici\./.test(key.description ?? "");
-function fingerprintRealm(): RealmFingerprint {
-  return REALM_OBJECTS.map((target) => {
-    const keys = Reflect.ownKeys(target).filter((k) => target !== globalThis || !LAZY_GLOBAL(k));
-    const values: unknown[] = [];
-    for (const key of keys) {
-      const d = Reflect.getOwnPropertyDescriptor(target, key);
-      values.push(d && "value" in d ? d.value : d?.get, d?.set);
-    }
-    return { target, keys, values };
-  });
-}
-function realmChanged(before: RealmFingerprint): string | undefined {
-  const now = fingerprintRealm();
-  for (let i = 0; i < before.length; i++) {
-    const a = before[i]!;
-    const b = now[i]!;
-    const where = `JavaScript built-in #${i}`;
-    if (a.keys.length !== b.keys.length || a.values.length !== b.values.length) {
-      const added = b.keys.filter((k) => !a.keys.includes(k)).map(String);
-      const removed = a.keys.filter((k) => !b.keys.includes(k)).map(String);
-      return `${where} changed its properties (added ${added.join(", ") || "none"}; removed ${removed.join(", ") || "none"})`;
-    }
-    for (let k = 0; k < a.keys.length; k++) if (a.keys[k] !== b.keys[k]) return `${where} changed its properties`;
-    for (let k = 0; k < a.values.length; k++)
-      if (!Object.is(a.values[k], b.values[k])) return `${where}: property ${String(a.keys[k >> 1])} was replaced`;
-  }
-  return undefined;
-}
-
-function walkFs(FS: EmscriptenFS, node: EmscriptenFSNode, path: string, out: Map<string, EmscriptenFSNode>): void {
-  out.set(path || "/", node);
-  if (!FS.isDir(node.mode) || !node.contents || ArrayBuffer.isView(node.contents)) return;
-  for (const [name, child] of Object.entries(node.contents)) {
-    // /dev and /proc are Emscripten's device and proc nodes: no guest data lives there.
-    const childPath = `${path}/${name}`;
-    if (childPath === "/dev" || childPath === "/proc") {
-      out.set(childPath, child);
-      continue;
-    }
-    walkFs(FS, child, childPath, out);
-  }
-}
-
-function fileBytes(node: EmscriptenFSNode): Uint8Array | undefined {
-  // MEMFS keeps file bytes in whatever typed array last grew them (often an Int8Array).
-  const c = node.contents;
-  if (!ArrayBuffer.isView(c)) return undefined;
-  return new Uint8Array(c.buffer, c.byteOffset, Math.min(node.usedBytes ?? c.byteLength, c.byteLength));
-}
-
-function hiwireEntries(M: PyodideModule): unknown[] {
-  const values: unknown[] = [];
-  for (let i = 0; ; i++) {
-    try {
-      values.push(M.__hiwire_get(i));
-    } catch {
-      return values;
-    }
-  }
-}
-
-// Pyodide's hiwire keeps JS references by (slot, generation); part of that bookkeeping lives outside
-// the linear memory we restore, and a run that creates or frees JS references (a guest poking at a
-// leaked JsProxy) can leave it out of step with the restored memory ("hiwire_incref on invalid
-// reference" in a later run). So the slot table is compared before the reset, and a run that
-// changed it retires the sidecar rather than risk a corrupted interpreter.
-const HIWIRE_SLOTS_CHECKED = 1024;
-function hiwireSlotInfo(M: PyodideModule): number[] {
-  const out: number[] = [M._hiwire_num_refs()];
-  for (let i = 0; i < HIWIRE_SLOTS_CHECKED; i++) out.push(M.__hiwire_slot_info(i));
-  return out;
-}
-
-function takeCheckpoint(M: PyodideModule): Checkpoint {
-  const nodes = new Map<string, EmscriptenFSNode>();
-  walkFs(M.FS, M.FS.root, "", nodes);
-  const fs = new Map<string, FsEntry>();
-  for (const [path, node] of nodes) {
-    const bytes = fileBytes(node);
-    fs.set(path, { node, mode: node.mode, contents: bytes ? bytes.slice() : undefined });
-  }
-  return {
-    memory: M.HEAPU8.slice(),
-    hiwire: hiwireEntries(M),
-    stackPointer: M.stackSave(),
-    streams: M.FS.streams.slice(),
-    fs,
-    cwd: M.FS.cwd(),
-    tableLength: M.wasmTable.length,
-    libraries: Object.keys(M.LDSO.loadedLibsByName).length,
-    realm: fingerprintRealm(),
-    hiwireSlots: hiwireSlotInfo(M),
-  };
-}
-
-/** Puts the interpreter back to the checkpoint; returns why it cannot, if it cannot. */
-function restoreCheckpoint(M: PyodideModule, cp: Checkpoint): string | undefined {
-  cancelPendingTimers();
-  const slots = hiwireSlotInfo(M);
-  for (let i = 0; i < slots.length; i++) {
-    if (slots[i] !== cp.hiwireSlots[i]) return "the run changed Pyodide's JavaScript reference table";
-  }
-  if (M.wasmTable.length !== cp.tableLength) return "the run grew the WASM function table (dynamic code)";
-  if (Object.keys(M.LDSO.loadedLibsByName).length !== cp.libraries) return "the run loaded a dynamic library";
-  const tampered = realmChanged(cp.realm);
-  if (tampered) return tampered;
-  const heap = M.HEAPU8;
-  heap.set(cp.memory);
-  // Memory past the checkpoint's size stays mapped (WASM memory cannot shrink); zero it so nothing
-  // a run left there is readable by the next one (ctypes can read raw memory).
-  if (heap.length > cp.memory.length) heap.fill(0, cp.memory.length);
-  for (let i = 0; i < cp.hiwire.length; i++) {
-    if (M.__hiwire_set(i, cp.hiwire[i]) < 0) return `hiwire slot ${i} could not be restored`;
-  }
-  M.stackRestore(cp.stackPointer);
-  return restoreFs(M.FS, cp);
-}
-
-function restoreFs(FS: EmscriptenFS, cp: Checkpoint): string | undefined {
-  const saved = FS.ignorePermissions;
-  FS.ignorePermissions = true; // a guest's chmod 000 must not stop the cleanup
-  try {
-    // Streams the run left open are closed; a stream that existed at the checkpoint must still be there.
-    for (let fd = 0; fd < Math.max(FS.streams.length, cp.streams.length); fd++) {
-      const now = FS.streams[fd];
-      const then = cp.streams[fd];
-      if (then && now !== then) return `file descriptor ${fd} was closed or replaced`;
-      if (now && !then) {
-        try {
-          FS.close(now);
-        } catch {
-          FS.streams[fd] = null;
-        }
-      }
-    }
-    const nodes = new Map<string, EmscriptenFSNode>();
-    walkFs(FS, FS.root, "", nodes);
-    // Remove what the run created, deepest first.
-    const created = [...nodes.keys()].filter((p) => !cp.fs.has(p)).sort((a, b) => b.length - a.length);
-    for (const path of created) {
-      const node = nodes.get(path)!;
-      if (FS.isDir(node.mode)) FS.rmdir(path);
-      else FS.unlink(path);
-    }
-    for (const [path, entry] of cp.fs) {
-      const node = nodes.get(path);
-      if (node !== entry.node) return `${path} was removed or replaced`;
-      if (node.mode !== entry.mode) return `${path} changed mode`;
-      if (entry.contents) {
-        const bytes = fileBytes(node);
-        if (!bytes || Buffer.compare(bytes, entry.contents) !== 0) return `${path} was modified`;
-      }
-    }
-    if (FS.cwd() !== cp.cwd) FS.chdir(cp.cwd);
-    return undefined;
-  } catch (error) {
-    return `file system restore failed: ${String(error)}`;
-  } finally {
-    FS.ignorePermissions = saved;
-  }
-}
-
 function placeInputFiles(FS: EmscriptenFS, files: Record<string, string>): void {
   for (const [path, b64] of Object.entries(files)) {
     const full = `${WORKDIR}/${path}`;
@@ -695,8 +442,8 @@ function writer(stream: "stdout" | "stderr") {
   };
 }
 
-function makeFailure(kind: string, name: string, message: string): string {
-  return JSON.stringify({ ok: false, error: { kind, name, message } });
+function makeFailure(kind: SidecarFailure["kind"], name: string, message: string): SidecarFailure {
+  return { kind, name, message };
 }
 
 async function main(): Promise<void> {
@@ -774,6 +521,7 @@ async function main(): Promise<void> {
     await runOne(py, start, message, stateful);
     if (checkpoint) {
       const t0 = performance.now();
+      cancelPendingTimers();
       const problem = restoreCheckpoint(M, checkpoint);
       send({ t: "reset", id: message.id, ms: performance.now() - t0, ...(problem ? { retire: problem } : {}) });
       if (problem) process.exit(0);
@@ -792,13 +540,21 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
   output.truncated = false;
   memoryCapHit = false;
   peakMemoryBytes = M.HEAPU8.length;
-  // Two caps: malloc's footprint limit (dlmalloc, in linear memory, so the reset restores it) holds
-  // even when an earlier run already grew the memory that the reset cannot shrink; the grow hook is
-  // the backstop on the memory's real size.
+  // The cap, and how this process sees it fire. Normally the grow hook: every allocation past the
+  // memory already there asks to grow it, and the hook refuses past the cap (and records it).
+  // malloc's own footprint limit would refuse first and silently, so it is off then (MAX_SIZE_T).
+  // When an earlier run grew the memory past this run's cap (WASM memory cannot shrink), the grow
+  // hook cannot hold it and the footprint limit does (dlmalloc state, in linear memory: the reset
+  // restores it). Its only trace is malloc's peak footprint: a run that grew to within a MiB of the
+  // limit hit it. One request larger than what is left is refused without that trace and is then a
+  // runtime MemoryError: the guest's word alone never makes a `memory` kind.
   const capBytes = limits.memoryMb * 1024 * 1024;
-  M._malloc_set_footprint_limit(Math.min(capBytes, 0xffff0000));
+  const footprintBinding = capBytes < M.HEAPU8.length;
+  const footprintLimit = Math.min(capBytes, 0xffff0000);
+  M._malloc_set_footprint_limit(footprintBinding ? footprintLimit : 0xffffffff);
   memoryCapBytes = Math.max(capBytes, M.HEAPU8.length);
-  let envelope: string;
+  let envelope: string | undefined;
+  let failure: SidecarFailure | undefined;
   let fatal: string | undefined;
   try {
     placeInputFiles(M.FS, message.files);
@@ -807,26 +563,33 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     deadline.at = performance.now() + limits.timeoutMs;
     let value = start(message.code, limits.maxResultBytes, !stateful);
     if (typeof value !== "string") value = await value;
-    envelope =
-      typeof value === "string" ? value : makeFailure("crashed", "InternalError", "the harness returned no envelope");
+    if (typeof value === "string") envelope = value;
+    else failure = makeFailure("crashed", "InternalError", "the harness returned no envelope");
   } catch (error) {
-    // A PythonError escaping the harness (KeyboardInterrupt while building the envelope), or a
-    // JavaScript error from inside WASM (a trap, a stack overflow): the interpreter may be broken.
+    // A PythonError escaping the harness (KeyboardInterrupt while building the envelope, a guest that
+    // replaced the harness's encoder), or a JavaScript error from inside WASM (a trap, a stack
+    // overflow): the interpreter may be broken. A PythonError's message and type are the guest's
+    // words, so they decide nothing alone: the kind comes from what this process saw (its interrupt
+    // fired, its memory cap refused a growth) or from the class of a JavaScript error.
     const text = String((error as Error)?.message ?? error);
-    if (deadline.fired)
-      envelope = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
-    else if (memoryCapHit) envelope = makeFailure("memory", "MemoryError", "out of memory (limits.memoryMb)");
-    else if (/Maximum call stack|stack overflow/i.test(text))
-      envelope = makeFailure("stack", "RangeError", "the call stack overflowed");
-    else if (
-      (error as NodeJS.ErrnoException)?.code === "ERR_ACCESS_DENIED" ||
-      /ERR_ACCESS_DENIED|Access to this API has been restricted/.test(text)
-    ) {
-      envelope = makeFailure("denied", "PermissionError", `the sandbox denied an operation: ${text.slice(0, 300)}`);
-    } else envelope = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
+    const pythonType =
+      (error as Error)?.name === "PythonError" ? String((error as { type?: unknown }).type) : undefined;
+    const code = (error as NodeJS.ErrnoException)?.code ?? ((error as Error)?.cause as NodeJS.ErrnoException)?.code;
+    if (deadline.fired && (pythonType === undefined || pythonType === "KeyboardInterrupt"))
+      failure = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
+    else if (memoryCapHit && (pythonType === undefined || pythonType === "MemoryError"))
+      failure = makeFailure("memory", "MemoryError", "out of memory (limits.memoryMb)");
+    else if (pythonType !== undefined)
+      failure = makeFailure("crashed", "InternalError", `the harness failed: ${pythonType.slice(0, 200)}`);
+    else if (error instanceof RangeError && /Maximum call stack/.test(text))
+      failure = makeFailure("stack", "RangeError", "the call stack overflowed");
+    else if (code === "ERR_ACCESS_DENIED" || /ERR_ACCESS_DENIED|Access to this API has been restricted/.test(text)) {
+      failure = makeFailure("denied", "PermissionError", `the sandbox denied an operation: ${text.slice(0, 300)}`);
+    } else failure = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
     fatal = text;
   } finally {
     deadline.at = Number.POSITIVE_INFINITY;
+    if (footprintBinding && M._malloc_max_footprint() >= footprintLimit - (1 << 20)) memoryCapHit = true;
   }
   for (const stream of ["stdout", "stderr"] as const) {
     const rest = output.decoders[stream].decode();
@@ -841,7 +604,7 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
   send({
     t: "result",
     id: message.id,
-    envelope,
+    ...(failure ? { failure } : { envelope: envelope ?? "" }),
     files: collected.files,
     ...(collected.over ? { filesOverLimit: collected.over } : {}),
     outputBytes: output.attempted,

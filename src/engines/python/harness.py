@@ -9,15 +9,16 @@ Shared by both Python tiers, so it knows nothing about its host:
 The envelope (UTF-8 JSON, one object):
     {"ok": true,  "value": <JSON data or repr string>, "valueKind": "json" | "repr" | "none"}
     {"ok": false, "error": {"kind", "name", "message", "stack"?, "line"?, "column"?}}
-``kind`` is one of syntax | runtime | timeout | memory | stack | output_limit (see src/types.ts).
+``kind`` is one of syntax | runtime | stack | output_limit (see src/types.ts); the host decides the rest.
 
 Why each choice:
 - The last top-level expression is compiled on its own in "eval" mode, so its value is returned without
   rewriting the user's code; top-level ``await`` is allowed in both parts.
 - Tracebacks keep only frames whose file is the user's code (``<code>``); the harness's and the engine's
   frames are noise to a model and say things about the host it does not need.
-- ``KeyboardInterrupt`` is what the host's deadline raises (Pyodide's interrupt buffer, SIGINT natively),
-  so it maps to ``timeout``; a guest that swallows it is killed by the host's next rung.
+- ``KeyboardInterrupt`` and ``MemoryError`` are reported as ``runtime`` errors with their names: the guest
+  can raise either itself, so only the host, which knows whether its interrupt fired or its memory cap
+  refused an allocation, turns them into ``timeout`` / ``memory`` (src/engines/python/result.ts).
 - Values are data: only str/int (within +-2**53)/finite float/bool/None/list/tuple/dict-with-str-keys are
   passed through; anything else comes back as ``repr()``, cut to the result cap.
 - ``asyncio`` is imported only by code that needs it (top-level ``await``): it costs ~45 ms of a cold
@@ -37,6 +38,7 @@ USER_FILENAME = "<code>"
 DEFAULT_MAX_RESULT_BYTES = 1024 * 1024
 _SAFE_INT = 2**53
 _MAX_DEPTH = 100
+_MAX_NAME_CHARS = 200
 _MAX_MESSAGE_CHARS = 8192
 _MAX_STACK_CHARS = 32768
 
@@ -114,10 +116,24 @@ def _value_envelope(value, max_bytes):
     return {"ok": True, "value": text, "valueKind": "repr"}
 
 
+def _cut(text, cap, field, keep_end=False):
+    """text within cap characters; a cut says which cap (the host applies the same caps again)."""
+    if len(text) <= cap:
+        return text
+    note = "[%s cut to %d characters]" % (field, cap)
+    if keep_end:
+        return note + "\n" + text[-(cap - len(note) - 1):]
+    return text[: cap - len(note) - 2] + "… " + note
+
+
 def _failure(kind, name, message, stack=None, line=None, column=None):
-    error = {"kind": kind, "name": name, "message": message[:_MAX_MESSAGE_CHARS]}
+    error = {
+        "kind": kind,
+        "name": _cut(name, _MAX_NAME_CHARS, "error name"),
+        "message": _cut(message, _MAX_MESSAGE_CHARS, "error message"),
+    }
     if stack:
-        error["stack"] = stack[-_MAX_STACK_CHARS:]
+        error["stack"] = _cut(stack, _MAX_STACK_CHARS, "traceback", keep_end=True)
     if line is not None:
         error["line"] = line
     if column is not None:
@@ -213,10 +229,6 @@ def _syntax_failure(exc):
 def _exception_failure(exc):
     name = type(exc).__name__
     stack, line, message = _user_traceback(exc)
-    if isinstance(exc, KeyboardInterrupt):
-        return _failure("timeout", name, "the run was stopped at its deadline (limits.timeoutMs)", stack, line)
-    if isinstance(exc, MemoryError):
-        return _failure("memory", name, "out of memory (limits.memoryMb)", stack, line)
     if isinstance(exc, RecursionError):
         return _failure("stack", name, message, stack, line)
     if isinstance(exc, SyntaxError):  # raised by compile()/eval() inside user code: a runtime error

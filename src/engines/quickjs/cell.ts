@@ -4,7 +4,7 @@
 
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { adoptValue, contextPointer, runtimePointer, trackedContexts } from "./internals.ts";
-import { refusedImportMessage } from "./failure.ts";
+import { refusedImportMessage } from "./classify.ts";
 import { describeHostError, type WasmModule } from "./modules.ts";
 import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
 

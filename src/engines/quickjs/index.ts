@@ -1,4 +1,5 @@
-// The JavaScript/TypeScript engine: QuickJS compiled to WebAssembly, in the host process.
+// The JavaScript/TypeScript engine: QuickJS compiled to WebAssembly, on the thread that calls it (the host
+// thread in in-process mode, or one worker thread of the pool in src/engines/quickjs-threads).
 //
 // Per run: a pooled cell (QuickJS runtime + service realm, see modules.ts) from a warm WASM module, a
 // fresh user context in it, the host globals the code can reach, one deadline over everything. When a
@@ -8,8 +9,9 @@
 import { InFlight } from "../in-flight.ts";
 import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
 import type { ResolvedRequest } from "../../options.ts";
-import type { ErrorKind, GuestError, RunFailure, RunResult } from "../../types.ts";
+import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { ClosedError } from "../../errors.ts";
+import { failure } from "./failure.ts";
 import { Guest } from "./guest.ts";
 import type { Cell } from "./cell.ts";
 import { describeHostError, ModulePool, type WasmModule } from "./modules.ts";
@@ -25,19 +27,6 @@ const REUSABLE: ReadonlySet<ErrorKind | undefined> = new Set([
   "output_limit",
   "denied",
 ]);
-
-function failure(req: ResolvedRequest, error: GuestError, startedAt: number): RunFailure {
-  return {
-    ok: false,
-    error,
-    language: req.language,
-    stdout: "",
-    stderr: "",
-    outputTruncated: false,
-    files: [],
-    stats: { engine: "quickjs", wallMs: performance.now() - startedAt, outputBytes: 0 },
-  };
-}
 
 /**
  * JavaScript passes through; TypeScript is type-stripped (positions kept). Only TypeScript waits: the

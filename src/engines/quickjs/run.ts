@@ -25,7 +25,7 @@ import {
   parseErrorInfo,
   refusedImportMessage,
   type Situation,
-} from "./failure.ts";
+} from "./classify.ts";
 
 const MB = 1024 * 1024;
 /** Linear-memory growth allowed beyond memoryMb before a run fails with `memory` (allocator slack). */

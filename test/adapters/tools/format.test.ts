@@ -67,8 +67,8 @@ describe("formatResult", () => {
     assert.match(out.text, /--- data\.csv ---\na,b\n1,2/);
   });
 
-  test("Python's None is no value; JavaScript's null is a value", () => {
-    const py = formatResult({ ...base, language: "python", ok: true, value: null, stdout: "x\n" }, options);
+  test("Python's None (undefined) is no value; JavaScript's null is a value", () => {
+    const py = formatResult({ ...base, language: "python", ok: true, value: undefined, stdout: "x\n" }, options);
     assert.equal(py.text, "ok (python, 3 ms)\nstdout:\nx");
     const js = formatResult({ ...base, ok: true, value: null }, options);
     assert.equal(js.text, "ok (javascript, 3 ms)\nvalue: null");

@@ -2,7 +2,7 @@
 // runtime/syntax need a host observation.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { classify, parseErrorInfo, refusedImportMessage } from "../../../src/engines/quickjs/failure.ts";
+import { classify, parseErrorInfo, refusedImportMessage } from "../../../src/engines/quickjs/classify.ts";
 import { ERROR_FIELD_CAPS } from "../../../src/engines/quickjs/service.ts";
 import { resolveOptions } from "../../../src/options.ts";
 

@@ -1,0 +1,180 @@
+// The entry of one QuickJS worker thread: a warm in-process QuickJS engine (src/engines/quickjs) that
+// answers runs posted by the host. Guest code runs here, never on the host's thread. What the guest may
+// reach on the host goes back over the port as data: host-function calls (the host calls the real
+// function and replies), output chunks, and the result.
+//
+// A run the engine cannot stop (a C builtin that never polls the interrupt handler) blocks this thread;
+// the host then terminates it. Nothing here has to clean up after that: the thread and its memory go.
+
+import { parentPort, workerData } from "node:worker_threads";
+import type { EngineSession } from "../engine.ts";
+import type { ResolvedRequest } from "../../options.ts";
+import type { HostFunction, RunResult, WasmModuleSource } from "../../types.ts";
+import { failure } from "../quickjs/failure.ts";
+import { QuickJSEngine } from "../quickjs/index.ts";
+import { collectErrors, PROGRESS_RING, type HostMessage, type WireRequest, type WorkerMessage } from "./protocol.ts";
+
+if (!parentPort) throw new Error("wasmcell: the QuickJS worker entry must run in a worker thread");
+const port = parentPort;
+const post = (m: WorkerMessage): void => port.postMessage(m);
+const data = workerData as { progress: SharedArrayBuffer; wasmModule: WasmModuleSource | undefined };
+const progress = data.progress;
+const begunSeq = new Int32Array(progress, 0, 1);
+const begunAt = new Float64Array(progress, 8, PROGRESS_RING);
+let seq = 0;
+
+interface PendingCall {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+interface ActiveRun {
+  controller: AbortController;
+  calls: Map<number, PendingCall>;
+}
+
+const engine = new QuickJSEngine(data.wasmModule);
+const runs = new Map<number, ActiveRun>();
+const sessions = new Map<number, EngineSession>();
+let callSerial = 0;
+
+/**
+ * The run's signal. The host's abort arrives as a message only when this thread's event loop turns,
+ * which a synchronous guest loop never lets it do; so `aborted` also reads a flag in shared memory that
+ * the host sets at once, and the engine's interrupt handler (which polls `signal.aborted`) sees it
+ * within one polling window. The message then fires the real `abort` event for a run that is waiting.
+ */
+function runSignal(controller: AbortController, flag: Int32Array): AbortSignal {
+  const signal = controller.signal;
+  Object.defineProperty(signal, "aborted", {
+    get: () => Atomics.load(flag, 0) !== 0 || Reflect.get(AbortSignal.prototype, "aborted", signal) === true,
+  });
+  return signal;
+}
+
+function hostProxy(id: number, run: ActiveRun, name: string): HostFunction {
+  return (args, context) =>
+    new Promise((resolve, reject) => {
+      const call = ++callSerial;
+      run.calls.set(call, { resolve, reject });
+      post({ t: "call", id, call, name, args });
+      context.signal.addEventListener(
+        "abort",
+        () => {
+          if (run.calls.delete(call)) post({ t: "call-end", id, call });
+        },
+        { once: true },
+      );
+    });
+}
+
+function resolveWire(id: number, wire: WireRequest, run: ActiveRun): ResolvedRequest {
+  const hostFunctions: Record<string, HostFunction> = {};
+  for (const name of wire.hostNames) hostFunctions[name] = hostProxy(id, run, name);
+  const req: ResolvedRequest = {
+    language: wire.language,
+    code: wire.code,
+    engine: "quickjs",
+    files: wire.files,
+    limits: wire.limits,
+    hostFunctions,
+  };
+  if (wire.output) req.onOutput = (chunk) => post({ t: "output", id, stream: chunk.stream, text: chunk.text });
+  if (wire.abort) req.signal = runSignal(run.controller, wire.abort);
+  return req;
+}
+
+function crashed(req: Pick<WireRequest, "language">, message: string): RunResult {
+  return failure(req, { kind: "crashed", name: "EngineCrash", message }, performance.now());
+}
+
+function finish(id: number, result: RunResult): void {
+  runs.delete(id);
+  const marks: Error[] = [];
+  const names: string[] = [];
+  if (result.ok) collectErrors(result.value, marks, names);
+  try {
+    post({ t: "done", id, result, marks, names });
+  } catch (error) {
+    post({
+      t: "done",
+      id,
+      result: crashed(result, `the result could not cross to the host: ${String(error)}`),
+      marks: [],
+      names: [],
+    });
+  }
+}
+
+function startRun(id: number, wire: WireRequest, sessionId: number | undefined): void {
+  // Tell the host this run began (and when) before any of its guest code runs: a shared-memory write,
+  // visible even if the guest then holds this thread in a builtin.
+  seq++;
+  begunAt[seq % PROGRESS_RING] = performance.timeOrigin + performance.now();
+  Atomics.store(begunSeq, 0, seq);
+  const run: ActiveRun = { controller: new AbortController(), calls: new Map() };
+  runs.set(id, run);
+  const req = resolveWire(id, wire, run);
+  const session = sessionId === undefined ? undefined : sessions.get(sessionId);
+  if (sessionId !== undefined && !session) {
+    finish(id, crashed(wire, "this session is not open in its worker; open a new session"));
+    return;
+  }
+  (session ? session.run(req) : engine.run(req)).then(
+    (result) => finish(id, result),
+    (error: unknown) => finish(id, crashed(wire, `the engine failed: ${String(error)}`)),
+  );
+}
+
+function reply(m: Extract<HostMessage, { t: "reply" }>): void {
+  const pending = runs.get(m.id)?.calls.get(m.call);
+  if (!pending) return;
+  runs.get(m.id)?.calls.delete(m.call);
+  if (m.ok) {
+    pending.resolve(m.json === undefined ? undefined : JSON.parse(m.json));
+  } else if (m.unserialisable) {
+    // The host's JSON.stringify threw: the engine reports it the same way as in-process, from its own
+    // JSON.stringify of the result, so the same error is thrown from there.
+    const error = Object.assign(new Error(m.message), { name: m.name });
+    pending.resolve({
+      toJSON() {
+        throw error;
+      },
+    });
+  } else {
+    pending.reject(Object.assign(new Error(m.message), { name: m.name }));
+  }
+}
+
+function onMessage(m: HostMessage): void {
+  switch (m.t) {
+    case "run":
+      startRun(m.id, m.req, m.session);
+      return;
+    case "abort":
+      runs.get(m.id)?.controller.abort(new Error("aborted"));
+      return;
+    case "reply":
+      reply(m);
+      return;
+    case "session-open":
+      engine.openSession().then(
+        (session) => {
+          sessions.set(m.session, session);
+          post({ t: "session-opened", session: m.session, error: undefined });
+        },
+        (error: unknown) => post({ t: "session-opened", session: m.session, error: String(error) }),
+      );
+      return;
+    case "session-close": {
+      const session = sessions.get(m.session);
+      sessions.delete(m.session);
+      void session?.close();
+      return;
+    }
+  }
+}
+
+await engine.warm();
+port.on("message", onMessage);
+post({ t: "ready" });
