@@ -11,6 +11,7 @@ import {
   type Language,
   type Limits,
   type RunRequest,
+  type SandboxEvent,
 } from "./types.ts";
 
 /** Which layers of the seal to set up around sidecars and the native tier. Each defaults to on. */
@@ -36,6 +37,12 @@ export interface PythonOptions {
   prewarm?: boolean;
   /** Start sidecars from a Pyodide memory snapshot (built once per machine, cached) rather than a cold load. */
   snapshot?: boolean;
+  /**
+   * Mount the package library `wasmcell setup` installed (read-only, on `sys.path` after the standard
+   * library; the native tier gets the same files). Without setup, or with `false`: standard library only.
+   * @defaultValue true
+   */
+  packages?: boolean;
 }
 
 export interface JavaScriptOptions {
@@ -49,6 +56,13 @@ export interface SandboxOptions {
   javascript?: JavaScriptOptions;
   python?: PythonOptions;
   seal?: SealOptions;
+  /**
+   * Called with what the sandbox did that a caller (or a security reviewer) may want to see, as plain
+   * data: an engine being built on first use and how long that takes, the package library missing.
+   * Called synchronously; an exception it throws is ignored.
+   * @defaultValue none
+   */
+  onEvent?: (event: SandboxEvent) => void;
 }
 
 /** The defaults, in one place. README's "Options" table lists the same values (test/options.test.ts checks it). */
@@ -71,6 +85,7 @@ export const DEFAULT_PYTHON: Readonly<Required<PythonOptions>> = Object.freeze({
   maxQueue: 64,
   prewarm: true,
   snapshot: true,
+  packages: true,
 });
 
 export const DEFAULT_SEAL: Readonly<ResolvedSeal> = Object.freeze({
@@ -93,6 +108,8 @@ export interface ResolvedOptions {
   /** `prewarm` is true only when the caller gave a `python` object (or set it explicitly). */
   python: Required<PythonOptions>;
   seal: ResolvedSeal;
+  /** The caller's `onEvent`, made safe to call (a throwing listener is ignored), or a no-op. */
+  emit: (event: SandboxEvent) => void;
 }
 
 const positiveInt = (max: number) => z.number().int().positive().max(max);
@@ -168,10 +185,12 @@ const optionsSchema = z
         maxQueue: z.number().int().nonnegative().max(1_000_000),
         prewarm: z.boolean(),
         snapshot: z.boolean(),
+        packages: z.boolean(),
       })
       .partial()
       .strict(),
     seal: sealSchema,
+    onEvent: z.custom<(event: SandboxEvent) => void>((v) => typeof v === "function", "must be a function"),
   })
   .partial()
   .strict();
@@ -223,6 +242,18 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
       nodePermissions: seal.nodePermissions ?? DEFAULT_SEAL.nodePermissions,
       dropPrivileges: drop === undefined || drop === true ? DEFAULT_SEAL.dropPrivileges : drop,
     },
+    emit: safeListener(o.onEvent),
+  };
+}
+
+function safeListener(listener: ((event: SandboxEvent) => void) | undefined): (event: SandboxEvent) => void {
+  if (!listener) return () => {};
+  return (event) => {
+    try {
+      listener(event);
+    } catch {
+      // A listener's failure is the caller's; it never breaks a run.
+    }
   };
 }
 

@@ -36,12 +36,15 @@ import {
 } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { mimeTypeOf } from "../files.ts";
+import { installedLibrary, type InstalledLibrary } from "../../setup/library.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { CappedOutput } from "./output.ts";
 
 const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
 const HARNESS = fileURLToPath(new URL("../python/harness.py", import.meta.url));
 const JAIL_DIR = "/sandbox/python";
+/** The package library (`wasmcell setup`), bound read-only; driver.py puts it ahead of Debian's dist-packages. */
+const PACKAGES_DIR = "/sandbox/packages";
 const WORK_DIR = "/tmp/work";
 
 /**
@@ -85,9 +88,13 @@ export class NativeEngine implements Engine {
    */
   readonly slots: WarmPool<object>;
 
+  /** The same library the Pyodide tier mounts, so both tiers answer the same imports with the lock's versions. */
+  readonly library: InstalledLibrary | undefined;
+
   constructor(options: ResolvedOptions, layout: PythonLayout) {
     this.#options = options;
     this.#layout = layout;
+    this.library = options.python.packages ? installedLibrary() : undefined;
     this.slots = new WarmPool<object>({
       name: "native python",
       size: options.python.pool,
@@ -153,12 +160,18 @@ export class NativeEngine implements Engine {
         ...this.#layout.binds,
         { host: DRIVER, jail: `${JAIL_DIR}/driver.py` },
         { host: HARNESS, jail: `${JAIL_DIR}/harness.py` },
+        ...(this.library ? [{ host: this.library.site, jail: PACKAGES_DIR }] : []),
       ],
       // Room for the input and output files (charged to the memory cgroup when there is one).
       scratchMb: Math.ceil((2 * limits.maxFileBytes) / (1024 * 1024)) + 32,
       scratchDir: "/tmp",
       workDir: WORK_DIR,
-      env: { MPLBACKEND: "Agg", MPLCONFIGDIR: "/tmp/.matplotlib", HOME: WORK_DIR },
+      env: {
+        MPLBACKEND: "Agg",
+        MPLCONFIGDIR: "/tmp/.matplotlib",
+        HOME: WORK_DIR,
+        ...(this.library ? { WASMCELL_PACKAGES: PACKAGES_DIR } : {}),
+      },
       rlimits: {
         // CPU seconds are a backstop for the wall-clock kill; waiting for a request costs none.
         cpuSeconds: Math.ceil(limits.timeoutMs / 1000) + 2,

@@ -17,7 +17,8 @@ import type { RunResult } from "../../types.ts";
 import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
 import { permissionFlag } from "./launch.ts";
 import { SidecarProcess, type SidecarStartOptions } from "./sidecar-client.ts";
-import { getSnapshot } from "./snapshot.ts";
+import { installedLibrary, type InstalledLibrary } from "../../setup/library.ts";
+import { getSnapshot, snapshotCached } from "./snapshot.ts";
 
 // The process cap is fixed when a sidecar starts; a run's own `memoryMb` caps the WASM heap inside.
 const MIN_PROCESS_MEMORY_MB = 512;
@@ -31,9 +32,21 @@ export class PyodideEngine implements Engine {
   #closed = false;
   /** Sidecars started so far (pool members and sessions): a reset reuses one, a recycle starts one. */
   sidecarsStarted = 0;
+  /** The package library mounted into every sidecar (undefined: not installed, or `python.packages` off). */
+  readonly library: InstalledLibrary | undefined;
+  #snapshot: Uint8Array | undefined;
+  #snapshotBuild: Promise<unknown> | undefined;
+  readonly #stopBuild = new AbortController();
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
+    this.library = options.python.packages ? installedLibrary() : undefined;
+    if (options.python.packages && !this.library) {
+      options.emit({
+        type: "packages.missing",
+        message: "the Python package library is not installed (run `wasmcell setup`): the standard library only",
+      });
+    }
     this.pool = new WarmPool<SidecarProcess>({
       name: "python pool",
       size: options.python.pool,
@@ -47,12 +60,59 @@ export class PyodideEngine implements Engine {
     });
   }
 
-  /** Options every sidecar of this engine starts with (snapshot fetched or built on first use). */
+  /**
+   * Options every sidecar of this engine starts with. With the snapshot cached (after `wasmcell setup`,
+   * or an earlier build) every sidecar starts from it. Without, the snapshot is built in the background
+   * (said once through `onEvent`) and sidecars cold-load meanwhile: the first run is served in seconds,
+   * not after the build and a second start.
+   */
   async sidecarOptions(stateful: boolean): Promise<SidecarStartOptions> {
     const processMemoryMb = Math.max(MIN_PROCESS_MEMORY_MB, this.#options.limits.memoryMb);
-    const base: SidecarStartOptions = { seal: this.#options.seal, processMemoryMb, stateful };
+    const base: SidecarStartOptions = {
+      seal: this.#options.seal,
+      processMemoryMb,
+      stateful,
+      library: this.library?.site,
+    };
     if (!this.#options.python.snapshot) return base;
-    return { ...base, snapshot: await getSnapshot({ seal: this.#options.seal, processMemoryMb }) };
+    if (this.#snapshot) return { ...base, snapshot: this.#snapshot };
+    const request = { seal: this.#options.seal, processMemoryMb, library: this.library };
+    if (snapshotCached(this.library)) {
+      this.#snapshot = await getSnapshot(request);
+      return { ...base, snapshot: this.#snapshot };
+    }
+    this.#snapshotBuild ??= this.#buildSnapshotInBackground(request);
+    return base;
+  }
+
+  #buildSnapshotInBackground(request: Parameters<typeof getSnapshot>[0]): Promise<unknown> {
+    const started = performance.now();
+    return getSnapshot({
+      ...request,
+      signal: this.#stopBuild.signal,
+      onBuild: (estimateMs) =>
+        this.#options.emit({
+          type: "engine.building",
+          engine: "pyodide",
+          estimateMs,
+          message: `building the Python engine snapshot in the background (about ${Math.round(estimateMs / 1000)} s, once per machine; \`wasmcell setup\` does it ahead of time); runs start from a cold interpreter meanwhile`,
+        }),
+    }).then(
+      (bytes) => {
+        this.#snapshot = bytes;
+        this.#options.emit({ type: "engine.built", engine: "pyodide", ms: performance.now() - started });
+      },
+      (error: unknown) => {
+        // Sidecars keep cold-loading; the next engine tries again.
+        if (this.#stopBuild.signal.aborted) return;
+        this.#options.emit({
+          type: "engine.built",
+          engine: "pyodide",
+          ms: performance.now() - started,
+          error: String((error as Error)?.message ?? error).slice(0, 500),
+        });
+      },
+    );
   }
 
   async startSidecar(stateful: boolean): Promise<SidecarProcess> {
@@ -100,6 +160,9 @@ export class PyodideEngine implements Engine {
 
   async close(): Promise<void> {
     this.#closed = true;
+    // A background snapshot build is not finished work the caller waits for: stop it.
+    this.#stopBuild.abort();
+    await this.#snapshotBuild;
     await this.#inFlight.drain();
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     await this.pool.close();
@@ -107,6 +170,8 @@ export class PyodideEngine implements Engine {
 
   async destroy(): Promise<void> {
     this.#closed = true;
+    this.#stopBuild.abort();
+    await this.#snapshotBuild;
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     await this.pool.destroy();
   }

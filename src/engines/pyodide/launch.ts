@@ -12,6 +12,8 @@ export interface SidecarFiles {
   pyodideDir: string;
   sidecar: string;
   harness: string;
+  /** The sidecar's read-only mount of the package library (a module it imports). */
+  libraryMount: string;
 }
 
 export function sidecarFiles(): SidecarFiles {
@@ -22,6 +24,7 @@ export function sidecarFiles(): SidecarFiles {
     pyodideDir: dirname(fileURLToPath(import.meta.resolve("pyodide/pyodide.mjs"))),
     sidecar: fileURLToPath(new URL(`./sidecar${ext}`, import.meta.url)),
     harness: fileURLToPath(new URL("../python/harness.py", import.meta.url)),
+    libraryMount: fileURLToPath(new URL(`./library-mount${ext}`, import.meta.url)),
   };
 }
 
@@ -42,6 +45,8 @@ export interface LaunchOptions {
    * flags, binds and jail, to probe what each seal layer stops once code runs in the JS realm.
    */
   program?: string;
+  /** Host directory of the package library (`wasmcell setup`), bound read-only; none: stdlib only. */
+  library?: string;
 }
 
 // Node + V8 + Pyodide's JS side, on top of the WASM heap the guest may use.
@@ -56,8 +61,14 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
   const jailed = seal.bubblewrap;
   const ext = files.sidecar.slice(files.sidecar.lastIndexOf("."));
   const inJail = jailed
-    ? { pyodideDir: "/sandbox/pyodide", sidecar: `/sandbox/sidecar${ext}`, harness: "/sandbox/harness.py" }
+    ? {
+        pyodideDir: "/sandbox/pyodide",
+        sidecar: `/sandbox/sidecar${ext}`,
+        harness: "/sandbox/harness.py",
+        libraryMount: `/sandbox/library-mount${ext}`,
+      }
     : files;
+  const library = options.library && { host: options.library, jail: jailed ? "/sandbox/packages" : options.library };
   // --expose-gc: the sidecar collects once after start-up (then deletes the global) to give back
   // the snapshot and load-time garbage; without it an idle sidecar holds ~100 MB more.
   const nodeArgs: string[] = ["--no-warnings", "--disallow-code-generation-from-strings", "--expose-gc"];
@@ -76,11 +87,14 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       `--allow-fs-read=${inJail.pyodideDir}/`,
       `--allow-fs-read=${inJail.sidecar}`,
       `--allow-fs-read=${inJail.harness}`,
+      `--allow-fs-read=${inJail.libraryMount}`,
     );
+    if (library) nodeArgs.push(`--allow-fs-read=${library.jail}/`);
   }
   const hasCgroup = cgroupSupport().memoryParent !== undefined;
   if (!hasCgroup) nodeArgs.push("--disable-wasm-trap-handler");
   nodeArgs.push(inJail.sidecar, inJail.pyodideDir, inJail.harness);
+  if (library) nodeArgs.push(library.jail);
   return spawnJailed({
     executable: process.execPath,
     jailExecutable: jailed ? "/sandbox/bin/node" : process.execPath,
@@ -91,6 +105,8 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       { host: files.pyodideDir, jail: inJail.pyodideDir },
       { host: files.sidecar, jail: inJail.sidecar },
       { host: files.harness, jail: inJail.harness },
+      { host: files.libraryMount, jail: inJail.libraryMount },
+      ...(library ? [library] : []),
     ],
     seccompProfile: "node-pyodide",
     seal,

@@ -36,9 +36,11 @@ import { constants as fsConstants, readFileSync, writeSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { format } from "node:util";
 import type { HostMessage, InitMessage, RunLimits, RunMessage, SidecarMessage } from "./protocol.ts";
+import { LIBRARY_MOUNT, mountLibrary, reserveMemoryFor } from "./library-mount.ts";
 
 const started = performance.now();
-const [pyodideDir, harnessFile] = process.argv.slice(2);
+// The third argument, when given, is the package library's directory (mounted read-only).
+const [pyodideDir, harnessFile, libraryDir] = process.argv.slice(2);
 if (!pyodideDir || !harnessFile) {
   process.stderr.write("usage: sidecar <pyodide dir> <harness.py>\n");
   process.exit(64);
@@ -703,7 +705,9 @@ async function main(): Promise<void> {
   const receivedAt = performance.now() - started;
   const mode = init.mode;
   const loadStart = performance.now();
+  const restoreInstantiate = snapshot?.length ? reserveMemoryFor(snapshot.length) : () => {};
   const py = await loadPyodideRuntime(snapshot, mode === "snapshot");
+  restoreInstantiate();
   snapshot = undefined;
   // Pyodide keeps its load options; drop its reference to the 30 MB snapshot so it can be collected.
   const config = (py as unknown as { _api?: { config?: Record<string, unknown> } })._api?.config;
@@ -715,6 +719,17 @@ async function main(): Promise<void> {
   if (!init.snapshotBytes) {
     FS.mkdirTree(`/lib/python3.14/site-packages`);
     FS.writeFile(`/lib/python3.14/site-packages/${HARNESS_MODULE}.py`, readFileSync(harnessFile!));
+  }
+  if (libraryDir) mountLibrary(FS as unknown as Parameters<typeof mountLibrary>[0], libraryDir);
+  // The library goes after the standard library on sys.path (it cannot shadow it), and what the init
+  // message names is imported before the snapshot is taken: runs that use it find it loaded. Only
+  // module names the host validated reach here; importing them runs library code, never guest code.
+  if (mode === "snapshot" || !init.snapshotBytes) {
+    py.runPython(
+      `import sys, importlib\n` +
+        (libraryDir ? `sys.path.append(${JSON.stringify(LIBRARY_MOUNT)})\n` : "") +
+        (mode === "snapshot" ? `for _m in ${JSON.stringify(init.preload ?? [])}: importlib.import_module(_m)\n` : ""),
+    );
   }
   if (mode === "snapshot") {
     // The setup (imports, hardening, entry point) is pure Python state, so it goes into the snapshot
