@@ -9,7 +9,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { SetupError } from "../errors.ts";
 import { isExecutable } from "../jail/host.ts";
-import { NATIVE_PYTHON } from "../jail/doctor.ts";
+import { NATIVE_PYTHON } from "../engines/native/doctor.ts";
 
 const run = promisify(execFile);
 
@@ -25,9 +25,7 @@ interface MiniPyodide {
 
 /** Compiles every .py under `site` with Pyodide's interpreter; returns how many .pyc it wrote. */
 export async function compileForPyodide(site: string): Promise<number> {
-  const pyodide = (await import("pyodide")) as unknown as {
-    loadPyodide(options: object): Promise<MiniPyodide>;
-  };
+  const pyodide = (await import("pyodide")) as unknown as { loadPyodide(options: object): Promise<MiniPyodide> };
   const py = await pyodide.loadPyodide({ fullStdLib: false, jsglobals: Object.create(null) as object });
   // Sources written for Python 3.11 draw SyntaxWarnings from 3.14's compiler: not errors, not shown.
   const quiet = { batched: () => {} };
@@ -72,8 +70,7 @@ export async function compileForNative(site: string): Promise<number> {
     return Number(stdout.trim());
   } catch (error) {
     const e = error as { stdout?: string; stderr?: string; message: string };
-    throw new SetupError(
-      `compiling the library with ${NATIVE_PYTHON} failed: ${(e.stdout || e.stderr || e.message).trim().slice(0, 1000)}`,
-    );
+    const why = e.stdout || e.stderr || e.message;
+    throw new SetupError(`compiling the library with ${NATIVE_PYTHON} failed: ${why.trim().slice(0, 1000)}`);
   }
 }

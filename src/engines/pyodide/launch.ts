@@ -12,8 +12,6 @@ export interface SidecarFiles {
   pyodideDir: string;
   sidecar: string;
   harness: string;
-  /** The sidecar's read-only mount of the package library (a module it imports). */
-  libraryMount: string;
 }
 
 export function sidecarFiles(): SidecarFiles {
@@ -24,7 +22,6 @@ export function sidecarFiles(): SidecarFiles {
     pyodideDir: dirname(fileURLToPath(import.meta.resolve("pyodide/pyodide.mjs"))),
     sidecar: fileURLToPath(new URL(`./sidecar${ext}`, import.meta.url)),
     harness: fileURLToPath(new URL("../python/harness.py", import.meta.url)),
-    libraryMount: fileURLToPath(new URL(`./library-mount${ext}`, import.meta.url)),
   };
 }
 
@@ -61,12 +58,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
   const jailed = seal.bubblewrap;
   const ext = files.sidecar.slice(files.sidecar.lastIndexOf("."));
   const inJail = jailed
-    ? {
-        pyodideDir: "/sandbox/pyodide",
-        sidecar: `/sandbox/sidecar${ext}`,
-        harness: "/sandbox/harness.py",
-        libraryMount: `/sandbox/library-mount${ext}`,
-      }
+    ? { pyodideDir: "/sandbox/pyodide", sidecar: `/sandbox/sidecar${ext}`, harness: "/sandbox/harness.py" }
     : files;
   const library = options.library && { host: options.library, jail: jailed ? "/sandbox/packages" : options.library };
   // --expose-gc: the sidecar collects once after start-up (then deletes the global) to give back
@@ -87,7 +79,6 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       `--allow-fs-read=${inJail.pyodideDir}/`,
       `--allow-fs-read=${inJail.sidecar}`,
       `--allow-fs-read=${inJail.harness}`,
-      `--allow-fs-read=${inJail.libraryMount}`,
     );
     if (library) nodeArgs.push(`--allow-fs-read=${library.jail}/`);
   }
@@ -105,7 +96,6 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       { host: files.pyodideDir, jail: inJail.pyodideDir },
       { host: files.sidecar, jail: inJail.sidecar },
       { host: files.harness, jail: inJail.harness },
-      { host: files.libraryMount, jail: inJail.libraryMount },
       ...(library ? [library] : []),
     ],
     seccompProfile: "node-pyodide",

@@ -78,7 +78,6 @@ export function snapshotKey(library?: InstalledLibrary): string {
   hash.update(readFileSync(join(files.pyodideDir, "package.json")));
   hash.update(readFileSync(files.harness));
   hash.update(readFileSync(files.sidecar));
-  hash.update(readFileSync(files.libraryMount));
   hash.update(JSON.stringify(snapshotPreload(library)));
   hash.update(library ? `${library.manifest.lockDigest} ${library.manifest.files.treeSha256}` : "no library");
   return hash.digest("hex").slice(0, 24);
