@@ -44,7 +44,7 @@ for (const engine of ["pyodide", "native"] as const) {
 
     test("every write to the library is refused, and the host's files are unchanged", async () => {
       const r = await sandbox.run({ language: "python", code: ATTACKS(root) });
-      assert.equal(r.ok, true, JSON.stringify(r.error));
+      assert.equal(r.ok, true, JSON.stringify(r.ok ? r.stdout : r.error));
       const results = r.stdout.trim();
       assert.ok(!results.includes("ALLOWED"), results);
       const check = checkSetup({ snapshot: false });

@@ -127,7 +127,7 @@ for (const engine of ["pyodide", "native"] as const) {
 
     test("the installed versions are the locked ones, from the library", async () => {
       const r = await sandbox.run({ language: "python", code: VERSIONS });
-      assert.equal(r.stdout.trim(), "ok", JSON.stringify(r.error ?? r.stdout));
+      assert.equal(r.stdout.trim(), "ok", JSON.stringify(r.ok ? r.stdout : r.error));
       const where = await sandbox.run({ language: "python", code: "import yaml, bs4\nprint(bs4.__file__)" });
       assert.match(
         where.stdout,
@@ -138,7 +138,7 @@ for (const engine of ["pyodide", "native"] as const) {
     for (const p of lock.packages) {
       test(`${p.name} ${p.version}`, async () => {
         const r = await sandbox.run({ language: "python", code: `${SMOKE[p.name]}\nprint("ok")` });
-        assert.equal(r.ok, true, JSON.stringify(r.error));
+        assert.equal(r.ok, true, JSON.stringify(r.ok ? r.stdout : r.error));
         assert.equal(r.stdout.trim(), "ok");
       });
     }
