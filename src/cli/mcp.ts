@@ -4,6 +4,7 @@
 import { parseArgs } from "node:util";
 import { serveHttp, serveStdio } from "../adapters/mcp/transports.ts";
 import { createSandbox } from "../sandbox.ts";
+import { cliEvents } from "./events.ts";
 import type { Limits } from "../types.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 
@@ -37,7 +38,11 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   if (memoryMb !== undefined) limits.memoryMb = memoryMb;
 
   // The pool starts on the first Python call, so a machine that cannot run Python still serves JS.
-  await using sandbox = await createSandbox({ limits, python: { engine, pool: 1, prewarm: false } });
+  await using sandbox = await createSandbox({
+    limits,
+    python: { engine, pool: 1, prewarm: false },
+    onEvent: cliEvents(io),
+  });
   const options = { sandbox, pythonEngine: engine, session: values.session === true };
   if (values.http) {
     await using server = await serveHttp({ ...options, port, host: values.host ?? "127.0.0.1" });

@@ -18,7 +18,7 @@ import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
 import { permissionFlag } from "./launch.ts";
 import { SidecarProcess, type SidecarStartOptions } from "./sidecar-client.ts";
 import { installedLibrary, type InstalledLibrary } from "../../setup/library.ts";
-import { getSnapshot, snapshotCached } from "./snapshot.ts";
+import { getSnapshot, snapshotBuildEstimateMs, snapshotCached } from "./snapshot.ts";
 
 // The process cap is fixed when a sidecar starts; a run's own `memoryMb` caps the WASM heap inside.
 const MIN_PROCESS_MEMORY_MB = 512;
@@ -36,6 +36,8 @@ export class PyodideEngine implements Engine {
   readonly library: InstalledLibrary | undefined;
   #snapshot: Uint8Array | undefined;
   #snapshotBuild: Promise<unknown> | undefined;
+  /** No snapshot cached: what to build it with, once the first (cold) sidecar is up. */
+  #pendingBuild: Parameters<typeof getSnapshot>[0] | undefined;
   readonly #stopBuild = new AbortController();
 
   constructor(options: ResolvedOptions) {
@@ -81,23 +83,23 @@ export class PyodideEngine implements Engine {
       this.#snapshot = await getSnapshot(request);
       return { ...base, snapshot: this.#snapshot };
     }
-    this.#snapshotBuild ??= this.#buildSnapshotInBackground(request);
+    if (!this.#pendingBuild) {
+      this.#pendingBuild = request;
+      // Said now, before the cold start, not when the build begins.
+      const estimateMs = snapshotBuildEstimateMs(this.library);
+      this.#options.emit({
+        type: "engine.building",
+        engine: "pyodide",
+        estimateMs,
+        message: `the Python engine snapshot is not cached: runs start from a cold interpreter (seconds each) while it is built in the background (about ${Math.round(estimateMs / 1000)} s, once per machine; \`wasmcell setup\` does it ahead of time)`,
+      });
+    }
     return base;
   }
 
   #buildSnapshotInBackground(request: Parameters<typeof getSnapshot>[0]): Promise<unknown> {
     const started = performance.now();
-    return getSnapshot({
-      ...request,
-      signal: this.#stopBuild.signal,
-      onBuild: (estimateMs) =>
-        this.#options.emit({
-          type: "engine.building",
-          engine: "pyodide",
-          estimateMs,
-          message: `building the Python engine snapshot in the background (about ${Math.round(estimateMs / 1000)} s, once per machine; \`wasmcell setup\` does it ahead of time); runs start from a cold interpreter meanwhile`,
-        }),
-    }).then(
+    return getSnapshot({ ...request, signal: this.#stopBuild.signal }).then(
       (bytes) => {
         this.#snapshot = bytes;
         this.#options.emit({ type: "engine.built", engine: "pyodide", ms: performance.now() - started });
@@ -118,7 +120,12 @@ export class PyodideEngine implements Engine {
   async startSidecar(stateful: boolean): Promise<SidecarProcess> {
     const options = await this.sidecarOptions(stateful);
     this.sidecarsStarted++;
-    return SidecarProcess.start(options);
+    const sidecar = await SidecarProcess.start(options);
+    // The build starts once the cold sidecar is up, so the two do not compete for the CPU while the
+    // first run waits.
+    if (this.#pendingBuild && !this.#snapshotBuild && !this.#closed)
+      this.#snapshotBuild = this.#buildSnapshotInBackground(this.#pendingBuild);
+    return sidecar;
   }
 
   async run(request: ResolvedRequest): Promise<RunResult> {

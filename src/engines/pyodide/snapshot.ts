@@ -62,8 +62,6 @@ export interface SnapshotOptions {
   library?: InstalledLibrary | undefined;
   /** Where the snapshot is cached (default cacheDir()). */
   cache?: string | undefined;
-  /** Called when the snapshot is not cached and is being built now (the slow path), with a rough estimate. */
-  onBuild?: ((estimateMs: number) => void) | undefined;
   /** Aborting kills a build in progress (the promise rejects). */
   signal?: AbortSignal | undefined;
 }
@@ -136,6 +134,10 @@ function writeCached(path: string, bytes: Uint8Array): void {
 const BUILD_ESTIMATE_MS = 30_000;
 const LIBRARY_BUILD_ESTIMATE_MS = 15_000;
 
+export function snapshotBuildEstimateMs(library: InstalledLibrary | undefined): number {
+  return BUILD_ESTIMATE_MS + (library ? LIBRARY_BUILD_ESTIMATE_MS : 0);
+}
+
 /** The snapshot for this build, from memory, the disk cache, or built now. */
 export function getSnapshot(options: SnapshotOptions): Promise<Uint8Array> {
   const key = snapshotKey(options.library);
@@ -145,7 +147,6 @@ export function getSnapshot(options: SnapshotOptions): Promise<Uint8Array> {
     hit = (async () => {
       const cached = readCached(path);
       if (cached) return cached;
-      options.onBuild?.(BUILD_ESTIMATE_MS + (options.library ? LIBRARY_BUILD_ESTIMATE_MS : 0));
       const built = await buildSnapshot({
         seal: options.seal,
         processMemoryMb: options.processMemoryMb,
