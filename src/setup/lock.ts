@@ -10,7 +10,7 @@ import { z } from "zod";
 import { SetupError } from "../errors.ts";
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "a lowercase hex sha256");
-// Debian package names and versions (Debian policy §5.6.1, §5.6.12), so they are safe to hand to apt.
+// Debian package names and versions as Debian policy allows them, so they are safe to hand to apt.
 const debName = z.string().regex(/^[a-z0-9][a-z0-9+.-]+$/);
 const debVersion = z.string().regex(/^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/);
 
