@@ -106,7 +106,14 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
   const sessions = options.session ? new SessionPerLanguage(options.sandbox, pythonEngine) : undefined;
   return {
     name,
-    description: describeRunCode(languages, limits, pythonEngine, options.notes, sessions !== undefined),
+    description: describeRunCode(
+      languages,
+      limits,
+      pythonEngine,
+      options.notes,
+      sessions !== undefined,
+      options.sandbox.describeJavaScriptRuntime(),
+    ),
     inputSchema,
     jsonSchema: toJsonSchema(inputSchema),
     async call(input, hooks = {}) {
@@ -218,12 +225,15 @@ export function codeField(limits: Limits) {
     .describe("The program to run.");
 }
 
+// What the JavaScript box provides comes from the runtime's own table, so the model is told exactly
+// what the guest gets.
 function describeRunCode(
   languages: readonly Language[],
   limits: Limits,
   pythonEngine: "pyodide" | "native",
   notes: string | undefined,
   session: boolean,
+  runtime: string,
 ): string {
   const js = languages.includes("javascript") || languages.includes("typescript");
   const lines = [
@@ -236,7 +246,7 @@ function describeRunCode(
   ];
   if (js) {
     lines.push(
-      "JavaScript/TypeScript: QuickJS (ES2023) with top-level await, console.log, setTimeout, and a global `fs` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No other Node.js APIs (require, process), no npm packages, no fetch.",
+      `JavaScript/TypeScript: QuickJS (ES2023) with top-level await, setTimeout/setInterval, queueMicrotask, the web platform's ${runtime}, and a global \`fs\` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No Node.js APIs (require, process, Buffer), no npm packages, no fetch.`,
     );
   }
   if (languages.includes("python")) {

@@ -38,8 +38,9 @@ import { format } from "node:util";
 import type { HostMessage, InitMessage, RunLimits, RunMessage, SidecarMessage } from "./protocol.ts";
 
 const started = performance.now();
-// The third argument, when given, is the package library's directory (mounted read-only).
-const [pyodideDir, harnessFile, libraryDir] = process.argv.slice(2);
+// Optional arguments (an empty string when absent): the tz database's directory and the package
+// library's directory, both mounted read-only.
+const [pyodideDir, harnessFile, zoneinfoDir, libraryDir] = process.argv.slice(2);
 if (!pyodideDir || !harnessFile) {
   process.stderr.write("usage: sidecar <pyodide dir> <harness.py>\n");
   process.exit(64);
@@ -90,8 +91,9 @@ Object.defineProperty(process, "binding", {
 // `import bs4` reads the host's unpacked Debian files without copying 40 MB into the in-memory file
 // system (which the checkpoint would copy and compare after every run). Read-only three times over:
 // bubblewrap binds the directory read-only (EROFS from the kernel), Node's permission model grants no
-// fs write, and here every writing operation of Emscripten's NODEFS (the only NODEFS mount in the
-// sidecar) fails with EROFS inside WASM, so a guest's open(..., "w") is a clean OSError.
+// fs write, and here every writing operation of Emscripten's NODEFS fails with EROFS inside WASM, so
+// a guest's open(..., "w") is a clean OSError. (This holds for every NODEFS mount in the sidecar:
+// the tz database is read-only too.)
 const LIBRARY_MOUNT = "/lib/wasmcell-packages";
 
 const EROFS = 69; // Emscripten's errno numbering
@@ -317,6 +319,8 @@ interface EmscriptenFSNode {
 }
 interface EmscriptenFS {
   root: EmscriptenFSNode;
+  filesystems: { NODEFS: object };
+  mount(type: object, options: { root: string }, mountpoint: string): unknown;
   streams: (object | null | undefined)[];
   ignorePermissions: boolean;
   isDir(mode: number): boolean;
@@ -805,6 +809,12 @@ async function main(): Promise<void> {
     send({ t: "snapshot", bytes: bytes.length });
     writeAll(bytes);
     process.exit(0);
+  }
+  if (zoneinfoDir) {
+    // The host's tz database, read-only (the jail's bind and Node's read-only permission model both
+    // refuse writes), at the path on Python's default TZPATH: zoneinfo works without a tzdata package.
+    FS.mkdirTree("/usr/share/zoneinfo");
+    FS.mount(FS.filesystems.NODEFS, { root: zoneinfoDir }, "/usr/share/zoneinfo");
   }
   const setupStart = performance.now();
   py.setStdout(writer("stdout"));
