@@ -6,6 +6,7 @@ import {
   DEFAULT_CODE_MODE,
   DEFAULT_FORMAT,
   DEFAULT_LIMITS,
+  DEFAULT_MCP_HTTP,
   DEFAULT_PYTHON,
   DEFAULT_SEAL,
   resolveOptions,
@@ -108,5 +109,9 @@ describe("README options tables", () => {
       ...DEFAULT_CODE_MODE,
     };
     assert.deepEqual(table("tools"), expected);
+  });
+
+  it("mcp http: every serveHttp setting with its real default", () => {
+    assert.deepEqual(table("mcp-http"), { ...DEFAULT_MCP_HTTP });
   });
 });

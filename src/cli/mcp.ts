@@ -1,12 +1,27 @@
-// `wasmcell mcp`: the MCP server over stdio (default) or Streamable HTTP on loopback (--http).
-// Engine and limits are the operator's flags, never the model's arguments.
+// `wasmcell mcp`: the MCP server over stdio (default) or Streamable HTTP (--http). Engine, limits and
+// admission are the operator's flags, never the model's arguments.
 
 import { parseArgs } from "node:util";
-import { serveHttp, serveStdio } from "../adapters/mcp/transports.ts";
+import { serveHttp, type HttpServeOptions } from "../adapters/mcp/http.ts";
+import { DEFAULT_MCP_HTTP } from "../options.ts";
+import { serveStdio } from "../adapters/mcp/transports.ts";
 import { createSandbox } from "../sandbox.ts";
 import { cliEvents } from "./events.ts";
 import type { Limits } from "../types.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
+
+const HTTP_ONLY = [
+  "port",
+  "host",
+  "token",
+  "stateless",
+  "max-sessions",
+  "session-ttl",
+  "max-inflight",
+  "max-inflight-per-client",
+  "trust-proxy",
+  "drain-ms",
+] as const;
 
 export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -17,6 +32,14 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
       http: { type: "boolean" },
       port: { type: "string" },
       host: { type: "string" },
+      token: { type: "string" },
+      stateless: { type: "boolean" },
+      "max-sessions": { type: "string" },
+      "session-ttl": { type: "string" },
+      "max-inflight": { type: "string" },
+      "max-inflight-per-client": { type: "string" },
+      "trust-proxy": { type: "boolean" },
+      "drain-ms": { type: "string" },
       engine: { type: "string" },
       "timeout-ms": { type: "string" },
       "memory-mb": { type: "string" },
@@ -24,18 +47,26 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
     },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  if (!values.http && (values.port !== undefined || values.host !== undefined))
-    throw new UsageError("--port and --host need --http");
+  const stray = HTTP_ONLY.find((flag) => values[flag] !== undefined);
+  if (!values.http && stray) throw new UsageError(`--${stray} needs --http`);
   const engine = oneOf("--engine", values.engine, ["pyodide", "native"] as const) ?? "pyodide";
   const port = values.port === undefined ? 0 : values.port === "0" ? 0 : positiveInt("--port", values.port)!;
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
   if (values.session && engine === "native")
     throw new UsageError("--session needs --engine pyodide: the native tier keeps no state between calls");
+  if (values.session && values.stateless)
+    throw new UsageError(
+      "--session keeps interpreters in one process and cannot be --stateless: run it stateful, behind a balancer that routes by the Mcp-Session-Id header (sticky)",
+    );
+  const token = values.token ?? (process.env.WASMCELL_TOKEN || undefined);
   const limits: Partial<Limits> = {};
   const timeoutMs = positiveInt("--timeout-ms", values["timeout-ms"]);
   const memoryMb = positiveInt("--memory-mb", values["memory-mb"]);
   if (timeoutMs !== undefined) limits.timeoutMs = timeoutMs;
   if (memoryMb !== undefined) limits.memoryMb = memoryMb;
+  const ttlSeconds = positiveInt("--session-ttl", values["session-ttl"]);
+  const drainMs =
+    values["drain-ms"] === "0" ? 0 : (positiveInt("--drain-ms", values["drain-ms"]) ?? DEFAULT_MCP_HTTP.drainMs);
 
   // The pool starts on the first Python call, so a machine that cannot run Python still serves JS.
   await using sandbox = await createSandbox({
@@ -44,14 +75,34 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
     onEvent: cliEvents(io),
   });
   const options = { sandbox, pythonEngine: engine, session: values.session === true };
-  if (values.http) {
-    await using server = await serveHttp({ ...options, port, host: values.host ?? "127.0.0.1" });
-    io.stderr.write(`wasmcell mcp listening on ${server.url}\n`);
-    await untilSignal();
-  } else {
+  if (!values.http) {
     const { closed } = await serveStdio(options);
     await Promise.race([closed, untilSignal()]);
+    return 0;
   }
+  const http: HttpServeOptions = {
+    ...options,
+    port,
+    host: values.host ?? DEFAULT_MCP_HTTP.host,
+    stateless: values.stateless === true,
+    trustProxy: values["trust-proxy"] === true,
+  };
+  if (token !== undefined) http.token = token;
+  const maxSessions = positiveInt("--max-sessions", values["max-sessions"]);
+  const maxInflight = positiveInt("--max-inflight", values["max-inflight"]);
+  const perClient = positiveInt("--max-inflight-per-client", values["max-inflight-per-client"]);
+  if (maxSessions !== undefined) http.maxSessions = maxSessions;
+  if (ttlSeconds !== undefined) http.sessionTtlMs = ttlSeconds * 1000;
+  if (maxInflight !== undefined) http.maxInflight = maxInflight;
+  if (perClient !== undefined) http.maxInflightPerClient = perClient;
+  const server = await serveHttp(http);
+  io.stderr.write(`wasmcell mcp listening on ${server.url}${http.stateless ? " (stateless)" : ""}\n`);
+  await untilSignal();
+  // SIGTERM/SIGINT: stop accepting, let in-flight calls finish within the grace, then exit.
+  const { waited, cut } = await server.drain(drainMs);
+  io.stderr.write(
+    `wasmcell mcp drained: ${waited - cut} calls in flight finished, ${cut} cut at the ${drainMs} ms grace\n`,
+  );
   return 0;
 }
 

@@ -54,7 +54,7 @@ Usage:
   wasmcell run -e CODE [options]        run inline code
   wasmcell setup [options]              install the pinned Python package library and build the engine snapshot
   wasmcell doctor [--json]              show which engines and seal layers this machine supports
-  wasmcell mcp [--http] [options]       serve the run_code tool over MCP (stdio, or HTTP on loopback)
+  wasmcell mcp [--http] [options]       serve the run_code tool over MCP (stdio, or Streamable HTTP)
 
 run options:
   --lang js|ts|python         language (default: from the file extension .js/.mjs/.cjs, .ts/.mts, .py; else js)
@@ -68,7 +68,15 @@ run options:
 mcp options:
   --http                      serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
   --port N                    HTTP port (default 0: any free port; the URL is printed on stderr)
-  --host ADDR                 loopback address to bind (default 127.0.0.1)
+  --host ADDR                 address to bind (default 127.0.0.1); anything but loopback needs a token
+  --token T                   bearer token for /mcp and /metrics (or WASMCELL_TOKEN; at least 16 characters)
+  --stateless                 no sessions: any replica answers any request (for a load balancer)
+  --max-sessions N            open sessions at once; past it initialize gets 503 + Retry-After (default 128)
+  --session-ttl S             seconds a session may idle before it is closed (default 600)
+  --max-inflight N            tool calls queued or running at once; past it 503 + Retry-After (default 256)
+  --max-inflight-per-client N the same cap per client (default 16)
+  --trust-proxy               --stateless: tell clients apart by the balancer's X-Forwarded-For
+  --drain-ms N                on SIGTERM, how long in-flight calls may finish (default 25000)
   --session                   keep variables between calls (one interpreter per language and client)
   --engine, --timeout-ms, --memory-mb   as for run; they apply to every tool call
 

@@ -18,9 +18,23 @@ import {
 import { readFileSync } from "node:fs";
 import type { ToolOutput } from "../tools/format.ts";
 import { defineRunCodeTool, type RunCodeToolOptions } from "../tools/run-code.ts";
-import type { OutputChunk } from "../../types.ts";
+import { LANGUAGES, type Language, type OutputChunk } from "../../types.ts";
 
-export type McpServerOptions = RunCodeToolOptions;
+export interface McpServerOptions extends RunCodeToolOptions {
+  /**
+   * Runs each `run_code` call when its turn comes (the HTTP server's fair queue) and learns how it
+   * ended. Without it calls run at once (stdio: one client).
+   */
+  gate?: CallGate;
+}
+
+/** The hooks the HTTP server's admission puts around every tool call. */
+export interface CallGate {
+  /** Runs `call` when a slot for `language` is free; rejects (with the signal's reason) if aborted first. */
+  run<T>(language: string, call: () => Promise<T>, signal: AbortSignal): Promise<T>;
+  /** A call finished: its language, `ok` / the guest error kind / `rejected`, and its time. */
+  finished(language: string, outcome: string, seconds: number): void;
+}
 
 /** How often buffered output is flushed as notifications, so a chatty loop cannot flood the client. */
 const FLUSH_MS = 100;
@@ -54,16 +68,31 @@ export function createMcpServer(options: McpServerOptions): Server {
         isError: true,
       };
     }
-    const stream = new OutputStream((n) => extra.sendNotification(n), request.params._meta?.progressToken);
+    const args = request.params.arguments ?? {};
+    const language =
+      typeof args.language === "string" && LANGUAGES.includes(args.language as Language) ? args.language : "invalid";
+    const started = performance.now();
+    let outcome = "rejected";
+    const call = async (): Promise<CallToolResult> => {
+      const stream = new OutputStream((n) => extra.sendNotification(n), request.params._meta?.progressToken);
+      try {
+        const output = await runCode.call(args, {
+          signal: extra.signal,
+          onOutput: (c) => stream.push(c),
+          onResult: (r) => void (outcome = r.ok ? "ok" : r.error.kind),
+        });
+        await stream.close();
+        return toCallToolResult(output);
+      } finally {
+        stream.stop();
+      }
+    };
+    if (!options.gate) return call();
     try {
-      const output = await runCode.call(request.params.arguments ?? {}, {
-        signal: extra.signal,
-        onOutput: (c) => stream.push(c),
-      });
-      await stream.close();
-      return toCallToolResult(output);
+      // JavaScript and TypeScript share the QuickJS lane; anything invalid fails validation at once.
+      return await options.gate.run(language === "python" ? "python" : "javascript", call, extra.signal);
     } finally {
-      stream.stop();
+      options.gate.finished(language, outcome, (performance.now() - started) / 1000);
     }
   });
   return server;

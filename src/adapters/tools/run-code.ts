@@ -55,6 +55,8 @@ export interface RunCodeToolOptions extends CodeToolOptions {
 export interface CallHooks {
   signal?: AbortSignal;
   onOutput?: (chunk: OutputChunk) => void;
+  /** Called with the run's result before it is formatted (the MCP server counts outcomes by kind). */
+  onResult?: (result: RunResult) => void;
   /** Opaque per-call data handed to bridged tools in code mode (the AI SDK passes messages and context). */
   context?: unknown;
 }
@@ -125,10 +127,15 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
       if (files) request.files = files;
       if (hooks.signal) request.signal = hooks.signal;
       if (hooks.onOutput) request.onOutput = hooks.onOutput;
-      if (!sessions) return runForModel(() => options.sandbox.run(request), format);
+      const observed = async (result: Promise<RunResult>) => {
+        const r = await result;
+        hooks.onResult?.(r);
+        return r;
+      };
+      if (!sessions) return runForModel(() => observed(options.sandbox.run(request)), format);
       let restarted = false;
       const output = await runForModel(async () => {
-        const result = await sessions.run(request);
+        const result = await observed(sessions.run(request));
         restarted = !result.ok && ENDS_SESSION.has(result.error.kind);
         if (restarted) sessions.reset(language);
         return result;

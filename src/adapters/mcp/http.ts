@@ -1,0 +1,348 @@
+// The MCP server over Streamable HTTP, built to be shared: admission with honest refusals (see
+// admission.ts, sessions.ts), a stateless mode for running replicas behind any load balancer, a bearer
+// token for non-loopback binds (guard.ts), /healthz, /readyz and Prometheus /metrics, and a drain that
+// finishes in-flight calls before the process exits.
+//
+// Stateful (default): each client's initialize opens a session (Mcp-Session-Id) that lives in this
+// process; behind a balancer that needs sticky routing on that header, and `session: true` interpreters
+// need it too. Stateless: every POST gets a fresh MCP server and transport and no session id, so any
+// replica answers any request. A stateless call that asked for progress streams as SSE; one that did
+// not gets a plain JSON response, so a replica that dies mid-call fails the request at once (the client
+// retries elsewhere) instead of leaving an event stream the client would wait on until its timeout.
+
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { InvalidOptionError } from "../../errors.ts";
+import { DEFAULT_MCP_HTTP } from "../../options.ts";
+import type { Sandbox } from "../../sandbox.ts";
+import { Admission, FairQueue, type Refusal } from "./admission.ts";
+import { checkBind, checkRequest, isLoopbackHost } from "./guard.ts";
+import { Metrics } from "./metrics.ts";
+import { createMcpServer, type CallGate, type McpServerOptions } from "./server.ts";
+import { SessionTable } from "./sessions.ts";
+
+export interface HttpServeOptions extends McpServerOptions {
+  /** TCP port; 0 picks a free one (the URL in the result says which). @defaultValue 0 */
+  port?: number;
+  /** Address to bind. Anything but loopback needs `token`. @defaultValue "127.0.0.1" */
+  host?: string;
+  /** Bearer token every /mcp and /metrics request must carry (at least 16 characters). @defaultValue none */
+  token?: string;
+  /** Largest request body accepted, in bytes. @defaultValue twice the code cap plus 1 MiB */
+  maxBodyBytes?: number;
+  /** No session ids: any process answers any request (replicas behind a balancer). @defaultValue false */
+  stateless?: boolean;
+  /** Open sessions at once (stateful mode); past it initialize gets 503. @defaultValue 128 */
+  maxSessions?: number;
+  /** A session with no request for this long is closed. @defaultValue 600000 (10 minutes) */
+  sessionTtlMs?: number;
+  /** Tool calls in flight (queued or running) across all clients. @defaultValue 256 */
+  maxInflight?: number;
+  /** Tool calls in flight for one client (a session; stateless: a source address). @defaultValue 16 */
+  maxInflightPerClient?: number;
+  /** Stateless mode: tell clients apart by the last X-Forwarded-For hop (set by a balancer you run). @defaultValue false */
+  trustProxy?: boolean;
+  /** Calls handed to the sandbox at once per engine lane. @defaultValue javascript: one per JS worker thread (1 on the host's thread); python: `python.pool` */
+  concurrency?: { javascript?: number; python?: number };
+}
+
+export interface HttpMcpServer extends AsyncDisposable {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
+  readonly url: string;
+  /** Resolves once the engines are warm (when /readyz starts answering 200). */
+  readonly ready: Promise<void>;
+  /**
+   * Stops accepting (new connections refused, new requests 503, /readyz 503), lets in-flight calls
+   * finish for up to `graceMs`, then closes. Resolves with the calls in flight when it began (`waited`)
+   * and those still running at the end of the grace, which the close cut (`cut`).
+   */
+  drain(graceMs: number): Promise<{ waited: number; cut: number }>;
+  /** Closes at once: in-flight calls are cut. */
+  close(): Promise<void>;
+}
+
+/** Serves MCP over Streamable HTTP at `/mcp`, with /healthz, /readyz and /metrics beside it. */
+export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServer> {
+  const o = { ...DEFAULT_MCP_HTTP, ...stripUndefined(options) };
+  const tokenDigest = checkBind(o.host, o.token);
+  if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)
+    throw new InvalidOptionError("port", "must be an integer from 0 to 65535");
+  for (const field of ["maxSessions", "sessionTtlMs", "maxInflight", "maxInflightPerClient"] as const) {
+    if (!Number.isSafeInteger(o[field]) || o[field] < 1)
+      throw new InvalidOptionError(field, "must be a positive integer");
+  }
+  if (o.stateless && o.session)
+    throw new InvalidOptionError(
+      "stateless",
+      "session interpreters live in one process, so they cannot be stateless: run them stateful with sticky routing on Mcp-Session-Id",
+    );
+  const loopback = isLoopbackHost(o.host);
+  const maxBody = o.maxBodyBytes ?? o.sandbox.options.limits.maxCodeBytes * 2 + (1 << 20);
+  const lanes = {
+    javascript: new FairQueue(o.concurrency?.javascript ?? javascriptSlots(o.sandbox.options)),
+    python: new FairQueue(o.concurrency?.python ?? o.sandbox.options.python.pool),
+  };
+  const admission = new Admission(o);
+  const sessions = new SessionTable(o.maxSessions, o.sessionTtlMs);
+  const metrics = new Metrics();
+  let draining = false;
+  let ready = false;
+
+  const gateFor = (client: string): CallGate => ({
+    run: (lane, call, signal) => lanes[lane === "python" ? "python" : "javascript"].run(client, call, signal),
+    finished: (language, outcome, seconds) => metrics.call(language, outcome, seconds),
+  });
+
+  const refuse = (res: ServerResponse, refusal: Refusal, id: unknown = null) => {
+    metrics.refused(refusal.reason);
+    const data = { reason: refusal.reason, retryAfterSeconds: refusal.retryAfterSeconds };
+    reply(res, 503, refusal.message, id, { "retry-after": String(refusal.retryAfterSeconds) }, data);
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (path === "/healthz") return text(res, draining ? 503 : 200, draining ? "draining\n" : "ok\n");
+    if (path === "/readyz")
+      return text(res, ready && !draining ? 200 : 503, draining ? "draining\n" : ready ? "ready\n" : "warming\n");
+    if (path !== "/mcp" && path !== "/metrics") return reply(res, 404, "not found: the MCP endpoint is /mcp");
+    const denied = checkRequest(req, { loopback, tokenDigest });
+    if (denied) {
+      const headers = denied.status === 401 ? { "www-authenticate": 'Bearer realm="wasmcell"' } : {};
+      return reply(res, denied.status, denied.message, null, headers);
+    }
+    if (path === "/metrics") {
+      const gauges = {
+        sessions: sessions.size,
+        inflight: admission.inflight,
+        queued: lanes.javascript.depth + lanes.python.depth,
+        running: lanes.javascript.running + lanes.python.running,
+        draining,
+      };
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
+      return void res.end(metrics.render(gauges, sessions.expired));
+    }
+    if (draining) {
+      return refuse(res, { reason: "draining", message: "the server is shutting down; retry", retryAfterSeconds: 1 });
+    }
+    if (o.stateless) return handleStateless(req, res);
+    return handleStateful(req, res);
+  }
+
+  /** Reads the body (POST only) and reserves in-flight places for the tool calls in it. */
+  async function admit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    client: (body: unknown) => string,
+  ): Promise<{ body: unknown; release: () => void } | undefined> {
+    if (req.method !== "POST") return { body: undefined, release: () => undefined };
+    const body = await readJson(req, maxBody);
+    if (body instanceof BodyError) return void reply(res, body.status, body.message);
+    const calls = (Array.isArray(body) ? body : [body]).filter(isToolCall);
+    if (calls.length === 0) return { body, release: () => undefined };
+    const ticket = admission.admit(client(body), calls.length);
+    if ("reason" in ticket) return void refuse(res, ticket, (calls[0] as { id?: unknown }).id ?? null);
+    res.once("close", ticket.release);
+    return { body, release: ticket.release };
+  }
+
+  async function handleStateless(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "POST", "content-type": "application/json" });
+      return void res.end(rpcError("stateless server: only POST is served (no event stream, no sessions)"));
+    }
+    const client = clientAddress(req, o.trustProxy);
+    const admitted = await admit(req, res, () => client);
+    if (!admitted) return;
+    const wantsStream = (Array.isArray(admitted.body) ? admitted.body : [admitted.body]).some(hasProgressToken);
+    const server = createMcpServer({ ...o, gate: gateFor(client) });
+    const transport = new StreamableHTTPServerTransport({
+      // No sessionIdGenerator: the SDK's stateless mode (no Mcp-Session-Id, no session validation).
+      enableJsonResponse: !wantsStream,
+    });
+    res.once("close", () => void server.close().catch(() => undefined));
+    await server.connect(transport);
+    await transport.handleRequest(req, res, admitted.body);
+  }
+
+  async function handleStateful(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const header = req.headers["mcp-session-id"];
+    const sessionId = Array.isArray(header) ? header[0] : header;
+    if (sessionId !== undefined) {
+      const end = sessions.begin(sessionId);
+      if (!end) return reply(res, 404, "unknown or expired MCP session: initialize a new one");
+      // A GET is the client's event stream, open for as long as it is connected: not "in use".
+      if (req.method === "GET") end();
+      else res.once("close", end);
+      const admitted = await admit(req, res, () => sessionId);
+      if (!admitted) return;
+      const transport = transports.get(sessionId);
+      // Closed while its body was read (a DELETE, the server closing): the same answer as unknown.
+      if (!transport) return reply(res, 404, "unknown or expired MCP session: initialize a new one");
+      return transport.handleRequest(req, res, admitted.body);
+    }
+    if (req.method !== "POST") return reply(res, 400, "no MCP session: send an initialize request first");
+    const body = await readJson(req, maxBody);
+    if (body instanceof BodyError) return reply(res, body.status, body.message);
+    if (!isInitializeRequest(body)) return reply(res, 400, "no MCP session: send an initialize request first");
+    const room = sessions.reserve();
+    if ("retryAfterSeconds" in room) {
+      return refuse(
+        res,
+        {
+          reason: "max-sessions",
+          message: `the server has ${o.maxSessions} open sessions (--max-sessions); none is idle past its TTL yet`,
+          retryAfterSeconds: room.retryAfterSeconds,
+        },
+        (body as { id?: unknown }).id ?? null,
+      );
+    }
+    try {
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sid) => {
+          transports.set(sid, transport);
+          sessions.add(sid, { close: () => transport.close() });
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) {
+          transports.delete(transport.sessionId);
+          sessions.delete(transport.sessionId);
+        }
+      };
+      const id = randomUUID();
+      const server = createMcpServer({ ...o, gate: gateFor(id) });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+    } finally {
+      room.done();
+    }
+  }
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+
+  const http = createServer((req, res) => {
+    if (draining) res.setHeader("connection", "close");
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent)
+        reply(res, 500, `internal error: ${error instanceof Error ? error.message : String(error)}`);
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(o.port, o.host, () => resolve());
+  });
+  const port = (http.address() as AddressInfo).port;
+  // Warm the JavaScript engine (and Python, if the sandbox prewarms it) before /readyz says so.
+  const warm = (async () => {
+    await o.sandbox.run({ language: "javascript", code: "1" });
+    await o.sandbox.warm();
+    ready = true;
+  })();
+  warm.catch(() => undefined);
+
+  let closed: Promise<void> | undefined;
+  const close = () =>
+    (closed ??= (async () => {
+      draining = true;
+      await sessions.closeAll();
+      transports.clear();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    })());
+  const drain = async (graceMs: number) => {
+    draining = true;
+    const waited = admission.inflight;
+    http.close();
+    http.closeIdleConnections();
+    const deadline = Date.now() + graceMs;
+    while (admission.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    const cut = admission.inflight;
+    await close();
+    return { waited, cut };
+  };
+  const shownHost = o.host.includes(":") ? `[${o.host}]` : o.host;
+  return { url: `http://${shownHost}:${port}/mcp`, ready: warm, drain, close, [Symbol.asyncDispose]: close };
+}
+
+/**
+ * How many JavaScript calls to hand the sandbox at once: one per worker thread when guest JavaScript
+ * runs in a thread pool, else one. On the host's own thread a CPU loop holds every run that has already
+ * started, and those runs' deadlines keep counting: a benign call started beside a hostile one would
+ * come back as a timeout. Waiting in the fair queue costs it nothing.
+ */
+function javascriptSlots(options: Sandbox["options"]): number {
+  const js = (options as { javascript?: { isolation?: string; workers?: number } }).javascript;
+  return js?.isolation === "thread" && js.workers !== undefined ? js.workers : 1;
+}
+
+function isToolCall(message: unknown): boolean {
+  return (message as { method?: unknown } | null)?.method === "tools/call";
+}
+
+function hasProgressToken(message: unknown): boolean {
+  const meta = (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
+  return meta?.progressToken !== undefined;
+}
+
+function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = trustProxy ? req.headers["x-forwarded-for"] : undefined;
+  const last = (Array.isArray(forwarded) ? forwarded.at(-1) : forwarded)?.split(",").at(-1)?.trim();
+  return last || (req.socket.remoteAddress ?? "unknown");
+}
+
+function rpcError(message: string, id: unknown = null, data?: unknown): string {
+  return JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message, ...(data ? { data } : {}) }, id });
+}
+
+function reply(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  id: unknown = null,
+  headers: Record<string, string> = {},
+  data?: unknown,
+): void {
+  // `connection: close` so an unread (oversized) body is dropped with the socket, not drained.
+  res.writeHead(status, { "content-type": "application/json", connection: "close", ...headers });
+  res.end(rpcError(message, id, data));
+}
+
+function text(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+  res.end(body);
+}
+
+class BodyError {
+  readonly status: 400 | 413;
+  readonly message: string;
+  constructor(status: 400 | 413, message: string) {
+    this.status = status;
+    this.message = message;
+  }
+}
+
+/** Reads a JSON body up to `max` bytes; an oversized or malformed body comes back as a BodyError. */
+async function readJson(req: IncomingMessage, max: number): Promise<unknown> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > max) return new BodyError(413, `request body is larger than ${max} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.byteLength;
+    if (size > max) return new BodyError(413, `request body is larger than ${max} bytes`);
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
+  } catch {
+    return new BodyError(400, "request body is not valid JSON");
+  }
+}
+
+function stripUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,158 @@
+// The HTTP server's sessions, admission, stateless mode, health/metrics endpoints and drain, in process
+// with the official MCP client (the exposure guards are in test/security/, the load test in load.test.ts).
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { serveHttp } from "../../../src/adapters/mcp/index.ts";
+import { createSandbox, type Sandbox } from "../../../src/index.ts";
+
+const textOf = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
+const sleepCode = (ms: number, value: string) =>
+  `await new Promise((r) => setTimeout(r, ${ms})); ${JSON.stringify(value)}`;
+
+async function connect(url: string): Promise<Client> {
+  const client = new Client({ name: "test", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+}
+
+/** A raw JSON-RPC POST, for what the client library hides (status, headers). */
+function rpc(url: string, id: number, method: string, params: unknown): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+  });
+}
+
+function run(client: Client, code: string) {
+  return client.callTool({ name: "run_code", arguments: { language: "javascript", code } });
+}
+
+describe("serveHttp", () => {
+  let sandbox: Sandbox;
+  before(async () => {
+    sandbox = await createSandbox({ limits: { timeoutMs: 2_000 } });
+  });
+  after(() => sandbox.close());
+
+  test("at maxSessions a new client is refused with 503 + Retry-After; working sessions are never closed", async () => {
+    await using server = await serveHttp({ sandbox, maxSessions: 2 });
+    const a = await connect(server.url);
+    const b = await connect(server.url);
+    await assert.rejects(connect(server.url), (e: Error & { code?: number }) => {
+      assert.equal(e.code, 503);
+      assert.match(e.message, /"reason":"max-sessions"/);
+      return true;
+    });
+    const raw = await rpc(server.url, 9, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "x", version: "1" },
+    });
+    assert.equal(raw.status, 503);
+    assert.match(raw.headers.get("retry-after") ?? "", /^\d+$/);
+    const body = (await raw.json()) as { id: number; error: { data: { reason: string } } };
+    assert.equal(body.id, 9);
+    assert.equal(body.error.data.reason, "max-sessions");
+    assert.match(textOf(await run(a, "1 + 1")), /value: 2/);
+    assert.match(textOf(await run(b, "2 + 2")), /value: 4/);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  test("an idle session expires after the TTL; one in use does not", async () => {
+    await using server = await serveHttp({ sandbox, sessionTtlMs: 400 });
+    const idle = await connect(server.url);
+    const busy = await connect(server.url);
+    // busy's call outlasts the TTL twice over; idle makes none.
+    assert.match(textOf(await run(busy, sleepCode(1_000, "still here"))), /still here/);
+    await assert.rejects(run(idle, "1"), /unknown or expired MCP session|HTTP 404/);
+    assert.match(textOf(await run(busy, "'again'")), /again/);
+    const metrics = await (await fetch(server.url.replace("/mcp", "/metrics"))).text();
+    assert.match(metrics, /wasmcell_mcp_sessions_expired_total [1-9]/);
+    await Promise.all([idle.close(), busy.close()]);
+  });
+
+  test("a client past its in-flight cap gets 503 for that call only; other clients are unaffected", async () => {
+    await using server = await serveHttp({ sandbox, maxInflightPerClient: 2 });
+    const greedy = await connect(server.url);
+    const other = await connect(server.url);
+    const calls = [0, 1, 2].map((i) => run(greedy, sleepCode(300, `g${i}`)));
+    const settled = await Promise.allSettled([...calls, run(other, "'other ok'")]);
+    const refused = settled.filter((s) => s.status === "rejected");
+    assert.equal(refused.length, 1);
+    const error = (refused[0] as PromiseRejectedResult).reason as { code?: number; message: string };
+    assert.equal(error.code, 503);
+    assert.match(error.message, /"reason":"max-inflight-per-client","retryAfterSeconds":1/);
+    assert.match(textOf((settled[3] as PromiseFulfilledResult<unknown>).value), /other ok/);
+    assert.match(textOf(await run(greedy, "'greedy again'")), /greedy again/);
+    const metrics = await (await fetch(server.url.replace("/mcp", "/metrics"))).text();
+    assert.match(metrics, /wasmcell_mcp_refusals_total\{reason="max-inflight-per-client"\} 1/);
+    await Promise.all([greedy.close(), other.close()]);
+  });
+
+  test("stateless: no session id, any request answered; GET is 405", async () => {
+    await using server = await serveHttp({ sandbox, stateless: true });
+    const client = await connect(server.url);
+    assert.equal((client.transport as StreamableHTTPClientTransport).sessionId, undefined);
+    assert.match(textOf(await run(client, "6 * 7")), /value: 42/);
+    // A second client that never initialized on "this replica" is served the same.
+    const bare = await rpc(server.url, 3, "tools/call", {
+      name: "run_code",
+      arguments: { language: "javascript", code: "'bare'" },
+    });
+    assert.equal(bare.status, 200);
+    assert.equal(bare.headers.get("mcp-session-id"), null);
+    assert.match(await bare.text(), /value: \\"bare\\"/);
+    assert.equal((await fetch(server.url, { headers: { accept: "text/event-stream" } })).status, 405);
+    // A call that asks for progress still streams its output (as SSE) before the result.
+    const progress: string[] = [];
+    const streamed = await client.callTool(
+      { name: "run_code", arguments: { language: "javascript", code: "console.log('tick'); 'done'" } },
+      undefined,
+      { onprogress: (p) => void progress.push(p.message ?? "") },
+    );
+    assert.match(textOf(streamed), /value: "done"/);
+    assert.deepEqual(progress, ["tick\n"]);
+    await client.close();
+  });
+
+  test("stateless refuses session interpreters", async () => {
+    await assert.rejects(serveHttp({ sandbox, stateless: true, session: true }), /sticky routing/);
+  });
+
+  test("/healthz, /readyz once warm, /metrics in Prometheus text format", async () => {
+    await using server = await serveHttp({ sandbox });
+    await server.ready;
+    const base = server.url.replace("/mcp", "");
+    assert.equal((await fetch(`${base}/healthz`)).status, 200);
+    assert.equal(await (await fetch(`${base}/readyz`)).text(), "ready\n");
+    const client = await connect(server.url);
+    await run(client, "1");
+    await run(client, "while (true) {}").catch(() => undefined);
+    const res = await fetch(`${base}/metrics`);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    assert.match(text, /^wasmcell_mcp_calls_total\{language="javascript",outcome="ok"\} 1$/m);
+    assert.match(text, /^wasmcell_mcp_calls_total\{language="javascript",outcome="timeout"\} 1$/m);
+    assert.match(text, /^wasmcell_mcp_call_duration_seconds_count 2$/m);
+    assert.match(text, /^wasmcell_mcp_queue_depth 0$/m);
+    assert.match(text, /^wasmcell_mcp_engine_restarts_total 1$/m);
+    assert.match(text, /^# TYPE wasmcell_mcp_call_duration_seconds histogram$/m);
+    await client.close();
+  });
+
+  test("drain lets an in-flight call finish, then refuses new connections", async () => {
+    const server = await serveHttp({ sandbox });
+    const client = await connect(server.url);
+    const call = run(client, sleepCode(500, "finished"));
+    await new Promise((r) => setTimeout(r, 100));
+    const drained = server.drain(5_000);
+    assert.match(textOf(await call), /finished/);
+    assert.deepEqual(await drained, { waited: 1, cut: 0 });
+    await assert.rejects(fetch(server.url.replace("/mcp", "/healthz")));
+    await client.close().catch(() => undefined);
+  });
+});
