@@ -182,7 +182,7 @@ const { parentPort, workerData } = require("node:worker_threads");
 })();
 `;
 
-async function seedRecipe(n: number): Promise<{ spawnToReady: number; lat: number[]; rps: number }> {
+export async function seedRecipe(n: number): Promise<{ spawnToReady: number; lat: number[]; rps: number }> {
   const files = sidecarFiles();
   const t0 = performance.now();
   const worker = new Worker(SEED_WORKER, {

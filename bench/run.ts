@@ -3,7 +3,16 @@
 // machine (ratios), never assertions.
 import os from "node:os";
 
-const AREAS = ["javascript", "javascript-pool", "runtime", "python", "native", "adapters", "server"] as const;
+const AREAS = [
+  "javascript",
+  "javascript-pool",
+  "runtime",
+  "python",
+  "native",
+  "adapters",
+  "server",
+  "packages",
+] as const;
 type Area = (typeof AREAS)[number];
 
 const wanted = process.argv.slice(2);

@@ -15,7 +15,9 @@ export type WasmcellErrorCode =
   /** The engine failed to start (a sidecar that never became ready). */
   | "ENGINE_START_FAILED"
   /** More runs are waiting than the queue allows. */
-  | "QUEUE_FULL";
+  | "QUEUE_FULL"
+  /** `wasmcell setup` could not install the package library (a download, a checksum, a build step). */
+  | "SETUP_FAILED";
 
 export class WasmcellError extends Error {
   override name = "WasmcellError";
@@ -73,5 +75,28 @@ export class QueueFullError extends WasmcellError {
   override name = "QueueFullError";
   constructor(what: string, limit: number) {
     super("QUEUE_FULL", `${what}: ${limit} runs are already waiting; try again later or raise the queue bound`);
+  }
+}
+
+/** The package library could not be installed or verified; nothing half-installed is left behind. */
+export class SetupError extends WasmcellError {
+  override name = "SetupError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("SETUP_FAILED", message, options);
+  }
+}
+
+/** A downloaded or installed file does not match the lock (or the install manifest). */
+export class ChecksumError extends SetupError {
+  override name = "ChecksumError";
+  /** The Debian package (or library file) whose bytes differ. */
+  readonly subject: string;
+  readonly expected: string;
+  readonly actual: string;
+  constructor(subject: string, what: string, expected: string, actual: string) {
+    super(`checksum mismatch for ${subject} (${what}): the lock says sha256 ${expected}, got ${actual}`);
+    this.subject = subject;
+    this.expected = expected;
+    this.actual = actual;
   }
 }

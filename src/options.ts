@@ -14,6 +14,7 @@ import {
   type Limits,
   type RunRequest,
   type WasmModuleSource,
+  type SandboxEvent,
 } from "./types.ts";
 
 /** Which layers of the seal to set up around sidecars and the native tier. Each defaults to on. */
@@ -67,6 +68,12 @@ export interface PythonOptions {
    * @defaultValue true
    */
   snapshot?: boolean;
+  /**
+   * Mount the package library `wasmcell setup` installed (read-only, on `sys.path` after the standard
+   * library; the native tier gets the same files). Without setup, or with `false`: standard library only.
+   * @defaultValue true
+   */
+  packages?: boolean;
 }
 
 export interface JavaScriptOptions {
@@ -116,6 +123,13 @@ export interface SandboxOptions {
   python?: PythonOptions;
   /** @defaultValue {@link DEFAULT_SEAL}: every layer on */
   seal?: SealOptions;
+  /**
+   * Called with what the sandbox did that a caller (or a security reviewer) may want to see, as plain
+   * data: an engine being built on first use and how long that takes, the package library missing.
+   * Called synchronously; an exception it throws is ignored.
+   * @defaultValue none
+   */
+  onEvent?: (event: SandboxEvent) => void;
 }
 
 /** The defaults, in one place. README's "Options" section lists the same values (test/options.test.ts checks it). */
@@ -141,6 +155,7 @@ export const DEFAULT_PYTHON: Readonly<Required<Omit<PythonOptions, "prewarm">>> 
   pool: 2,
   maxQueue: 64,
   snapshot: true,
+  packages: true,
 });
 
 /**
@@ -232,6 +247,8 @@ export interface ResolvedOptions {
   /** `prewarm` is true only when the caller gave a `python` object (or set it explicitly). */
   python: Required<PythonOptions>;
   seal: ResolvedSeal;
+  /** The caller's `onEvent`, made safe to call (a throwing listener is ignored), or a no-op. */
+  emit: (event: SandboxEvent) => void;
 }
 
 /** True for a compiled module from any realm (edge-runtime and iframes have their own WebAssembly). */
@@ -341,10 +358,12 @@ const optionsSchema = z
         maxQueue: z.number().int().nonnegative().max(1_000_000),
         prewarm: z.boolean(),
         snapshot: z.boolean(),
+        packages: z.boolean(),
       })
       .partial()
       .strict(),
     seal: sealSchema,
+    onEvent: z.custom<(event: SandboxEvent) => void>((v) => typeof v === "function", "must be a function"),
   })
   .partial()
   .strict();
@@ -396,6 +415,18 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
     },
     python: { ...DEFAULT_PYTHON, prewarm: o.python !== undefined, ...stripUndefined(o.python ?? {}) },
     seal: resolveSeal(o.seal ?? {}),
+    emit: safeListener(o.onEvent),
+  };
+}
+
+function safeListener(listener: ((event: SandboxEvent) => void) | undefined): (event: SandboxEvent) => void {
+  if (!listener) return () => {};
+  return (event) => {
+    try {
+      listener(event);
+    } catch {
+      // A listener's failure is the caller's; it never breaks a run.
+    }
   };
 }
 

@@ -201,3 +201,15 @@ export type RunResult = RunSuccess | RunFailure;
  * takes it. Typed as `object` so the package's types need no DOM library; checked when the engine starts.
  */
 export type WasmModuleSource = object;
+
+/**
+ * What `onEvent` receives: plain data, one `type` each.
+ * - `engine.building`: an engine is being built on first use (the Pyodide snapshot was not cached:
+ *   `wasmcell setup` builds it ahead of time); runs are served meanwhile, more slowly.
+ * - `engine.built`: that build finished (or failed: `error`).
+ * - `packages.missing`: `python.packages` is on but `wasmcell setup` has not installed the library.
+ */
+export type SandboxEvent =
+  | { type: "engine.building"; engine: "pyodide"; estimateMs: number; message: string }
+  | { type: "engine.built"; engine: "pyodide"; ms: number; error?: string }
+  | { type: "packages.missing"; message: string };

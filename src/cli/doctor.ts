@@ -32,5 +32,8 @@ function formatDoctor(report: DoctorReport): string {
     "seal layers:",
     ...report.layers.map((l) => `  ${mark(l)}${l.layer.padEnd(width)}  ${l.detail}`),
     "",
+    "python packages:",
+    `  ${mark({ available: report.packages.installed && report.packages.snapshot })}${"library".padEnd(width)}  ${report.packages.detail}`,
+    "",
   ].join("\n");
 }

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { InvalidOptionError, WasmcellError } from "../errors.ts";
 import { doctorCommand } from "./doctor.ts";
 import { runCommand } from "./run.ts";
+import { setupCommand } from "./setup.ts";
 import type * as McpModule from "./mcp.ts";
 import { EXIT, HELP, UsageError, packageVersion, type Io } from "./usage.ts";
 
@@ -19,6 +20,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
         return await runCommand(rest, io);
       case "doctor":
         return await doctorCommand(rest, io);
+      case "setup":
+        return await setupCommand(rest, io);
       case "mcp":
         return await (await loadMcp()).mcpCommand(rest, io);
       case "--version":
@@ -32,7 +35,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
         io.stdout.write(HELP);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command "${command}"; try run, doctor or mcp (wasmcell --help)`);
+        throw new UsageError(`unknown command "${command}"; try run, setup, doctor or mcp (wasmcell --help)`);
     }
   } catch (error) {
     const usage = asUsageError(error);

@@ -6,6 +6,7 @@ import { serveHttp, type HttpServeOptions } from "../adapters/mcp/http.ts";
 import { DEFAULT_MCP_HTTP } from "../options.ts";
 import { serveStdio } from "../adapters/mcp/transports.ts";
 import { createSandbox } from "../index.ts";
+import { cliEvents } from "./events.ts";
 import type { Limits } from "../types.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 
@@ -68,7 +69,11 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
     values["drain-ms"] === "0" ? 0 : (positiveInt("--drain-ms", values["drain-ms"]) ?? DEFAULT_MCP_HTTP.drainMs);
 
   // The pool starts on the first Python call, so a machine that cannot run Python still serves JS.
-  await using sandbox = await createSandbox({ limits, python: { engine, pool: 1, prewarm: false } });
+  await using sandbox = await createSandbox({
+    limits,
+    python: { engine, pool: 1, prewarm: false },
+    onEvent: cliEvents(io),
+  });
   const options = { sandbox, pythonEngine: engine, session: values.session === true };
   if (!values.http) {
     const { closed } = await serveStdio(options);

@@ -8,6 +8,7 @@ import { encodeValue } from "../adapters/tools/values.ts";
 import { formatBytes } from "../adapters/tools/format.ts";
 import { checkRelativePath } from "../options.ts";
 import { createSandbox } from "../index.ts";
+import { cliEvents } from "./events.ts";
 import type { Language, Limits, OutputFile, RunRequest, RunResult } from "../types.ts";
 import { EXIT, UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 
@@ -105,7 +106,9 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   }
 
   // One run: no pool to keep warm beyond a single sidecar.
-  await using sandbox = await createSandbox(language === "python" ? { python: { pool: 1, prewarm: false } } : {});
+  await using sandbox = await createSandbox(
+    language === "python" ? { python: { pool: 1, prewarm: false }, onEvent: cliEvents(io) } : {},
+  );
   const result = await sandbox.run(request);
   const written = values["out-dir"] === undefined ? [] : await writeFiles(values["out-dir"], result.files);
   const refused = written.filter((w) => w.error !== undefined);

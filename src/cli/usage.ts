@@ -52,6 +52,7 @@ export const HELP = `wasmcell — run JavaScript, TypeScript and Python in seale
 Usage:
   wasmcell run <file | -> [options]     run a file (or stdin with -)
   wasmcell run -e CODE [options]        run inline code
+  wasmcell setup [options]              install the pinned Python package library and build the engine snapshot
   wasmcell doctor [--json]              show which engines and seal layers this machine supports
   wasmcell mcp [--http] [options]       serve the run_code tool over MCP (stdio, or Streamable HTTP)
 
@@ -78,6 +79,13 @@ mcp options:
   --drain-ms N                on SIGTERM, how long in-flight calls may finish (default 25000)
   --session                   keep variables between calls (one interpreter per language and client)
   --engine, --timeout-ms, --memory-mb   as for run; they apply to every tool call
+
+setup options:
+  --from DIR                  take the .deb files from DIR instead of apt-get download (air-gapped machines)
+  --cache-dir DIR             install into DIR (default $WASMCELL_CACHE_DIR, else ~/.cache/wasmcell)
+  --check                     verify an install (every file's sha256, the snapshot); exit 1 on a problem
+  --force                     rebuild even when up to date
+  --no-snapshot               install the library only
 
 Exit codes: 0 success, 1 the code failed, 2 bad usage, 3 wasmcell could not run it here.
 `;

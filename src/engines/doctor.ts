@@ -5,11 +5,14 @@ import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../options.ts";
 import { sealReport, type HostTools, type SealReport } from "../jail/index.ts";
 import { nativeStatus } from "./native/doctor.ts";
 import { packageStatus, type EngineStatus } from "./status.ts";
+import { libraryStatus, type LibraryStatus } from "../setup/library.ts";
 
 export type { EngineStatus } from "./status.ts";
 
 export interface DoctorReport extends SealReport {
   engines: EngineStatus[];
+  /** The Python package library (`wasmcell setup`). */
+  packages: LibraryStatus;
 }
 
 export interface DoctorOptions {
@@ -29,5 +32,5 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
     packageStatus("pyodide", "pyodide"),
     await nativeStatus(seal, tools, options.python),
   ];
-  return { ...report, engines };
+  return { ...report, engines, packages: libraryStatus() };
 }

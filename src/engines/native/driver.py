@@ -37,6 +37,13 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_here, os.path.join(os.path.dirname(_here), "python")]
 import harness  # noqa: E402
 
+# The package library (wasmcell setup), read-only: ahead of Debian's dist-packages, so an import finds
+# the version the lock pins (the same files the Pyodide tier mounts), behind the standard library.
+_packages = os.environ.pop("WASMCELL_PACKAGES", "")
+if _packages:
+    _at = next((i for i, p in enumerate(sys.path) if p.endswith("dist-packages")), len(sys.path))
+    sys.path.insert(_at, _packages)
+
 RESULT_FD = 4
 
 

@@ -27,6 +27,7 @@ import { WarmPool } from "../../pool/pool.ts";
 import type { GuestError, Limits, OutputFile, RunResult } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { exitError, parseEnvelope, parseFiles, type Observed } from "../python/result.ts";
+import { installedLibrary, type InstalledLibrary } from "../../setup/library.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { CappedOutput } from "./output.ts";
@@ -34,6 +35,8 @@ import { CappedOutput } from "./output.ts";
 const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
 const HARNESS = fileURLToPath(new URL("../python/harness.py", import.meta.url));
 const JAIL_DIR = "/sandbox/python";
+/** The package library (`wasmcell setup`), bound read-only; driver.py puts it ahead of Debian's dist-packages. */
+const PACKAGES_DIR = "/sandbox/packages";
 const WORK_DIR = "/tmp/work";
 
 /**
@@ -74,9 +77,13 @@ export class NativeEngine implements Engine {
    */
   readonly slots: WarmPool<object>;
 
+  /** The same library the Pyodide tier mounts, so both tiers answer the same imports with the lock's versions. */
+  readonly library: InstalledLibrary | undefined;
+
   constructor(options: ResolvedOptions, layout: PythonLayout) {
     this.#options = options;
     this.#layout = layout;
+    this.library = options.python.packages ? installedLibrary() : undefined;
     this.slots = new WarmPool<object>({
       name: "native python",
       size: options.python.pool,
@@ -88,48 +95,65 @@ export class NativeEngine implements Engine {
   }
 
   /**
-   * One jail is kept started and waiting for its request (the interpreter, the driver and the harness
-   * loaded: ~100 ms of start-up off every run). It has run no code, so a run that takes it starts from
-   * nothing, as a fresh one would. It is built for the sandbox's default limits; a run with other
-   * limits (memory, files, timeout) gets a fresh jail.
+   * `python.pool` jails are kept started and waiting for their request (the interpreter, the driver and
+   * the harness loaded: ~100 ms of start-up off every run), as many as may run at once, so a run never
+   * waits for a cold interpreter while a slot is free; each one taken is replaced in the background.
+   * A spare has run no code, so a run that takes it starts from nothing, as a fresh one would. Spares
+   * are built for the sandbox's default limits; a run with other limits (memory, files, timeout) gets
+   * a fresh jail.
    */
-  #spare: { jail: JailedProcess; key: string; dead: boolean } | undefined;
+  readonly #spares: { jail: JailedProcess; key: string; dead: boolean }[] = [];
+  /** Spares being started now (they count toward the target, so a burst does not over-start). */
+  #starting = 0;
   #closed = false;
 
-  #takeSpare(limits: Limits): JailedProcess | undefined {
-    const spare = this.#spare;
-    // A spare built for other limits stays for the next run that matches them.
-    if (!spare || spare.dead || spare.key !== limitsKey(limits)) return undefined;
-    this.#spare = undefined;
-    setParked(spare.jail, false);
-    return spare.jail;
+  /** Ready spares right now (tests and the bench watch the refill). */
+  get spares(): number {
+    return this.#spares.filter((s) => !s.dead).length;
   }
 
-  /** Starts the spare in the background (createEngine calls it; runs call it after taking one). */
+  #takeSpare(limits: Limits): JailedProcess | undefined {
+    const key = limitsKey(limits);
+    // A spare built for other limits stays for the next run that matches them.
+    const i = this.#spares.findIndex((s) => !s.dead && s.key === key);
+    if (i < 0) return undefined;
+    const [spare] = this.#spares.splice(i, 1);
+    setParked(spare!.jail, false);
+    return spare!.jail;
+  }
+
+  /** Starts the spares in the background (createEngine calls it; runs call it after taking one). */
   prestart(): void {
     this.#refillSpare();
   }
 
   #refillSpare(): void {
-    if (this.#closed || this.#spare) return;
-    const limits = this.#options.limits;
-    this.#spawn(limits).then(
-      (jail) => {
-        if (this.#closed || this.#spare) {
-          jail.kill();
-          return;
-        }
-        const spare = { jail, key: limitsKey(limits), dead: false };
-        setParked(jail, true);
-        void jail.exited.then(() => {
-          spare.dead = true;
-          if (this.#spare === spare) this.#spare = undefined;
-        });
-        this.#spare = spare;
-      },
-      // The next run spawns its own jail and surfaces the error there.
-      () => undefined,
-    );
+    const target = this.#options.python.pool;
+    while (!this.#closed && this.spares + this.#starting < target) {
+      this.#starting++;
+      const limits = this.#options.limits;
+      this.#spawn(limits).then(
+        (jail) => {
+          this.#starting--;
+          if (this.#closed || this.spares >= target) {
+            jail.kill();
+            return;
+          }
+          const spare = { jail, key: limitsKey(limits), dead: false };
+          setParked(jail, true);
+          void jail.exited.then(() => {
+            spare.dead = true;
+            const at = this.#spares.indexOf(spare);
+            if (at >= 0) this.#spares.splice(at, 1);
+          });
+          this.#spares.push(spare);
+        },
+        // The next run spawns its own jail and surfaces the error there.
+        () => {
+          this.#starting--;
+        },
+      );
+    }
   }
 
   async #spawn(limits: Limits): Promise<JailedProcess> {
@@ -142,12 +166,18 @@ export class NativeEngine implements Engine {
         ...this.#layout.binds,
         { host: DRIVER, jail: `${JAIL_DIR}/driver.py` },
         { host: HARNESS, jail: `${JAIL_DIR}/harness.py` },
+        ...(this.library ? [{ host: this.library.site, jail: PACKAGES_DIR }] : []),
       ],
       // Room for the input and output files (charged to the memory cgroup when there is one).
       scratchMb: Math.ceil((2 * limits.maxFileBytes) / (1024 * 1024)) + 32,
       scratchDir: "/tmp",
       workDir: WORK_DIR,
-      env: { MPLBACKEND: "Agg", MPLCONFIGDIR: "/tmp/.matplotlib", HOME: WORK_DIR },
+      env: {
+        MPLBACKEND: "Agg",
+        MPLCONFIGDIR: "/tmp/.matplotlib",
+        HOME: WORK_DIR,
+        ...(this.library ? { WASMCELL_PACKAGES: PACKAGES_DIR } : {}),
+      },
       rlimits: {
         // CPU seconds are a backstop for the wall-clock kill; waiting for a request costs none.
         cpuSeconds: Math.ceil(limits.timeoutMs / 1000) + 2,
@@ -361,7 +391,7 @@ export class NativeEngine implements Engine {
     this.#closed = true;
     // Waiting runs fail with ClosedError; later runs too.
     await this.slots.destroy();
-    this.#spare = undefined;
+    this.#spares.length = 0;
     for (const jail of this.#live) {
       // a parked spare's handles are unref'd: ref them again, or the host could exit before it is reaped
       setParked(jail, false);

@@ -17,7 +17,8 @@ import type { RunResult } from "../../types.ts";
 import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
 import { permissionFlag } from "./launch.ts";
 import { SidecarProcess, type SidecarStartOptions } from "./sidecar-client.ts";
-import { getSnapshot } from "./snapshot.ts";
+import { installedLibrary, type InstalledLibrary } from "../../setup/library.ts";
+import { getSnapshot, snapshotBuildEstimateMs, snapshotCached } from "./snapshot.ts";
 
 // The process cap is fixed when a sidecar starts; a run's own `memoryMb` caps the WASM heap inside.
 const MIN_PROCESS_MEMORY_MB = 512;
@@ -44,9 +45,23 @@ export class PyodideEngine implements Engine {
     this.resets.totalMs += ms;
     this.resets.maxMs = Math.max(this.resets.maxMs, ms);
   }
+  /** The package library mounted into every sidecar (undefined: not installed, or `python.packages` off). */
+  readonly library: InstalledLibrary | undefined;
+  #snapshot: Uint8Array | undefined;
+  #snapshotBuild: Promise<unknown> | undefined;
+  /** No snapshot cached: what to build it with, once the first (cold) sidecar is up. */
+  #pendingBuild: Parameters<typeof getSnapshot>[0] | undefined;
+  readonly #stopBuild = new AbortController();
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
+    this.library = options.python.packages ? installedLibrary() : undefined;
+    if (options.python.packages && !this.library) {
+      options.emit({
+        type: "packages.missing",
+        message: "the Python package library is not installed (run `wasmcell setup`): the standard library only",
+      });
+    }
     this.pool = new WarmPool<SidecarProcess>({
       name: "python pool",
       size: options.python.pool,
@@ -60,18 +75,70 @@ export class PyodideEngine implements Engine {
     });
   }
 
-  /** Options every sidecar of this engine starts with (snapshot fetched or built on first use). */
+  /**
+   * Options every sidecar of this engine starts with. With the snapshot cached (after `wasmcell setup`,
+   * or an earlier build) every sidecar starts from it. Without, the snapshot is built in the background
+   * (said once through `onEvent`) and sidecars cold-load meanwhile: the first run is served in seconds,
+   * not after the build and a second start.
+   */
   async sidecarOptions(stateful: boolean): Promise<SidecarStartOptions> {
     const processMemoryMb = Math.max(MIN_PROCESS_MEMORY_MB, this.#options.limits.memoryMb);
-    const base: SidecarStartOptions = { seal: this.#options.seal, processMemoryMb, stateful };
+    const base: SidecarStartOptions = {
+      seal: this.#options.seal,
+      processMemoryMb,
+      stateful,
+      library: this.library?.site,
+    };
     if (!this.#options.python.snapshot) return base;
-    return { ...base, snapshot: await getSnapshot({ seal: this.#options.seal, processMemoryMb }) };
+    if (this.#snapshot) return { ...base, snapshot: this.#snapshot };
+    const request = { seal: this.#options.seal, processMemoryMb, library: this.library };
+    if (snapshotCached(this.library)) {
+      this.#snapshot = await getSnapshot(request);
+      return { ...base, snapshot: this.#snapshot };
+    }
+    if (!this.#pendingBuild) {
+      this.#pendingBuild = request;
+      // Said now, before the cold start, not when the build begins.
+      const estimateMs = snapshotBuildEstimateMs(this.library);
+      this.#options.emit({
+        type: "engine.building",
+        engine: "pyodide",
+        estimateMs,
+        message: `the Python engine snapshot is not cached: runs start from a cold interpreter (seconds each) while it is built in the background (about ${Math.round(estimateMs / 1000)} s, once per machine; \`wasmcell setup\` does it ahead of time)`,
+      });
+    }
+    return base;
+  }
+
+  #buildSnapshotInBackground(request: Parameters<typeof getSnapshot>[0]): Promise<unknown> {
+    const started = performance.now();
+    return getSnapshot({ ...request, signal: this.#stopBuild.signal }).then(
+      (bytes) => {
+        this.#snapshot = bytes;
+        this.#options.emit({ type: "engine.built", engine: "pyodide", ms: performance.now() - started });
+      },
+      (error: unknown) => {
+        // Sidecars keep cold-loading; the next engine tries again.
+        if (this.#stopBuild.signal.aborted) return;
+        this.#options.emit({
+          type: "engine.built",
+          engine: "pyodide",
+          ms: performance.now() - started,
+          error: String((error as Error)?.message ?? error).slice(0, 500),
+        });
+      },
+    );
   }
 
   async startSidecar(stateful: boolean): Promise<SidecarProcess> {
     const options = await this.sidecarOptions(stateful);
     this.sidecarsStarted++;
-    return SidecarProcess.start(options);
+    const sidecar = await SidecarProcess.start(options);
+    // The build starts once the cold sidecar is up, so the two do not compete for the CPU while the
+    // first run waits.
+    if (this.#pendingBuild && !this.#snapshotBuild && !this.#closed)
+      this.#snapshotBuild = this.#buildSnapshotInBackground(this.#pendingBuild);
+    return sidecar;
   }
 
   async run(request: ResolvedRequest): Promise<RunResult> {
@@ -116,6 +183,9 @@ export class PyodideEngine implements Engine {
 
   async close(): Promise<void> {
     this.#closed = true;
+    // A background snapshot build is not finished work the caller waits for: stop it.
+    this.#stopBuild.abort();
+    await this.#snapshotBuild;
     await this.#inFlight.drain();
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     await this.pool.close();
@@ -123,6 +193,8 @@ export class PyodideEngine implements Engine {
 
   async destroy(): Promise<void> {
     this.#closed = true;
+    this.#stopBuild.abort();
+    await this.#snapshotBuild;
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     await this.pool.destroy();
   }

@@ -52,6 +52,8 @@ export interface LaunchOptions {
    * flags, binds and jail, to probe what each seal layer stops once code runs in the JS realm.
    */
   program?: string;
+  /** Host directory of the package library (`wasmcell setup`), bound read-only; none: stdlib only. */
+  library?: string;
 }
 
 // Node + V8 + Pyodide's JS side, on top of the WASM heap the guest may use.
@@ -73,6 +75,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
         harness: "/sandbox/harness.py",
       }
     : files;
+  const library = options.library && { host: options.library, jail: jailed ? "/sandbox/packages" : options.library };
   // --expose-gc: the sidecar collects once after start-up (then deletes the global) to give back
   // the snapshot and load-time garbage; without it an idle sidecar holds ~100 MB more.
   const nodeArgs: string[] = ["--no-warnings", "--disallow-code-generation-from-strings", "--expose-gc"];
@@ -94,11 +97,14 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       `--allow-fs-read=${inJail.harness}`,
       ...(files.zoneinfo ? [`--allow-fs-read=${jailed ? ZONEINFO : files.zoneinfo}/`] : []),
     );
+    if (library) nodeArgs.push(`--allow-fs-read=${library.jail}/`);
   }
   const hasCgroup = cgroupSupport().memoryParent !== undefined;
   if (!hasCgroup) nodeArgs.push("--disable-wasm-trap-handler");
   nodeArgs.push(inJail.sidecar, inJail.pyodideDir, inJail.harness);
-  if (files.zoneinfo) nodeArgs.push(jailed ? ZONEINFO : files.zoneinfo);
+  // Positional: zoneinfo ("" when absent), then the library.
+  if (files.zoneinfo || library) nodeArgs.push(files.zoneinfo ? (jailed ? ZONEINFO : files.zoneinfo) : "");
+  if (library) nodeArgs.push(library.jail);
   return spawnJailed({
     executable: process.execPath,
     jailExecutable: jailed ? "/sandbox/bin/node" : process.execPath,
@@ -111,6 +117,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       { host: files.checkpoint, jail: inJail.checkpoint },
       { host: files.harness, jail: inJail.harness },
       ...(files.zoneinfo ? [{ host: files.zoneinfo, jail: jailed ? ZONEINFO : files.zoneinfo }] : []),
+      ...(library ? [library] : []),
     ],
     seccompProfile: "node-pyodide",
     seal,

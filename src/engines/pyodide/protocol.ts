@@ -18,6 +18,8 @@ export interface InitMessage {
   snapshotBytes: number;
   /** Keep interpreter state across runs on purpose (a session): no reset between runs. */
   stateful: boolean;
+  /** `snapshot` mode: modules imported before the snapshot is taken (standard library and package library). */
+  preload?: string[];
 }
 
 export interface RunLimits {

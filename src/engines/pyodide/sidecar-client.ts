@@ -32,6 +32,8 @@ export interface SidecarStartOptions {
   snapshot?: Uint8Array;
   /** Keep state across runs (a session) instead of resetting after each run. */
   stateful?: boolean;
+  /** The package library's host directory (mounted read-only), or undefined for the standard library only. */
+  library?: string | undefined;
 }
 
 export interface SidecarTiming {
@@ -86,7 +88,11 @@ export class SidecarProcess {
   /** Spawns a sidecar and resolves when it is ready to run code. */
   static async start(options: SidecarStartOptions): Promise<SidecarProcess> {
     const t0 = performance.now();
-    const jail = await launchSidecar({ seal: options.seal, processMemoryMb: options.processMemoryMb });
+    const jail = await launchSidecar({
+      seal: options.seal,
+      processMemoryMb: options.processMemoryMb,
+      ...(options.library ? { library: options.library } : {}),
+    });
     let stderrTail = "";
     const onStderr = (chunk: Buffer) => {
       stderrTail = (stderrTail + chunk.toString("utf8")).slice(-STDERR_KEEP);
@@ -379,14 +385,36 @@ export class SidecarProcess {
 }
 
 /** Builds a Pyodide memory snapshot in a sealed sidecar (cold load + the imports every run needs). */
-export async function buildSnapshot(options: { seal: ResolvedSeal; processMemoryMb: number }): Promise<Uint8Array> {
-  const jail = await launchSidecar(options);
+export async function buildSnapshot(options: {
+  seal: ResolvedSeal;
+  processMemoryMb: number;
+  /** The package library's host directory, mounted read-only while the snapshot is built. */
+  library?: string | undefined;
+  /** Modules imported before the snapshot is taken. */
+  preload: string[];
+  /** Aborting kills the build (an engine closed while it built in the background). */
+  signal?: AbortSignal | undefined;
+}): Promise<Uint8Array> {
+  const jail = await launchSidecar({
+    seal: options.seal,
+    processMemoryMb: options.processMemoryMb,
+    ...(options.library ? { library: options.library } : {}),
+  });
   let stderrTail = "";
   jail.child.stderr.on("data", (c: Buffer) => (stderrTail = (stderrTail + c.toString("utf8")).slice(-STDERR_KEEP)));
   const lines = new LineReader(jail.child.stdout, 512 << 20);
-  const init: InitMessage = { t: "init", mode: "snapshot", snapshotBytes: 0, stateful: false };
+  const init: InitMessage = {
+    t: "init",
+    mode: "snapshot",
+    snapshotBytes: 0,
+    stateful: false,
+    preload: options.preload,
+  };
   jail.child.stdin.write(JSON.stringify(init) + "\n");
   const timer = setTimeout(() => jail.kill(), START_TIMEOUT_MS * 2);
+  const onAbort = () => jail.kill();
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) jail.kill();
   try {
     const header = await lines.next();
     if (!header || header.t !== "snapshot" || typeof header.bytes !== "number") {
@@ -399,6 +427,7 @@ export async function buildSnapshot(options: { seal: ResolvedSeal; processMemory
     return bytes;
   } finally {
     clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
     jail.kill();
     await jail.exited;
   }

@@ -49,7 +49,9 @@ import {
 } from "./sidecar-checkpoint.ts";
 
 const started = performance.now();
-const [pyodideDir, harnessFile, zoneinfoDir] = process.argv.slice(2);
+// Optional arguments (an empty string when absent): the tz database's directory and the package
+// library's directory, both mounted read-only.
+const [pyodideDir, harnessFile, zoneinfoDir, libraryDir] = process.argv.slice(2);
 if (!pyodideDir || !harnessFile) {
   process.stderr.write("usage: sidecar <pyodide dir> <harness.py>\n");
   process.exit(64);
@@ -95,6 +97,74 @@ Object.defineProperty(process, "binding", {
   writable: false,
   configurable: false,
 });
+
+// ---- the package library (wasmcell setup), mounted read-only at LIBRARY_MOUNT ----
+// `import bs4` reads the host's unpacked Debian files without copying 40 MB into the in-memory file
+// system (which the checkpoint would copy and compare after every run). Read-only three times over:
+// bubblewrap binds the directory read-only (EROFS from the kernel), Node's permission model grants no
+// fs write, and here every writing operation of Emscripten's NODEFS fails with EROFS inside WASM, so
+// a guest's open(..., "w") is a clean OSError. (This holds for every NODEFS mount in the sidecar:
+// the tz database is read-only too.)
+const LIBRARY_MOUNT = "/lib/wasmcell-packages";
+
+const EROFS = 69; // Emscripten's errno numbering
+const O_ACCMODE = 3;
+const O_TRUNC = 512;
+const O_CREAT = 64;
+
+type Fn = (...args: unknown[]) => unknown;
+interface NodeFsType {
+  node_ops: Record<string, Fn>;
+  stream_ops: Record<string, Fn>;
+}
+interface MountFS {
+  filesystems: { NODEFS: NodeFsType };
+  ErrnoError: new (errno: number) => Error;
+  mkdirTree(path: string): void;
+  mount(type: NodeFsType, opts: { root: string }, mountpoint: string): unknown;
+}
+
+/** Mounts `hostDir` read-only at LIBRARY_MOUNT in Pyodide's file system. */
+function mountLibrary(FS: MountFS, hostDir: string): void {
+  const NODEFS = FS.filesystems.NODEFS;
+  const refuse = () => {
+    throw new FS.ErrnoError(EROFS);
+  };
+  for (const op of ["setattr", "mknod", "rename", "unlink", "rmdir", "symlink"]) NODEFS.node_ops[op] = refuse;
+  for (const op of ["setattr", "write", "msync"]) NODEFS.stream_ops[op] = refuse;
+  const open = NODEFS.stream_ops.open!;
+  NODEFS.stream_ops.open = (stream: unknown) => {
+    const flags = (stream as { flags: number }).flags;
+    if ((flags & O_ACCMODE) !== 0 || (flags & (O_TRUNC | O_CREAT)) !== 0) refuse();
+    return open(stream);
+  };
+  FS.mkdirTree(LIBRARY_MOUNT);
+  FS.mount(NODEFS, { root: hostDir }, LIBRARY_MOUNT);
+}
+
+/**
+ * Pyodide restores a memory snapshot with one `HEAP8.set` into the memory the module was instantiated
+ * with, and never grows it first: a snapshot taken after the library's imports (≈38 MB) is larger than
+ * that initial memory, and the restore fails with "offset is out of bounds". While Pyodide loads, the
+ * module's memory is grown to the snapshot's size as soon as it exists (before Emscripten makes its
+ * views of it). Returns the function that puts `WebAssembly.instantiate` back (before the checkpoint,
+ * whose fingerprint of the built-ins must see the original).
+ */
+function reserveMemoryFor(bytes: number): () => void {
+  type Instantiate = (...args: unknown[]) => Promise<unknown>;
+  const wasm = (globalThis as unknown as { WebAssembly: { instantiate: Instantiate } }).WebAssembly;
+  const real = wasm.instantiate;
+  wasm.instantiate = async function instantiate(this: unknown, ...args: unknown[]) {
+    const result = (await real.apply(this, args)) as { instance?: { exports: Record<string, unknown> } };
+    const exports = result.instance?.exports ?? (result as { exports?: Record<string, unknown> }).exports;
+    const memory = exports?.memory as { buffer: ArrayBuffer; grow(pages: number): number } | undefined;
+    if (memory && memory.buffer.byteLength < bytes) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / 65536));
+    return result;
+  };
+  return () => {
+    wasm.instantiate = real;
+  };
+}
 
 // ---- timers: track every callback Pyodide's event loop schedules, so a reset can cancel them ----
 const pendingTimers = new Set<NodeJS.Timeout | NodeJS.Immediate>();
@@ -452,7 +522,9 @@ async function main(): Promise<void> {
   const receivedAt = performance.now() - started;
   const mode = init.mode;
   const loadStart = performance.now();
+  const restoreInstantiate = snapshot?.length ? reserveMemoryFor(snapshot.length) : () => {};
   const py = await loadPyodideRuntime(snapshot, mode === "snapshot");
+  restoreInstantiate();
   snapshot = undefined;
   // Pyodide keeps its load options; drop its reference to the 30 MB snapshot so it can be collected.
   const config = (py as unknown as { _api?: { config?: Record<string, unknown> } })._api?.config;
@@ -464,6 +536,17 @@ async function main(): Promise<void> {
   if (!init.snapshotBytes) {
     FS.mkdirTree(`/lib/python3.14/site-packages`);
     FS.writeFile(`/lib/python3.14/site-packages/${HARNESS_MODULE}.py`, readFileSync(harnessFile!));
+  }
+  if (libraryDir) mountLibrary(FS as unknown as MountFS, libraryDir);
+  // The library goes after the standard library on sys.path (it cannot shadow it), and what the init
+  // message names is imported before the snapshot is taken: runs that use it find it loaded. Only
+  // module names the host validated reach here; importing them runs library code, never guest code.
+  if (mode === "snapshot" || !init.snapshotBytes) {
+    py.runPython(
+      `import sys, importlib\n` +
+        (libraryDir ? `sys.path.append(${JSON.stringify(LIBRARY_MOUNT)})\n` : "") +
+        (mode === "snapshot" ? `for _m in ${JSON.stringify(init.preload ?? [])}: importlib.import_module(_m)\n` : ""),
+    );
   }
   if (mode === "snapshot") {
     // The setup (imports, hardening, entry point) is pure Python state, so it goes into the snapshot

@@ -4,75 +4,166 @@
 // machine in a sealed sidecar that never runs guest code, and kept in the user's cache directory
 // (0700 directory, 0600 file, owner checked on read) so the next sandbox starts fast too.
 // The key covers everything that shapes the memory image: Pyodide's version, the harness and the
-// sidecar source. Pyodide itself rejects a snapshot from another build (it checks its build id).
+// sidecar source, the modules imported before the snapshot and the package library mounted (if any).
+// Pyodide itself rejects a snapshot from another build (it checks its build id).
+//
+// Before the snapshot is taken, the sidecar imports the standard-library modules agent code reaches
+// for first and the library's `preload` packages: a stateless run starts from the checkpoint, so a
+// module in the snapshot costs a run nothing, while one imported by the run costs it every time.
 
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { ResolvedSeal } from "../../options.ts";
+import type { InstalledLibrary } from "../../setup/library.ts";
 import { sidecarFiles } from "./launch.ts";
 import { buildSnapshot } from "./sidecar-client.ts";
 
 const inMemory = new Map<string, Promise<Uint8Array>>();
 
-export function snapshotKey(): string {
+/** Standard-library modules in every snapshot (with the library's `preload` packages after them). */
+export const STDLIB_PRELOAD: readonly string[] = Object.freeze([
+  "json",
+  "re",
+  "datetime",
+  "collections",
+  "math",
+  "statistics",
+  "itertools",
+  "functools",
+  "decimal",
+  "fractions",
+  "string",
+  "textwrap",
+  "csv",
+  "io",
+  "random",
+  "hashlib",
+  "base64",
+  "typing",
+  "dataclasses",
+  "enum",
+  "copy",
+  "operator",
+  "heapq",
+  "bisect",
+  "time",
+  "struct",
+  "urllib.parse",
+  "pathlib",
+  "uuid",
+]);
+
+export interface SnapshotOptions {
+  seal: ResolvedSeal;
+  processMemoryMb: number;
+  /** The package library to mount and preload (undefined: standard library only). */
+  library?: InstalledLibrary | undefined;
+  /** Where the snapshot is cached (default cacheDir()). */
+  cache?: string | undefined;
+  /** Aborting kills a build in progress (the promise rejects). */
+  signal?: AbortSignal | undefined;
+}
+
+export function snapshotPreload(library: InstalledLibrary | undefined): string[] {
+  return [...STDLIB_PRELOAD, ...(library?.manifest.preload ?? [])];
+}
+
+export function snapshotKey(library?: InstalledLibrary): string {
   const files = sidecarFiles();
   const hash = createHash("sha256");
   hash.update(readFileSync(join(files.pyodideDir, "package.json")));
   hash.update(readFileSync(files.harness));
   hash.update(readFileSync(files.sidecar));
+  hash.update(JSON.stringify(snapshotPreload(library)));
+  hash.update(library ? `${library.manifest.lockDigest} ${library.manifest.files.treeSha256}` : "no library");
   return hash.digest("hex").slice(0, 24);
 }
 
+/** The user's wasmcell cache: $WASMCELL_CACHE_DIR, else $XDG_CACHE_HOME/wasmcell, else ~/.cache/wasmcell. */
 export function cacheDir(): string {
+  if (process.env.WASMCELL_CACHE_DIR) return process.env.WASMCELL_CACHE_DIR;
   const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
   return join(base, "wasmcell");
 }
 
-function readCached(path: string): Uint8Array | undefined {
+export function snapshotPath(key: string, cache = cacheDir()): string {
+  return join(cache, `pyodide-${key}.snapshot`);
+}
+
+/** Only a file we own that nobody else can write: a planted snapshot would run as the interpreter. */
+function usable(path: string): boolean {
   try {
     const st = statSync(path);
-    // Only a file we own that nobody else can write: a planted snapshot would run as the interpreter.
-    if (typeof process.getuid === "function" && st.uid !== process.getuid()) return undefined;
-    if ((st.mode & 0o022) !== 0 || !st.isFile()) return undefined;
-    return new Uint8Array(readFileSync(path));
+    if (typeof process.getuid === "function" && st.uid !== process.getuid()) return false;
+    return (st.mode & 0o022) === 0 && st.isFile();
+  } catch {
+    return false;
+  }
+}
+
+function readCached(path: string): Uint8Array | undefined {
+  try {
+    return usable(path) ? new Uint8Array(readFileSync(path)) : undefined;
   } catch {
     return undefined;
   }
 }
 
 function writeCached(path: string, bytes: Uint8Array): void {
+  const dir = dirname(path);
   try {
-    mkdirSync(cacheDir(), { recursive: true, mode: 0o700 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const tmp = `${path}.${process.pid}.tmp`;
     writeFileSync(tmp, bytes, { mode: 0o600 });
     renameSync(tmp, path);
-    // One snapshot per build is enough: older ones (other Pyodide or wasmcell versions) are 30 MB each.
-    for (const name of readdirSync(cacheDir())) {
-      if (/^pyodide-[0-9a-f]+\.snapshot$/.test(name) && join(cacheDir(), name) !== path)
-        rmSync(join(cacheDir(), name), { force: true });
-    }
+    // Two snapshots are enough (with and without the package library); older ones (other Pyodide,
+    // wasmcell or library versions) are 30+ MB each.
+    const others = readdirSync(dir)
+      .filter((name) => /^pyodide-[0-9a-f]+\.snapshot$/.test(name) && join(dir, name) !== path)
+      .map((name) => ({ path: join(dir, name), mtime: statSync(join(dir, name)).mtimeMs }))
+      .sort((a, b) => b.mtime - a.mtime);
+    for (const old of others.slice(1)) rmSync(old.path, { force: true });
   } catch {
     // No writable cache directory: the snapshot lives in memory for this process only.
   }
 }
 
+// A cold build measured 25–50 s on a loaded 2-core machine (more with the library's imports).
+const BUILD_ESTIMATE_MS = 30_000;
+const LIBRARY_BUILD_ESTIMATE_MS = 15_000;
+
+export function snapshotBuildEstimateMs(library: InstalledLibrary | undefined): number {
+  return BUILD_ESTIMATE_MS + (library ? LIBRARY_BUILD_ESTIMATE_MS : 0);
+}
+
 /** The snapshot for this build, from memory, the disk cache, or built now. */
-export function getSnapshot(options: { seal: ResolvedSeal; processMemoryMb: number }): Promise<Uint8Array> {
-  const key = snapshotKey();
-  let hit = inMemory.get(key);
+export function getSnapshot(options: SnapshotOptions): Promise<Uint8Array> {
+  const key = snapshotKey(options.library);
+  const path = snapshotPath(key, options.cache);
+  let hit = inMemory.get(path);
   if (!hit) {
-    const path = join(cacheDir(), `pyodide-${key}.snapshot`);
     hit = (async () => {
       const cached = readCached(path);
       if (cached) return cached;
-      const built = await buildSnapshot(options);
+      const built = await buildSnapshot({
+        seal: options.seal,
+        processMemoryMb: options.processMemoryMb,
+        library: options.library?.site,
+        preload: snapshotPreload(options.library),
+        signal: options.signal,
+      });
       writeCached(path, built);
       return built;
     })();
-    hit.catch(() => inMemory.delete(key));
-    inMemory.set(key, hit);
+    hit.catch(() => inMemory.delete(path));
+    inMemory.set(path, hit);
   }
   return hit;
+}
+
+/** Whether the snapshot for this build is on disk already (no build on the first run). */
+export function snapshotCached(library: InstalledLibrary | undefined, cache?: string): boolean {
+  return usable(snapshotPath(snapshotKey(library), cache));
 }
