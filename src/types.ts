@@ -69,6 +69,23 @@ export interface RunRequest {
   onOutput?: (chunk: OutputChunk) => void;
   /** Aborting it ends the run at once with error kind `aborted`. */
   signal?: AbortSignal;
+  /**
+   * This run's network: `false` for none, or a narrower allowlist / lower caps than the sandbox's
+   * `network` (a run may narrow, never widen; the injected headers stay the sandbox's).
+   */
+  network?: false | RunNetworkOptions;
+}
+
+/** What a run may set of the sandbox's network: a subset of its allowlist, lower caps, fewer methods. */
+export interface RunNetworkOptions {
+  allow?: Array<string | { host: string }>;
+  maxRequests?: number;
+  maxRequestBytes?: number;
+  maxResponseBytes?: number;
+  maxTotalBytes?: number;
+  timeoutMs?: number;
+  maxRedirects?: number;
+  methods?: string[];
 }
 
 export interface OutputChunk {

@@ -1,0 +1,70 @@
+// The security event channel: one callback (`onEvent` in the sandbox options) that receives what a
+// reviewer needs to trust the sandbox — every egress decision, every limit that fired, every denial,
+// every engine kill or restart. Events are plain data built by the host (strings and numbers, never a
+// guest object), so a listener may log, store or forward them as they are.
+// Nothing here imports Node: the package root must load on edge runtimes too.
+
+import type { NetworkDenialReason } from "./errors.ts";
+import type { EngineName } from "./types.ts";
+
+interface EventBase {
+  /** Milliseconds since the epoch, host clock. */
+  time: number;
+  engine: EngineName;
+}
+
+/** A network request the guest made and what the host decided (one event per hop of a redirect). */
+export interface EgressEvent extends EventBase {
+  type: "egress";
+  method: string;
+  /** The host name (or IP literal) asked for, lowercase. */
+  host: string;
+  port: number;
+  allowed: boolean;
+  /** Why it was refused (only when `allowed` is false). */
+  reason?: NetworkDenialReason;
+  /** The address the host checked and connected to (when it got that far). */
+  address?: string;
+  /** HTTP status of the response (allowed requests that got one). */
+  status?: number;
+  /** Request body bytes sent and response body bytes received. */
+  bytesSent: number;
+  bytesReceived: number;
+}
+
+/** A limit that ended or cut a run: `limit` names the field in `limits` (or `network`), `value` its setting. */
+export interface LimitEvent extends EventBase {
+  type: "limit";
+  limit: string;
+  value: number;
+}
+
+/** A run that ended with kind `denied` (the guest tried something the sandbox does not grant). */
+export interface DenialEvent extends EventBase {
+  type: "denied";
+  message: string;
+}
+
+/** The engine replaced a process, worker or module (`reason` says why: a kill, a crash, a poisoned module). */
+export interface RestartEvent extends EventBase {
+  type: "restart";
+  reason: string;
+}
+
+export type SandboxEvent = EgressEvent | LimitEvent | DenialEvent | RestartEvent;
+export type SandboxEventListener = (event: SandboxEvent) => void;
+
+/** Distributive Omit, so each member keeps its own fields. */
+export type EventInput = SandboxEvent extends infer E ? (E extends SandboxEvent ? Omit<E, "time"> : never) : never;
+
+/** Wraps the caller's listener: stamps the time, and a listener that throws never breaks a run. */
+export function eventSink(listener: SandboxEventListener | undefined): ((event: EventInput) => void) | undefined {
+  if (!listener) return undefined;
+  return (event) => {
+    try {
+      listener({ ...event, time: Date.now() });
+    } catch {
+      // The listener's failure is the application's; the run carries on.
+    }
+  };
+}
