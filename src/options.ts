@@ -208,7 +208,10 @@ const limitsSchema = z
 // A host function name must be a plain identifier the guest can call, and must not shadow a global.
 const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const hostFunctionsSchema = z.record(
-  z.string().regex(identifier, "must be a JavaScript identifier"),
+  z
+    .string()
+    .regex(identifier, "must be a JavaScript identifier")
+    .refine((name) => !name.startsWith("__wasmcell_"), "the __wasmcell_ prefix is the engine's own"),
   z.custom<HostFunction>((v) => typeof v === "function", "must be a function"),
 );
 

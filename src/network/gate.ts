@@ -56,6 +56,8 @@ const DROPPED_HEADERS = new Set([
   "proxy-connection",
 ]);
 const CROSS_ORIGIN_DROPPED = new Set(["authorization", "cookie", "proxy-authorization"]);
+/** Past the run's deadline the engine has already ended the run; the gate stops its requests soon after. */
+const DEADLINE_GRACE_MS = 250;
 const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 
 export const systemResolver = async (hostname: string): Promise<string[]> =>
@@ -109,7 +111,11 @@ export class RunNetwork {
     let via: string | undefined;
     let origin: string | undefined;
     const timeout = AbortSignal.timeout(
-      Math.max(1, Math.ceil(Math.min(this.policy.timeoutMs, this.#ctx.deadline - performance.now()))),
+      // The engine's own deadline ends the run first (kind `timeout`); this bounds the request itself.
+      Math.max(
+        1,
+        Math.ceil(Math.min(this.policy.timeoutMs, this.#ctx.deadline + DEADLINE_GRACE_MS - performance.now())),
+      ),
     );
     const signals = [
       this.#ended.signal,
