@@ -21,7 +21,7 @@ export interface GuestRequest {
   url: string;
   method?: string;
   headers?: ReadonlyArray<readonly [string, string]>;
-  body?: Uint8Array;
+  body?: Uint8Array | undefined;
   redirect?: "follow" | "manual" | "error";
 }
 
