@@ -5,7 +5,7 @@
 // Nothing here imports Node: the package root must load on edge runtimes too.
 
 import type { NetworkDenialReason } from "./errors.ts";
-import type { EngineName } from "./types.ts";
+import type { EngineName, ErrorKind, Limits, RunResult } from "./types.ts";
 
 interface EventBase {
   /** Milliseconds since the epoch, host clock. */
@@ -68,3 +68,25 @@ export function eventSink(listener: SandboxEventListener | undefined): ((event: 
     }
   };
 }
+
+/**
+ * The events a finished run tells by its result: the limit that ended or cut it, a denial, an engine
+ * that was replaced under it. Read from the host's verdict (the error kind), never from guest text.
+ */
+export function resultEvents(result: RunResult, limits: Limits, emit: (event: EventInput) => void): void {
+  const engine = result.stats.engine;
+  if (result.outputTruncated) emit({ type: "limit", engine, limit: "maxOutputBytes", value: limits.maxOutputBytes });
+  if (result.ok) return;
+  const kind = result.error.kind;
+  const limit = LIMIT_OF_KIND[kind];
+  if (limit) emit({ type: "limit", engine, limit, value: limits[limit] });
+  if (kind === "denied") emit({ type: "denied", engine, message: result.error.message.slice(0, 500) });
+  if (kind === "crashed" || (engine !== "quickjs" && kind === "timeout"))
+    emit({ type: "restart", engine, reason: kind === "timeout" ? "killed at the deadline" : "the engine crashed" });
+}
+
+const LIMIT_OF_KIND: Partial<Record<ErrorKind, keyof Limits>> = {
+  timeout: "timeoutMs",
+  memory: "memoryMb",
+  stack: "maxStackKb",
+};

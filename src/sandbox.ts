@@ -6,7 +6,14 @@
 import { ClosedError, InvalidOptionError } from "./errors.ts";
 import type { Engine, EngineFactory, EngineSession } from "./engines/engine.ts";
 import { InFlight } from "./engines/in-flight.ts";
-import { resolveOptions, resolveRequest, type ResolvedOptions, type SandboxOptions } from "./options.ts";
+import { resultEvents } from "./events.ts";
+import {
+  resolveOptions,
+  resolveRequest,
+  type ResolvedOptions,
+  type ResolvedRequest,
+  type SandboxOptions,
+} from "./options.ts";
 import { LANGUAGES, type EngineName, type Language, type RunRequest, type RunResult } from "./types.ts";
 
 const ENGINE_MODULES: Record<EngineName, () => Promise<{ createEngine: EngineFactory }>> = {
@@ -40,7 +47,7 @@ export class Sandbox implements AsyncDisposable {
     this.#assertOpen();
     const resolved = resolveRequest(request, this.options);
     const work = this.#engine(resolved.engine).then((engine) => engine.run(resolved));
-    return this.#track(work);
+    return this.#track(withEvents(work, resolved));
   }
 
   /**
@@ -147,7 +154,7 @@ export class Session implements AsyncDisposable {
       { ...request, language: this.language, engine: this.engine },
       this.#sandbox.options,
     );
-    return this.#sandbox.track(this.#inner.run(resolved));
+    return this.#sandbox.track(withEvents(this.#inner.run(resolved), resolved));
   }
 
   async close(): Promise<void> {
@@ -160,6 +167,16 @@ export class Session implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** Reports what the result tells (limits that fired, denials, restarts) on the event channel. */
+function withEvents(work: Promise<RunResult>, request: ResolvedRequest): Promise<RunResult> {
+  const emit = request.emit;
+  if (!emit) return work;
+  return work.then((result) => {
+    resultEvents(result, request.limits, emit);
+    return result;
+  });
 }
 
 /** Creates a sandbox. With a `python` option, the Python pool starts warming before this resolves. */

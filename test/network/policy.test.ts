@@ -57,3 +57,17 @@ describe("network options", () => {
     );
   });
 });
+
+describe("result events", () => {
+  it("reports the limit that ended a run, from the host's verdict", async () => {
+    const { createSandbox } = await import("../../src/index.ts");
+    const events: Array<Record<string, unknown>> = [];
+    await using sandbox = await createSandbox({ onEvent: (e) => events.push({ ...e, time: 0 }) });
+    await sandbox.run({ language: "javascript", code: "for (;;) {}", limits: { timeoutMs: 100 } });
+    await sandbox.run({ language: "javascript", code: "console.log('x'.repeat(100))", limits: { maxOutputBytes: 10 } });
+    assert.deepEqual(events, [
+      { type: "limit", engine: "quickjs", limit: "timeoutMs", value: 100, time: 0 },
+      { type: "limit", engine: "quickjs", limit: "maxOutputBytes", value: 10, time: 0 },
+    ]);
+  });
+});
