@@ -211,7 +211,7 @@ const hostFunctionsSchema = z.record(
   z
     .string()
     .regex(identifier, "must be a JavaScript identifier")
-    .refine((name) => !name.startsWith("__wasmcell_"), "the __wasmcell_ prefix is the engine's own"),
+    .refine((name) => !name.startsWith("__wasmcell_net_"), "the __wasmcell_net_ prefix is the engine's own"),
   z.custom<HostFunction>((v) => typeof v === "function", "must be a function"),
 );
 

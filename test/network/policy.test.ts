@@ -71,3 +71,21 @@ describe("result events", () => {
     ]);
   });
 });
+
+describe("the tool description", () => {
+  it("says there is no network, or names the hosts", async () => {
+    const { createSandbox } = await import("../../src/index.ts");
+    const { defineRunCodeTool } = await import("../../src/adapters/tools/index.ts");
+    await using bare = await createSandbox();
+    const none = defineRunCodeTool({ sandbox: bare }).description;
+    assert.match(none, /There is no network/);
+    assert.match(none, /no fetch\./);
+    await using net = await createSandbox({
+      network: { allow: ["api.github.com", "*.wikipedia.org"], maxRequests: 5 },
+    });
+    const some = defineRunCodeTool({ sandbox: net }).description;
+    assert.match(some, /may reach only api\.github\.com, \*\.wikipedia\.org/);
+    assert.match(some, /At most 5 requests per call\. JavaScript: fetch\(\)\. Python: urllib\.request/);
+    assert.doesNotMatch(some, /no fetch|There is no network/);
+  });
+});

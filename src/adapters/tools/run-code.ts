@@ -8,6 +8,7 @@
 // choosing a language from an enum is something models do reliably. Applications that only want some
 // languages narrow the enum with `languages`.
 
+import { describeNetwork } from "./network.ts";
 import { z } from "zod";
 import { InvalidOptionError, WasmcellError } from "../../errors.ts";
 import type { Sandbox, Session } from "../../sandbox.ts";
@@ -106,7 +107,14 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
   const sessions = options.session ? new SessionPerLanguage(options.sandbox, pythonEngine) : undefined;
   return {
     name,
-    description: describeRunCode(languages, limits, pythonEngine, options.notes, sessions !== undefined),
+    description: describeRunCode(
+      languages,
+      limits,
+      pythonEngine,
+      options.notes,
+      sessions !== undefined,
+      describeNetwork(options.sandbox.options.network, pythonEngine),
+    ),
     inputSchema,
     jsonSchema: toJsonSchema(inputSchema),
     async call(input, hooks = {}) {
@@ -224,6 +232,7 @@ function describeRunCode(
   pythonEngine: "pyodide" | "native",
   notes: string | undefined,
   session: boolean,
+  network: string,
 ): string {
   const js = languages.includes("javascript") || languages.includes("typescript");
   const lines = [
@@ -231,12 +240,13 @@ function describeRunCode(
     session
       ? "State persists between calls, one session per language: variables, functions and imports from earlier calls stay available, so send only the new code. After a timeout, memory or crash error the session restarts empty."
       : "Every call starts from a clean state: nothing (variables, imports, files) survives to the next call, so send the whole program each time.",
-    "There is no network and no access to the host's files or processes; only the files you pass in `files` exist.",
+    network,
     `Limits per call: ${limits.timeoutMs} ms wall time, ${limits.memoryMb} MB memory, ${formatLimit(limits.maxOutputBytes)} of printed output (cut and marked beyond that), ${limits.maxFiles} output files.`,
   ];
   if (js) {
     lines.push(
-      "JavaScript/TypeScript: QuickJS (ES2023) with top-level await, console.log, setTimeout, and a global `fs` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No other Node.js APIs (require, process), no npm packages, no fetch.",
+      "JavaScript/TypeScript: QuickJS (ES2023) with top-level await, console.log, setTimeout, and a global `fs` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No other Node.js APIs (require, process), no npm packages" +
+        (network.startsWith("There is no network") ? ", no fetch." : "."),
     );
   }
   if (languages.includes("python")) {
