@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { serveHttp, serveStdio } from "../adapters/mcp/transports.ts";
 import { createSandbox } from "../sandbox.ts";
 import type { Limits } from "../types.ts";
+import { eventPrinter, networkFromFlags } from "./events.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 
 export async function mcpCommand(argv: string[], io: Io): Promise<number> {
@@ -20,6 +21,7 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
       "timeout-ms": { type: "string" },
       "memory-mb": { type: "string" },
       session: { type: "boolean" },
+      allow: { type: "string", multiple: true },
     },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
@@ -37,7 +39,13 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   if (memoryMb !== undefined) limits.memoryMb = memoryMb;
 
   // The pool starts on the first Python call, so a machine that cannot run Python still serves JS.
-  await using sandbox = await createSandbox({ limits, python: { engine, pool: 1, prewarm: false } });
+  // Every security event goes to stderr, the server's log (stdout carries the protocol over stdio).
+  await using sandbox = await createSandbox({
+    limits,
+    python: { engine, pool: 1, prewarm: false },
+    ...networkFromFlags(values.allow),
+    onEvent: eventPrinter(io.stderr, true),
+  });
   const options = { sandbox, pythonEngine: engine, session: values.session === true };
   if (values.http) {
     await using server = await serveHttp({ ...options, port, host: values.host ?? "127.0.0.1" });

@@ -9,6 +9,7 @@ import { formatBytes } from "../adapters/tools/format.ts";
 import { checkRelativePath } from "../options.ts";
 import { createSandbox } from "../sandbox.ts";
 import type { Language, Limits, OutputFile, RunRequest, RunResult } from "../types.ts";
+import { eventPrinter, networkFromFlags } from "./events.ts";
 import { EXIT, UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 
 const LANG_FLAGS = {
@@ -42,6 +43,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       file: { type: "string", multiple: true },
       "out-dir": { type: "string" },
       json: { type: "boolean" },
+      allow: { type: "string", multiple: true },
+      verbose: { type: "boolean" },
     },
   });
   const langFlag = oneOf("--lang", values.lang, Object.keys(LANG_FLAGS) as (keyof typeof LANG_FLAGS)[]);
@@ -105,7 +108,11 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   }
 
   // One run: no pool to keep warm beyond a single sidecar.
-  await using sandbox = await createSandbox(language === "python" ? { python: { pool: 1, prewarm: false } } : {});
+  await using sandbox = await createSandbox({
+    ...(language === "python" ? { python: { pool: 1, prewarm: false } } : {}),
+    ...networkFromFlags(values.allow),
+    ...(values.verbose ? { onEvent: eventPrinter(io.stderr, false) } : {}),
+  });
   const result = await sandbox.run(request);
   const written = values["out-dir"] === undefined ? [] : await writeFiles(values["out-dir"], result.files);
   const refused = written.filter((w) => w.error !== undefined);

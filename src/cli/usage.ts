@@ -63,13 +63,17 @@ run options:
   --file PATH | NAME=PATH     put a file in the run's working directory (repeatable)
   --out-dir DIR               write the files the run returns into DIR (never outside it)
   --json                      print exactly one JSON object: ok, value, stdout, stderr, error, stats, files
+  --allow HOST[:PORT]         let the code reach this host over HTTP(S) (repeatable; *.domain for subdomains;
+                              default: no network)
+  --verbose                   print refused requests and limits that fired on stderr
 
 mcp options:
   --http                      serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
   --port N                    HTTP port (default 0: any free port; the URL is printed on stderr)
   --host ADDR                 loopback address to bind (default 127.0.0.1)
   --session                   keep variables between calls (one interpreter per language and client)
-  --engine, --timeout-ms, --memory-mb   as for run; they apply to every tool call
+  --engine, --timeout-ms, --memory-mb, --allow   as for run; they apply to every tool call
+                              (security events are logged on stderr)
 
 Exit codes: 0 success, 1 the code failed, 2 bad usage, 3 wasmcell could not run it here.
 `;
