@@ -1,7 +1,11 @@
-// Lint rules: typescript-eslint's type-aware recommended set, plus the few rules that catch the
-// mistakes a sandbox cannot afford (floating promises leak runs past their deadline).
+// Lint rules: typescript-eslint's type-aware recommended set, the few rules that catch the mistakes a
+// sandbox cannot afford (floating promises leak runs past their deadline; a non-exhaustive switch over
+// an error kind silently drops a new kind), and the house's layering (eslint/layers.js: which room may
+// import which; eslint/edge-clean.js: the package root reaches nothing Node-only).
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import wasmcell from "./eslint/edge-clean.js";
+import { layers } from "./eslint/layers.js";
 
 export default tseslint.config(
   // examples/code/ holds guest programs (run inside cells), not host code.
@@ -10,21 +14,23 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: {
-        projectService: { allowDefaultProject: ["*.js", "scripts/*.mjs"] },
-        tsconfigRootDir: import.meta.dirname,
-      },
+      parserOptions: { projectService: { allowDefaultProject: ["*.js"] }, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/consistent-type-imports": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
-      "@typescript-eslint/only-throw-error": "off",
       "@typescript-eslint/restrict-template-expressions": ["error", { allowNumber: true, allowBoolean: true }],
+      "@typescript-eslint/switch-exhaustiveness-check": [
+        "error",
+        { considerDefaultExhaustiveForUnions: true, requireDefaultForNonUnion: false },
+      ],
     },
   },
+  ...layers,
+  { files: ["src/index.ts"], plugins: { wasmcell }, rules: { "wasmcell/edge-clean": "error" } },
   {
-    files: ["test/**/*.ts", "bench/**/*.ts", "examples/**/*.ts"],
+    files: ["test/**/*.ts", "bench/**/*.ts", "examples/**/*.ts", "eslint/*.js"],
     rules: {
       "@typescript-eslint/no-floating-promises": "off",
       "@typescript-eslint/no-non-null-assertion": "off",
@@ -32,6 +38,7 @@ export default tseslint.config(
       "@typescript-eslint/no-unsafe-assignment": "off",
       "@typescript-eslint/no-unsafe-call": "off",
       "@typescript-eslint/no-unsafe-argument": "off",
+      "@typescript-eslint/no-unsafe-return": "off",
     },
   },
 );

@@ -6,9 +6,9 @@ import { spawn } from "node:child_process";
 import { cpus, loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pythonJailSpec, pythonLayout } from "../src/engines/native/binds.ts";
-import { cgroupSupport } from "../src/jail/host.ts";
+import { cgroupSupport } from "../src/jail/index.ts";
 import { spawnJailed, type JailSpec } from "../src/jail/index.ts";
-import { DEFAULT_SEAL, type ResolvedSeal } from "../src/options.ts";
+import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../src/options.ts";
 import { createSandbox } from "../src/sandbox.ts";
 
 const PYTHON = "/usr/bin/python3";
@@ -53,16 +53,16 @@ export async function bench(): Promise<string> {
     ["bare `python3 -I -c`", (c) => bare(c)],
     [
       "launcher + prlimit, no namespaces",
-      (c) => jailed(c, { ...DEFAULT_SEAL, bubblewrap: false, seccomp: false, dropPrivileges: false }, false),
+      (c) => jailed(c, { ...RESOLVED_DEFAULT_SEAL, bubblewrap: false, seccomp: false, dropPrivileges: false }, false),
     ],
     [
       "+ bwrap (namespaces, binds, tmpfs)",
-      (c) => jailed(c, { ...DEFAULT_SEAL, seccomp: false, dropPrivileges: false }, false),
+      (c) => jailed(c, { ...RESOLVED_DEFAULT_SEAL, seccomp: false, dropPrivileges: false }, false),
     ],
-    ["+ seccomp", (c) => jailed(c, { ...DEFAULT_SEAL, dropPrivileges: false }, false)],
+    ["+ seccomp", (c) => jailed(c, { ...RESOLVED_DEFAULT_SEAL, dropPrivileges: false }, false)],
     ...(root
       ? [
-          ["+ uid drop (setpriv)", (c: string) => jailed(c, DEFAULT_SEAL, false)] as [
+          ["+ uid drop (setpriv)", (c: string) => jailed(c, RESOLVED_DEFAULT_SEAL, false)] as [
             string,
             (code: string) => Promise<number>,
           ],
@@ -70,7 +70,7 @@ export async function bench(): Promise<string> {
       : []),
     ...(cgroupSupport().memoryParent
       ? [
-          ["+ memory/pids cgroup = full jail", (c: string) => jailed(c, DEFAULT_SEAL, true)] as [
+          ["+ memory/pids cgroup = full jail", (c: string) => jailed(c, RESOLVED_DEFAULT_SEAL, true)] as [
             string,
             (code: string) => Promise<number>,
           ],

@@ -1,5 +1,7 @@
 // The one options object, its documented defaults, and the validation that turns bad input into an
-// error naming the field. Every default wasmcell has is in this file.
+// error naming the field. Every public default wasmcell has is exported from this file (limits, Python
+// pool, seal, the tool adapters' output format and code mode); each option field names its default with
+// `@defaultValue`, and README's Options section is checked against these constants by a test.
 
 import { z } from "zod";
 import { InvalidOptionError } from "./errors.ts";
@@ -18,31 +20,62 @@ import { narrowPolicy, type NetworkPolicy, type Resolver } from "./network/polic
 
 /** Which layers of the seal to set up around sidecars and the native tier. Each defaults to on. */
 export interface SealOptions {
-  /** bubblewrap namespaces (user, pid, net, ipc, uts, mount), read-only binds, empty environment. */
+  /**
+   * bubblewrap namespaces (user, pid, net, ipc, uts, mount), read-only binds, empty environment.
+   * @defaultValue true
+   */
   bubblewrap?: boolean;
-  /** seccomp-bpf syscall allowlist. `"kill"` kills the process on an unlisted syscall (a test mode). */
+  /**
+   * seccomp-bpf syscall allowlist: `true` answers an unlisted syscall with EPERM; `"kill"` kills the
+   * process instead (a test mode); `false` installs no filter.
+   * @defaultValue true
+   */
   seccomp?: boolean | "kill";
-  /** Node's permission model inside the Pyodide sidecar. */
+  /**
+   * Node's permission model inside the Pyodide sidecar.
+   * @defaultValue true
+   */
   nodePermissions?: boolean;
-  /** When the host runs as root, drop the sidecar to an unprivileged uid/gid (default 65534). */
+  /**
+   * When the host runs as root, drop the sidecar to an unprivileged uid/gid: `true` means 65534/65534.
+   * @defaultValue true
+   */
   dropPrivileges?: boolean | { uid: number; gid: number };
 }
 
 export interface PythonOptions {
-  /** The engine for Python runs that name none. */
+  /**
+   * The engine for Python runs that name none.
+   * @defaultValue "pyodide"
+   */
   engine?: "pyodide" | "native";
-  /** Warm Pyodide sidecars kept ready; also the most native-tier runs (one jail each) at once. */
+  /**
+   * Warm Pyodide sidecars kept ready; also the most native-tier runs (one jail each) at once.
+   * @defaultValue 2
+   */
   pool?: number;
-  /** Runs that may wait for a sidecar (or, native tier, for a free run slot) before `run()` throws `QUEUE_FULL`. */
+  /**
+   * Runs that may wait for a sidecar (or, native tier, for a free run slot) before `run()` throws `QUEUE_FULL`.
+   * @defaultValue 64
+   */
   maxQueue?: number;
-  /** Start the pool when the sandbox is created rather than on the first Python run. */
+  /**
+   * Start the pool when the sandbox is created rather than on the first Python run.
+   * @defaultValue `true` when a `python` object is given, `false` when `python` is left out
+   */
   prewarm?: boolean;
-  /** Start sidecars from a Pyodide memory snapshot (built once per machine, cached) rather than a cold load. */
+  /**
+   * Start sidecars from a Pyodide memory snapshot (built once per machine, cached) rather than a cold load.
+   * @defaultValue true
+   */
   snapshot?: boolean;
 }
 
 export interface JavaScriptOptions {
-  /** Functions guest JavaScript may call as `await name(...args)`. None by default. */
+  /**
+   * Functions guest JavaScript may call as `await name(...args)`.
+   * @defaultValue `{}` (none)
+   */
   hostFunctions?: Record<string, HostFunction>;
 }
 
@@ -101,10 +134,16 @@ export interface NetworkOptions {
 }
 
 export interface SandboxOptions {
-  /** Default limits for every run; a request's `limits` override them field by field. */
+  /**
+   * Default limits for every run; a request's `limits` override them field by field.
+   * @defaultValue {@link DEFAULT_LIMITS}
+   */
   limits?: Partial<Limits>;
+  /** @defaultValue no host functions */
   javascript?: JavaScriptOptions;
+  /** @defaultValue {@link DEFAULT_PYTHON}; the pool starts on the first Python run */
   python?: PythonOptions;
+  /** @defaultValue {@link DEFAULT_SEAL}: every layer on */
   seal?: SealOptions;
   /**
    * Network access for guest code. See NetworkOptions.
@@ -128,7 +167,7 @@ export const DEFAULT_NETWORK = Object.freeze({
   maxRedirects: 5,
 });
 
-/** The defaults, in one place. README's "Options" table lists the same values (test/options.test.ts checks it). */
+/** The defaults, in one place. README's "Options" section lists the same values (test/options.test.ts checks it). */
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   timeoutMs: 5_000,
   memoryMb: 128,
@@ -142,21 +181,44 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxCodeBytes: 1024 * 1024,
 });
 
-export const DEFAULT_PYTHON: Readonly<Required<PythonOptions>> = Object.freeze({
+/**
+ * The Python defaults a caller gets. `prewarm` is not a constant: it is true exactly when the caller
+ * gives a `python` object (asking for Python settings means asking for Python), so it is not listed here.
+ */
+export const DEFAULT_PYTHON: Readonly<Required<Omit<PythonOptions, "prewarm">>> = Object.freeze({
   engine: "pyodide",
   pool: 2,
   maxQueue: 64,
-  prewarm: true,
   snapshot: true,
 });
 
-export const DEFAULT_SEAL: Readonly<ResolvedSeal> = Object.freeze({
+/** The seal a caller gets by passing nothing: every layer on. These are values `SealOptions` accepts. */
+export const DEFAULT_SEAL: Readonly<Required<SealOptions>> = Object.freeze({
   bubblewrap: true,
-  seccomp: "enforce",
+  seccomp: true,
   nodePermissions: true,
-  dropPrivileges: { uid: 65534, gid: 65534 },
+  dropPrivileges: Object.freeze({ uid: 65534, gid: 65534 }),
 });
 
+/** The tool adapters' model-facing output caps (`run_code`'s `output` option; see adapters/tools/format.ts). */
+export const DEFAULT_FORMAT = Object.freeze({
+  /** Cap on the whole text handed to the model, in characters. */
+  maxChars: 8_000,
+  /** Images up to this size are inlined as base64 image content. */
+  maxImageBytes: 4 * 1024 * 1024,
+  /** Text files up to this size are inlined as text. */
+  maxInlineTextBytes: 16 * 1024,
+});
+
+/** Code mode's caps (adapters/tools/code-mode.ts). */
+export const DEFAULT_CODE_MODE = Object.freeze({
+  /** Tool calls one program may make. */
+  maxToolCalls: 32,
+  /** Size cap on one tool's JSON output handed to the guest, in bytes. */
+  maxToolOutputBytes: 256 * 1024,
+});
+
+/** The seal after resolution: what the jail is asked to set up. */
 export interface ResolvedSeal {
   bubblewrap: boolean;
   seccomp: "enforce" | "kill" | false;
@@ -175,6 +237,21 @@ export interface ResolvedOptions {
   /** The caller's onEvent, wrapped (time stamped, throws swallowed). */
   emit: ((event: EventInput) => void) | undefined;
 }
+
+/** Turns `SealOptions` (already validated) into what the jail sets up; `{}` gives every layer on. */
+function resolveSeal(seal: SealOptions): ResolvedSeal {
+  const seccomp = seal.seccomp ?? DEFAULT_SEAL.seccomp;
+  const drop = seal.dropPrivileges ?? DEFAULT_SEAL.dropPrivileges;
+  return {
+    bubblewrap: seal.bubblewrap ?? DEFAULT_SEAL.bubblewrap,
+    seccomp: seccomp === true ? "enforce" : seccomp,
+    nodePermissions: seal.nodePermissions ?? DEFAULT_SEAL.nodePermissions,
+    dropPrivileges: drop === true ? { uid: 65534, gid: 65534 } : drop === false ? false : { ...drop },
+  };
+}
+
+/** The resolved seal with every layer on, for internal callers (doctor, tests) that need one. */
+export const RESOLVED_DEFAULT_SEAL: Readonly<ResolvedSeal> = Object.freeze(resolveSeal({}));
 
 const positiveInt = (max: number) => z.number().int().positive().max(max);
 const limitsSchema = z
@@ -346,18 +423,11 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
   const parsed = optionsSchema.safeParse(input ?? {});
   if (!parsed.success) fail("", parsed.error);
   const o = input ?? {};
-  const seal = o.seal ?? {};
-  const drop = seal.dropPrivileges;
   return {
     limits: { ...DEFAULT_LIMITS, ...stripUndefined(o.limits ?? {}) },
     hostFunctions: { ...(o.javascript?.hostFunctions ?? {}) },
     python: { ...DEFAULT_PYTHON, prewarm: o.python !== undefined, ...stripUndefined(o.python ?? {}) },
-    seal: {
-      bubblewrap: seal.bubblewrap ?? DEFAULT_SEAL.bubblewrap,
-      seccomp: seal.seccomp === undefined || seal.seccomp === true ? "enforce" : seal.seccomp,
-      nodePermissions: seal.nodePermissions ?? DEFAULT_SEAL.nodePermissions,
-      dropPrivileges: drop === undefined || drop === true ? DEFAULT_SEAL.dropPrivileges : drop,
-    },
+    seal: resolveSeal(o.seal ?? {}),
     network: o.network ? resolveNetwork(o.network) : undefined,
     emit: eventSink(o.onEvent),
   };

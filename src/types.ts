@@ -14,27 +14,60 @@ export type Language = (typeof LANGUAGES)[number];
 export const ENGINES = ["quickjs", "pyodide", "native"] as const;
 export type EngineName = (typeof ENGINES)[number];
 
-/** Per-run limits. Sandbox-wide defaults come from `SandboxOptions.limits`; a request may override them. */
+/**
+ * Per-run limits. Sandbox-wide defaults come from `SandboxOptions.limits` (else `DEFAULT_LIMITS` in
+ * src/options.ts, the values below); a request may override them field by field.
+ */
 export interface Limits {
-  /** Wall-clock deadline for the whole run: code, promise jobs, timers, host calls. */
+  /**
+   * Wall-clock deadline for the whole run: code, promise jobs, timers, host calls.
+   * @defaultValue 5000
+   */
   timeoutMs: number;
-  /** Cap on the guest's heap (QuickJS runtime, or the sidecar's WASM memory / process). */
+  /**
+   * Cap on the guest's heap (QuickJS runtime, or the sidecar's WASM memory / process).
+   * @defaultValue 128
+   */
   memoryMb: number;
-  /** Cap on stdout + stderr together, in UTF-8 bytes. Past it, output is cut and marked. */
+  /**
+   * Cap on stdout + stderr together, in UTF-8 bytes. Past it, output is cut and marked.
+   * @defaultValue 65536
+   */
   maxOutputBytes: number;
-  /** Cap on the serialised result value, in UTF-8 bytes. */
+  /**
+   * Cap on the serialised result value, in UTF-8 bytes.
+   * @defaultValue 1048576
+   */
   maxResultBytes: number;
-  /** Cap on the guest's call stack, in KiB (JavaScript engine). */
+  /**
+   * Cap on the guest's call stack, in KiB (JavaScript engine).
+   * @defaultValue 256
+   */
   maxStackKb: number;
-  /** Timers (`setTimeout`/`setInterval`) a run may create. */
+  /**
+   * Timers (`setTimeout`/`setInterval`) a run may create.
+   * @defaultValue 1000
+   */
   maxTimers: number;
-  /** Host-function calls a run may make. */
+  /**
+   * Host-function calls a run may make.
+   * @defaultValue 256
+   */
   maxHostCalls: number;
-  /** Files a run may write and get back. */
+  /**
+   * Files a run may write and get back.
+   * @defaultValue 32
+   */
   maxFiles: number;
-  /** Size of the files a run may write and get back, all together, in bytes (also caps input files). */
+  /**
+   * Size of the files a run may write and get back, all together, in bytes (also caps input files).
+   * @defaultValue 16777216
+   */
   maxFileBytes: number;
-  /** Size of the code itself, in UTF-8 bytes. */
+  /**
+   * Size of the code itself, in UTF-8 bytes.
+   * @defaultValue 1048576
+   */
   maxCodeBytes: number;
 }
 

@@ -1,7 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InvalidOptionError } from "../src/errors.ts";
-import { DEFAULT_LIMITS, resolveOptions, resolveRequest } from "../src/options.ts";
+import { readFileSync } from "node:fs";
+import {
+  DEFAULT_CODE_MODE,
+  DEFAULT_FORMAT,
+  DEFAULT_LIMITS,
+  DEFAULT_PYTHON,
+  DEFAULT_SEAL,
+  resolveOptions,
+  resolveRequest,
+} from "../src/options.ts";
 
 describe("options", () => {
   it("fills every default from one place", () => {
@@ -58,13 +67,46 @@ describe("options", () => {
   });
 });
 
-describe("README options table", () => {
-  it("lists every limit with the default src/options.ts really has", async () => {
-    const { readFile } = await import("node:fs/promises");
-    const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
-    const table = readme.slice(readme.indexOf("<!-- options:limits -->"));
-    const rows = new Map<string, number>();
-    for (const m of table.matchAll(/^\| `(\w+)` \| (\d+) \|/gm)) rows.set(m[1]!, Number(m[2]));
-    assert.deepEqual(Object.fromEntries(rows), { ...DEFAULT_LIMITS });
+describe("README options tables", () => {
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+
+  /** The `| \`name\` | default |` rows of the table right after `<!-- options:NAME -->`. */
+  function table(name: string): Record<string, unknown> {
+    const start = readme.indexOf(`<!-- options:${name} -->`);
+    assert.ok(start >= 0, `README.md has no <!-- options:${name} --> table`);
+    const rows: Record<string, unknown> = {};
+    const body = readme.slice(start).split("\n").slice(1);
+    for (const line of body.slice(body.findIndex((l) => l.startsWith("|")))) {
+      if (!line.startsWith("|")) break;
+      const m = /^\| `([\w.]+)` \| (.+?) \|/.exec(line);
+      if (!m) continue; // the header and separator rows
+      const cell = m[2]!.replace(/^`(.*)`$/, "$1");
+      rows[m[1]!] = JSON.parse(cell);
+    }
+    return rows;
+  }
+
+  it("limits: every limit with the default src/options.ts really has", () => {
+    assert.deepEqual(table("limits"), { ...DEFAULT_LIMITS });
+  });
+
+  it("python: every pool option with its real default (prewarm is explained in prose)", () => {
+    assert.deepEqual(table("python"), { ...DEFAULT_PYTHON });
+    assert.equal(resolveOptions({}).python.prewarm, false);
+    assert.equal(resolveOptions({ python: {} }).python.prewarm, true);
+  });
+
+  it("seal: every layer with its real default, and the defaults are values SealOptions accepts", () => {
+    assert.deepEqual(table("seal"), JSON.parse(JSON.stringify(DEFAULT_SEAL)));
+    assert.deepEqual(resolveOptions({ seal: { ...DEFAULT_SEAL } }).seal, resolveOptions({}).seal);
+    assert.deepEqual(resolveOptions({ seal: { dropPrivileges: true } }).seal, resolveOptions({}).seal);
+  });
+
+  it("tool adapters: output caps and code mode caps", () => {
+    const expected = {
+      ...Object.fromEntries(Object.entries(DEFAULT_FORMAT).map(([k, v]) => [`output.${k}`, v])),
+      ...DEFAULT_CODE_MODE,
+    };
+    assert.deepEqual(table("tools"), expected);
   });
 });

@@ -1,9 +1,9 @@
 // `wasmcell doctor`: prints which engines and seal layers this machine supports (the report comes from
-// src/jail/doctor.ts, which runs real checks). Exit 0 when every engine is available, 1 otherwise, so
+// src/engines/doctor.ts, which asks the jail and each engine and runs real checks). Exit 0 when every engine is available, 1 otherwise, so
 // a setup script can gate on it.
 
 import { parseArgs } from "node:util";
-import { doctor, type DoctorReport } from "../jail/doctor.ts";
+import { doctor, type DoctorReport } from "../engines/doctor.ts";
 import { UsageError, type Io } from "./usage.ts";
 
 export async function doctorCommand(argv: string[], io: Io): Promise<number> {
@@ -20,7 +20,7 @@ export async function doctorCommand(argv: string[], io: Io): Promise<number> {
   return report.engines.every((e) => e.available) ? 0 : 1;
 }
 
-export function formatDoctor(report: DoctorReport): string {
+function formatDoctor(report: DoctorReport): string {
   const mark = (s: { available: boolean }) => (s.available ? "ok  " : "no  ");
   const width = Math.max(...report.layers.map((l) => l.layer.length), ...report.engines.map((e) => e.engine.length));
   return [

@@ -1,6 +1,7 @@
 // One cgroup v1 pair (memory + pids) per jailed process, created inside our own cgroup so the host's
-// accounting stays intact (sealing.md §4). The jail's first process joins it from a one-line shell
-// *before* exec'ing anything else, so there is no window in which a child runs outside the cap.
+// accounting stays intact (docs/seal.md pitfall 13). The jail's first process joins it from a
+// one-line shell *before* exec'ing anything else, so there is no window in which a child runs outside
+// the cap.
 //
 // The memory cap counts RSS and the jail's tmpfs pages (shmem is charged to the writer), so a guest
 // cannot dodge it by filling its scratch directory. When the cap is hit the kernel's OOM killer

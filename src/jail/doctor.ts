@@ -1,11 +1,10 @@
-// `wasmcell doctor`: which layers of the seal and which engines this machine supports, and why not
-// when one is missing. Returns data; the CLI prints it. Every answer comes from a real check here
-// (a binary that runs, a cgroup that can be made, a module that imports), not from the platform name.
+// The seal half of `wasmcell doctor`: which layers of the seal this machine supports, and why not when
+// one is missing. Returns data; the engines' own checks (src/engines/doctor.ts) add the engines, and the
+// CLI prints it. Every answer comes from a real check here (a binary that runs, a cgroup that can be
+// made), not from the platform name. The jail knows nothing of engines.
 
-import { execFile } from "node:child_process";
 import { WasmcellError } from "../errors.ts";
-import { DEFAULT_SEAL, type ResolvedSeal } from "../options.ts";
-import type { EngineName } from "../types.ts";
+import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../options.ts";
 import { checkSeal } from "./check.ts";
 import {
   cgroupSupport,
@@ -34,33 +33,23 @@ export interface LayerStatus {
   detail: string;
 }
 
-export interface EngineStatus {
-  engine: EngineName;
-  available: boolean;
-  detail: string;
-}
-
-export interface DoctorReport {
+/** The seal layers this machine can set up, each with what is in force or why it is not. */
+export interface SealReport {
   platform: string;
   arch: string;
   node: string;
   root: boolean;
   layers: LayerStatus[];
-  engines: EngineStatus[];
 }
 
-/** The Python the native tier runs (Debian's, not a pyenv or venv one on PATH). */
-export const NATIVE_PYTHON = "/usr/bin/python3";
-
-export interface DoctorOptions {
+export interface SealReportOptions {
   seal?: ResolvedSeal;
   /** @internal */
   tools?: Partial<HostTools>;
-  python?: string;
 }
 
-export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport> {
-  const seal = options.seal ?? DEFAULT_SEAL;
+export async function sealReport(options: SealReportOptions = {}): Promise<SealReport> {
+  const seal = options.seal ?? RESOLVED_DEFAULT_SEAL;
   const t = { ...DEFAULT_TOOLS, ...options.tools };
   const layers: LayerStatus[] = [];
   const linux = process.platform === "linux";
@@ -102,7 +91,7 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
             },
   );
 
-  const drop = seal.dropPrivileges === false ? DEFAULT_SEAL.dropPrivileges : seal.dropPrivileges;
+  const drop = seal.dropPrivileges === false ? RESOLVED_DEFAULT_SEAL.dropPrivileges : seal.dropPrivileges;
   layers.push(
     !isRoot()
       ? {
@@ -149,12 +138,7 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
   );
   layers.push(nodePermissionStatus());
 
-  const engines: EngineStatus[] = [
-    packageStatus("quickjs", "quickjs-emscripten-core"),
-    packageStatus("pyodide", "pyodide"),
-    await nativeStatus(seal, t, options.python ?? NATIVE_PYTHON),
-  ];
-  return { platform: process.platform, arch: process.arch, node: process.version, root: isRoot(), layers, engines };
+  return { platform: process.platform, arch: process.arch, node: process.version, root: isRoot(), layers };
 }
 
 async function layerFromCheck(
@@ -185,61 +169,10 @@ export function nodePermissionStatus(): LayerStatus {
   return {
     layer: "nodePermissions",
     available: true,
-    detail: `Node ${process.version}: ${permission}; ${net ? "network denied unless --allow-net" : "no --allow-net flag: the permission model does not block network here (bubblewrap and seccomp do)"}`,
-  };
-}
-
-function packageStatus(engine: EngineName, pkg: string): EngineStatus {
-  try {
-    import.meta.resolve(pkg);
-    return { engine, available: true, detail: `${pkg} is installed` };
-  } catch {
-    return { engine, available: false, detail: `the ${pkg} package is not installed` };
-  }
-}
-
-/** The native tier needs Debian's python3 with numpy, pandas and matplotlib, and the full seal it asks for. */
-async function nativeStatus(seal: ResolvedSeal, tools: HostTools, python: string): Promise<EngineStatus> {
-  if (process.platform !== "linux")
-    return { engine: "native", available: false, detail: `Linux only; this is ${process.platform}` };
-  if (!isExecutable(python))
-    return {
-      engine: "native",
-      available: false,
-      detail: `${python} is not installed (apt-get install python3 python3-numpy python3-pandas python3-matplotlib)`,
-    };
-  const versions = await new Promise<string | Error>((resolve) => {
-    execFile(
-      python,
-      [
-        "-I",
-        "-c",
-        "import numpy, pandas, matplotlib, sys; print(sys.version.split()[0], numpy.__version__, pandas.__version__, matplotlib.__version__)",
-      ],
-      { env: {}, timeout: 30_000 },
-      (error, stdout, stderr) =>
-        resolve(error ? new Error(String(stderr).trim().split("\n").pop() ?? error.message) : String(stdout).trim()),
-    );
-  });
-  if (versions instanceof Error)
-    return {
-      engine: "native",
-      available: false,
-      detail: `${python} cannot import numpy/pandas/matplotlib: ${versions.message}`,
-    };
-  try {
-    await checkSeal(seal, tools);
-  } catch (error) {
-    return {
-      engine: "native",
-      available: false,
-      detail: error instanceof WasmcellError ? error.message : String(error),
-    };
-  }
-  const [py, np, pd, mpl] = versions.split(" ");
-  return {
-    engine: "native",
-    available: true,
-    detail: `${python} ${py} with numpy ${np}, pandas ${pd}, matplotlib ${mpl}`,
+    detail: `Node ${process.version}: ${permission}; ${
+      net
+        ? "network denied unless --allow-net"
+        : "no --allow-net flag: the permission model does not block network here (bubblewrap and seccomp do)"
+    }`,
   };
 }

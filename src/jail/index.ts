@@ -58,8 +58,8 @@
 // with rlimits, cgroup and uid drop); seccomp then cannot be installed and must be off too.
 
 export { checkSeal, type SealPlan } from "./check.ts";
-export { doctor, type DoctorReport, type LayerStatus } from "./doctor.ts";
-export { cgroupSupport, sharedLibraries, type HostTools } from "./host.ts";
+export { nodePermissionStatus, sealReport, type LayerStatus, type SealReport } from "./doctor.ts";
+export { cgroupSupport, isExecutable, isRoot, sharedLibraries, type HostTools } from "./host.ts";
 export { NODE_PYODIDE, PROFILES, PYTHON_NATIVE, type SeccompProfileName } from "./profiles.ts";
 export { compileProfile, disassemble, encodeFilter, type SeccompProfile } from "./seccomp.ts";
 export {

@@ -1,9 +1,9 @@
 // The two syscall allowlists, and why each entry is there.
 //
-// Each list started from an strace of the real workload on this machine (`../shared/research/
-// sealing.md` §3, re-measured for matplotlib) and was then widened with calls a runtime makes on
-// paths a single trace misses (pitfall 7: glibc frees a dead thread's stack with madvise; libffi
-// probes statfs; timers, polls and signal returns that only show up under load). Every profile is
+// Each list started from an strace of the real workload on this machine (re-measured for matplotlib)
+// and was then widened with calls a runtime makes on paths a single trace misses (docs/seal.md
+// pitfall 7: glibc frees a dead thread's stack with madvise; libffi probes statfs; timers, polls and
+// signal returns that only show up under load). Every profile is
 // validated with a KILL default on real workloads by test/jail/profiles.test.ts, so a missing entry
 // shows up there as a dead process rather than as an EPERM in production.
 //
@@ -188,7 +188,7 @@ const RUNTIME = [
   "arch_prctl",
   // program start (bubblewrap execs the program after installing the filter)
   "execve",
-  // bubblewrap's pid-1 reaper runs under the filter too and loops on wait() (pitfall 4)
+  // bubblewrap's pid-1 reaper runs under the filter too and loops on wait() (docs/seal.md pitfall 4)
   "wait4",
 ];
 

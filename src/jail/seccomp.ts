@@ -21,11 +21,11 @@
 import { SYSCALLS_X86_64 } from "./syscalls-x86_64.ts";
 
 export const AUDIT_ARCH_X86_64 = 0xc000003e;
-export const X32_SYSCALL_BIT = 0x40000000;
+const X32_SYSCALL_BIT = 0x40000000;
 
 /** seccomp return values (`SECCOMP_RET_*`). */
 export const SECCOMP_RET_KILL_PROCESS = 0x80000000;
-export const SECCOMP_RET_ERRNO = 0x00050000;
+const SECCOMP_RET_ERRNO = 0x00050000;
 export const SECCOMP_RET_ALLOW = 0x7fff0000;
 
 export const EPERM = 1;
@@ -87,7 +87,7 @@ const OFF_NR = 0;
 const OFF_ARCH = 4;
 const offArgLow = (i: number) => 16 + 8 * i;
 
-export function actionValue(action: SeccompAction): number {
+function actionValue(action: SeccompAction): number {
   switch (action.type) {
     case "allow":
       return SECCOMP_RET_ALLOW;
@@ -279,7 +279,7 @@ export function disassemble(program: readonly BpfInstruction[]): string {
       switch (ins.code) {
         case LD_W_ABS:
           holdsNr = ins.k === OFF_NR;
-          text = `ld [${ins.k}]${ins.k === OFF_NR ? " (nr)" : ins.k === OFF_ARCH ? " (arch)" : ins.k >= 16 ? ` (arg${(ins.k - 16) >> 3}${ins.k % 8 === 0 ? " low" : " high"})` : ""}`;
+          text = `ld [${ins.k}]${loadComment(ins.k)}`;
           break;
         case ALU_AND_K:
           text = `and #0x${ins.k.toString(16)}`;
@@ -354,4 +354,12 @@ export function evaluateFilter(
     }
   }
   throw new Error("program fell off the end");
+}
+
+/** What a `ld [k]` of struct seccomp_data reads: the syscall number, the arch, or half an argument. */
+function loadComment(k: number): string {
+  if (k === OFF_NR) return " (nr)";
+  if (k === OFF_ARCH) return " (arch)";
+  if (k >= 16) return ` (arg${(k - 16) >> 3}${k % 8 === 0 ? " low" : " high"})`;
+  return "";
 }

@@ -8,7 +8,7 @@
 //   bwrap … --seccomp 3 -- program args                                                namespaces + filter
 // Order matters: the cgroup join and the rlimits need root's rights over the new process, so they
 // come before the uid drop; bwrap must run as the dropped uid (so the kernel uid in the jail is not 0,
-// pitfall 10); the filter is installed by bwrap last, right before the program starts.
+// docs/seal.md pitfall 10); the filter is installed by bwrap last, right before the program starts.
 // The chain runs with an empty environment: bwrap's pid-1 reaper keeps the environment it was given,
 // and a guest with /proc could read it.
 

@@ -2,7 +2,7 @@
 // (a sidecar start is ~1 s from the cached snapshot). Seccomp runs in the "kill" mode, so a syscall
 // missing from the allowlist kills the sidecar and shows up as a failure.
 import { launchSidecar } from "../../src/engines/pyodide/launch.ts";
-import { DEFAULT_SEAL, type ResolvedSeal, type SealOptions } from "../../src/options.ts";
+import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal, type SealOptions } from "../../src/options.ts";
 import { createSandbox, type Sandbox } from "../../src/sandbox.ts";
 import type { Limits, RunResult } from "../../src/types.ts";
 
@@ -55,12 +55,12 @@ export async function closePyodide(): Promise<void> {
 
 export function resolvedSeal(seal: SealOptions): ResolvedSeal {
   return {
-    bubblewrap: seal.bubblewrap ?? DEFAULT_SEAL.bubblewrap,
+    bubblewrap: seal.bubblewrap ?? RESOLVED_DEFAULT_SEAL.bubblewrap,
     seccomp: seal.seccomp === undefined || seal.seccomp === true ? "enforce" : seal.seccomp,
-    nodePermissions: seal.nodePermissions ?? DEFAULT_SEAL.nodePermissions,
+    nodePermissions: seal.nodePermissions ?? RESOLVED_DEFAULT_SEAL.nodePermissions,
     dropPrivileges:
       seal.dropPrivileges === undefined || seal.dropPrivileges === true
-        ? DEFAULT_SEAL.dropPrivileges
+        ? RESOLVED_DEFAULT_SEAL.dropPrivileges
         : seal.dropPrivileges,
   };
 }

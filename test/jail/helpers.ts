@@ -1,12 +1,12 @@
 // Shared by the jail tests: run a snippet of Debian python3 in the jail and collect what it printed.
 import { pythonJailSpec, pythonLayout } from "../../src/engines/native/binds.ts";
 import { spawnJailed, type JailExit, type JailSpec, type JailedProcess } from "../../src/jail/index.ts";
-import { DEFAULT_SEAL, type ResolvedSeal } from "../../src/options.ts";
+import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../../src/options.ts";
 
 export const layout = pythonLayout("/usr/bin/python3");
 
 /** Seal for tests: everything on, seccomp in the kill mode so a missing allowlist entry shows up. */
-export const TEST_SEAL: ResolvedSeal = { ...DEFAULT_SEAL, seccomp: "kill" };
+export const TEST_SEAL: ResolvedSeal = { ...RESOLVED_DEFAULT_SEAL, seccomp: "kill" };
 
 export function pythonSpec(code: string, overrides: Partial<JailSpec> = {}): JailSpec {
   return { ...pythonJailSpec(layout, ["-I", "-c", code], TEST_SEAL), wallClockMs: 30_000, ...overrides };

@@ -108,7 +108,7 @@ describe("node-pyodide profile (kill default)", () => {
     writeFileSync(
       script,
       // Pyodide's NODEFS asks process.binding("constants") at load, which the permission model denies
-      // (sealing.md pitfall 1): hand it the constants and nothing else.
+      // (docs/seal.md pitfall 1): hand it the constants and nothing else.
       `import fs from "node:fs"; import os from "node:os";
 process.binding = (name) => { if (name === "constants") return { fs: fs.constants, os: os.constants }; throw new Error("denied"); };
 const { loadPyodide } = await import("/sandbox/pyodide/pyodide.mjs");

@@ -1,5 +1,6 @@
 // The uid drop: when the host is root, the jailed program's *kernel* uid (what the host sees in
-// /proc/<pid>/status) is the unprivileged one, not 0 renamed inside a user namespace (pitfall 10).
+// /proc/<pid>/status) is the unprivileged one, not 0 renamed inside a user namespace
+// (docs/seal.md pitfall 10).
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

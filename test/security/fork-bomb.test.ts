@@ -1,7 +1,7 @@
 // Threat: guest code multiplies processes or threads until the host cannot schedule anything else.
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { cgroupSupport } from "../../src/jail/host.ts";
+import { cgroupSupport } from "../../src/jail/index.ts";
 import { closeNative, runNative } from "../helpers/native.ts";
 
 describe("native", () => {

@@ -13,6 +13,7 @@
 
 import { z } from "zod";
 import { InvalidOptionError } from "../../errors.ts";
+import { DEFAULT_CODE_MODE } from "../../options.ts";
 import type { HostFunction, RunRequest } from "../../types.ts";
 import type { ToolOutput } from "./format.ts";
 import {
@@ -43,9 +44,15 @@ export interface BridgedTool {
 }
 
 export interface CodeModeOptions extends CodeToolOptions {
-  /** Tool calls one program may make (default 32). Also the engine's `maxHostCalls` for the run. */
+  /**
+   * Tool calls one program may make. Also the engine's `maxHostCalls` for the run.
+   * @defaultValue 32 (`DEFAULT_CODE_MODE.maxToolCalls`)
+   */
   maxToolCalls?: number;
-  /** Size cap on one tool's JSON output handed to the guest (default 256 KiB). */
+  /**
+   * Size cap on one tool's JSON output handed to the guest, in bytes.
+   * @defaultValue 262144 (`DEFAULT_CODE_MODE.maxToolOutputBytes`)
+   */
   maxToolOutputBytes?: number;
 }
 
@@ -53,14 +60,12 @@ export interface CodeModeInput {
   code: string;
 }
 
-export const CODE_MODE_DEFAULTS = { maxToolCalls: 32, maxToolOutputBytes: 256 * 1024 } as const;
-
 export function defineCodeModeTool(
   options: CodeModeOptions,
   tools: Record<string, BridgedTool>,
 ): CodeTool<CodeModeInput> {
-  const maxToolCalls = options.maxToolCalls ?? CODE_MODE_DEFAULTS.maxToolCalls;
-  const maxToolOutputBytes = options.maxToolOutputBytes ?? CODE_MODE_DEFAULTS.maxToolOutputBytes;
+  const maxToolCalls = options.maxToolCalls ?? DEFAULT_CODE_MODE.maxToolCalls;
+  const maxToolOutputBytes = options.maxToolOutputBytes ?? DEFAULT_CODE_MODE.maxToolOutputBytes;
   if (!Number.isInteger(maxToolCalls) || maxToolCalls < 1)
     throw new InvalidOptionError("maxToolCalls", "must be a positive integer");
   if (!Number.isInteger(maxToolOutputBytes) || maxToolOutputBytes < 1)
@@ -172,9 +177,13 @@ function describeCodeMode(
     return `- ${key}(input: ${input}): Promise<${output}>${t.description ? ` — ${t.description.replace(/\s+/g, " ").trim()}` : ""}`;
   });
   return [
-    "Run a JavaScript or TypeScript program that calls the tools below as async functions, to chain, combine and filter many tool calls in one step.",
-    "Call a tool with `await tools.name(input)`; independent calls can run together with Promise.all. The value of the program's last expression (or a top-level `return`) is returned to you, with console output.",
-    `Tool inputs and outputs are JSON. A tool that fails throws an Error you can catch. At most ${maxToolCalls} tool calls and ${timeoutMs} ms per program. No network, no Node.js APIs, no imports: only the tools.`,
+    "Run a JavaScript or TypeScript program that calls the tools below as async functions, " +
+      "to chain, combine and filter many tool calls in one step.",
+    "Call a tool with `await tools.name(input)`; independent calls can run together with Promise.all. " +
+      "The value of the program's last expression (or a top-level `return`) is returned to you, with console output.",
+    "Tool inputs and outputs are JSON. A tool that fails throws an Error you can catch. " +
+      `At most ${maxToolCalls} tool calls and ${timeoutMs} ms per program. ` +
+      "No network, no Node.js APIs, no imports: only the tools.",
     "Available tools:",
     ...(signatures.length > 0 ? signatures : ["(none)"]),
     ...(notes ? [notes] : []),

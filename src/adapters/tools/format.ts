@@ -25,21 +25,26 @@ export interface ToolOutput {
 }
 
 export interface FormatOptions {
-  /** Cap on the whole text, in characters; stdout/stderr/value are cut (and marked) to fit. */
+  /**
+   * Cap on the whole text, in characters; stdout/stderr/value are cut (and marked) to fit.
+   * @defaultValue 8000 (`DEFAULT_FORMAT.maxChars`)
+   */
   maxChars: number;
-  /** Images up to this size are inlined as base64 (image content). */
+  /**
+   * Images up to this size are inlined as base64 (image content).
+   * @defaultValue 4194304 (`DEFAULT_FORMAT.maxImageBytes`)
+   */
   maxImageBytes: number;
-  /** Text files up to this size are inlined as text. */
+  /**
+   * Text files up to this size are inlined as text.
+   * @defaultValue 16384 (`DEFAULT_FORMAT.maxInlineTextBytes`)
+   */
   maxInlineTextBytes: number;
   /** The limits the run had, so a limit error can name the number. */
   limits: Limits;
 }
 
-export const DEFAULT_FORMAT = {
-  maxChars: 8_000,
-  maxImageBytes: 4 * 1024 * 1024,
-  maxInlineTextBytes: 16 * 1024,
-} as const;
+export { DEFAULT_FORMAT } from "../../options.ts";
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 const TEXT_TYPES = /^(text\/|application\/(json|xml|x-ndjson|csv|javascript|typescript|x-python|yaml))/;

@@ -43,9 +43,11 @@ function encode(value: unknown, ancestors: object[], depth: number): unknown {
     case "symbol":
       // Never produced by the engines (values are data); kept total so a future engine cannot crash us.
       return { $type: typeof value };
+    case "object":
+      break; // null, arrays, plain objects and tagged values: below
   }
   if (value === null) return null;
-  const obj = value as object;
+  const obj = value;
   if (ancestors.includes(obj)) return "[Circular]";
   if (depth >= MAX_DEPTH) return "[Depth limit]";
   const inner = [...ancestors, obj];
@@ -91,9 +93,11 @@ function render(value: unknown, ancestors: object[], depth: number): string {
     case "function":
     case "symbol":
       return `[${typeof value}]`;
+    case "object":
+      break; // null, arrays, plain objects and tagged values: below
   }
   if (value === null) return "null";
-  const obj = value as object;
+  const obj = value;
   if (ancestors.includes(obj)) return "[Circular]";
   if (depth >= MAX_DEPTH) return "[…]";
   const inner = [...ancestors, obj];

@@ -1,6 +1,7 @@
 // What Debian's python3 with numpy, pandas and matplotlib needs to see in the jail, read-only, and
-// nothing else (sealing.md §8, pitfall 12). Measured with the KILL-default filter and the workloads in
-// test/engines/native/: each entry below is there because a workload failed without it.
+// nothing else (docs/seal.md, "The native tier's binds" and pitfall 12). Measured with the
+// KILL-default filter and the workloads in test/engines/native/: each entry below is there because a
+// workload failed without it.
 
 import { existsSync, realpathSync } from "node:fs";
 import { basename } from "node:path";

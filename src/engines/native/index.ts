@@ -21,9 +21,14 @@ import { existsSync } from "node:fs";
 import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { EngineUnavailableError } from "../../errors.ts";
-import { checkSeal, spawnJailed, type JailExit, type JailedProcess, type JailSpec } from "../../jail/index.ts";
-import { NATIVE_PYTHON } from "../../jail/doctor.ts";
-import { isExecutable } from "../../jail/host.ts";
+import {
+  checkSeal,
+  isExecutable,
+  spawnJailed,
+  type JailExit,
+  type JailedProcess,
+  type JailSpec,
+} from "../../jail/index.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
 import { WarmPool } from "../../pool/pool.ts";
 import {
@@ -37,6 +42,7 @@ import {
 import type { Engine, EngineFactory } from "../engine.ts";
 import { mimeTypeOf } from "../files.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
+import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { CappedOutput } from "./output.ts";
 
 const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
@@ -56,10 +62,7 @@ export const createEngine: EngineFactory = async (options) => {
   if (process.platform !== "linux")
     throw new EngineUnavailableError("native", `it runs on Linux only; this is ${process.platform}`);
   if (!isExecutable(NATIVE_PYTHON)) {
-    throw new EngineUnavailableError(
-      "native",
-      `${NATIVE_PYTHON} is not installed (Debian: apt-get install python3 python3-numpy python3-pandas python3-matplotlib)`,
-    );
+    throw new EngineUnavailableError("native", `${NATIVE_PYTHON} is not installed (Debian: ${NATIVE_APT_HINT})`);
   }
   for (const file of [DRIVER, HARNESS])
     if (!existsSync(file)) throw new EngineUnavailableError("native", `${file} is missing from the package`);

@@ -1,0 +1,60 @@
+// What the native tier needs on this machine, checked for real: Debian's python3 that imports numpy,
+// pandas and matplotlib, and the seal the caller asks for. Used by `wasmcell doctor` and by the engine
+// itself before it starts (so both say the same thing about a missing piece).
+
+import { execFile } from "node:child_process";
+import { WasmcellError } from "../../errors.ts";
+import type { ResolvedSeal } from "../../options.ts";
+import { checkSeal, isExecutable, type HostTools } from "../../jail/index.ts";
+import type { EngineStatus } from "../status.ts";
+
+/** The Python the native tier runs (Debian's, not a pyenv or venv one on PATH). */
+export const NATIVE_PYTHON = "/usr/bin/python3";
+
+/** The Debian packages the native tier needs, as one install command for error messages. */
+export const NATIVE_APT_HINT = "apt-get install python3 python3-numpy python3-pandas python3-matplotlib";
+
+export async function nativeStatus(
+  seal: ResolvedSeal,
+  tools: Partial<HostTools> = {},
+  python: string = NATIVE_PYTHON,
+): Promise<EngineStatus> {
+  if (process.platform !== "linux")
+    return { engine: "native", available: false, detail: `Linux only; this is ${process.platform}` };
+  if (!isExecutable(python))
+    return { engine: "native", available: false, detail: `${python} is not installed (${NATIVE_APT_HINT})` };
+  const versions = await new Promise<string | Error>((resolve) => {
+    execFile(
+      python,
+      [
+        "-I",
+        "-c",
+        "import numpy, pandas, matplotlib, sys; print(sys.version.split()[0], numpy.__version__, pandas.__version__, matplotlib.__version__)",
+      ],
+      { env: {}, timeout: 30_000 },
+      (error, stdout, stderr) =>
+        resolve(error ? new Error(String(stderr).trim().split("\n").pop() ?? error.message) : String(stdout).trim()),
+    );
+  });
+  if (versions instanceof Error)
+    return {
+      engine: "native",
+      available: false,
+      detail: `${python} cannot import numpy/pandas/matplotlib: ${versions.message}`,
+    };
+  try {
+    await checkSeal(seal, tools);
+  } catch (error) {
+    return {
+      engine: "native",
+      available: false,
+      detail: error instanceof WasmcellError ? error.message : String(error),
+    };
+  }
+  const [py, np, pd, mpl] = versions.split(" ");
+  return {
+    engine: "native",
+    available: true,
+    detail: `${python} ${py} with numpy ${np}, pandas ${pd}, matplotlib ${mpl}`,
+  };
+}

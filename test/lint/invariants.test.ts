@@ -1,0 +1,134 @@
+// The house's layering is enforced by `npm run lint` (eslint/layers.js, eslint/edge-clean.js). Each
+// invariant is linted here against a deliberate violation, so a rule that stops firing fails a test,
+// and against the allowed form, so a rule that fires on everything fails too.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { ESLint } from "eslint";
+import tseslint from "typescript-eslint";
+import wasmcell from "../../eslint/edge-clean.js";
+import { layers } from "../../eslint/layers.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const eslint = new ESLint({
+  cwd: root,
+  overrideConfigFile: true,
+  overrideConfig: [{ files: ["**/*.ts"], languageOptions: { parser: tseslint.parser } }, ...layers],
+});
+
+/** The rule ids that fire on `code` placed at `path` (relative to the checkout). */
+async function fired(path: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(root, path) });
+  return (result?.messages ?? []).map((m) => m.ruleId ?? m.message);
+}
+
+const cases: Array<{ invariant: string; path: string; bad: string; good: string }> = [
+  {
+    invariant: "engines never import adapters",
+    path: "src/engines/quickjs/x.ts",
+    bad: `import { formatResult } from "../../adapters/tools/format.ts";`,
+    good: `import { InvalidOptionError } from "../../errors.ts";`,
+  },
+  {
+    invariant: "engines never import the front door",
+    path: "src/engines/native/x.ts",
+    bad: `import { createSandbox } from "../../sandbox.ts";`,
+    good: `import { WarmPool } from "../../pool/pool.ts";`,
+  },
+  {
+    invariant: "outside the jail, the jail is reached through jail/index.ts",
+    path: "src/engines/native/x.ts",
+    bad: `import { isExecutable } from "../../jail/host.ts";`,
+    good: `import { isExecutable } from "../../jail/index.ts";`,
+  },
+  {
+    invariant: "the jail knows nothing of engines",
+    path: "src/jail/x.ts",
+    bad: `import { NATIVE_PYTHON } from "../engines/native/doctor.ts";`,
+    good: `import { isExecutable } from "./host.ts";`,
+  },
+  {
+    invariant: "the pool knows nothing of engines or the jail",
+    path: "src/pool/x.ts",
+    bad: `import { spawnJailed } from "../jail/index.ts";`,
+    good: `import { QueueFullError } from "../errors.ts";`,
+  },
+  {
+    invariant: "adapters reach engines only through the front door",
+    path: "src/adapters/tools/x.ts",
+    bad: `import { createEngine } from "../../engines/quickjs/index.ts";`,
+    good: `import type { Sandbox } from "../../sandbox.ts";`,
+  },
+  {
+    invariant: "the root floor imports no higher floor",
+    path: "src/options.ts",
+    bad: `import { Sandbox } from "./sandbox.ts";`,
+    good: `import { InvalidOptionError } from "./errors.ts";`,
+  },
+  {
+    invariant: "the sidecar imports only node:* and types",
+    path: "src/engines/pyodide/sidecar.ts",
+    bad: `import { sidecarFiles } from "./launch.ts";`,
+    good: `import { readFileSync } from "node:fs";\nimport type { RunMessage } from "./protocol.ts";`,
+  },
+  {
+    invariant: "a sidecar folder imports only node:*, its own files and types",
+    path: "src/engines/pyodide/sidecar/main.ts",
+    bad: `import { snapshotKey } from "../snapshot.ts";`,
+    good: `import { format } from "node:util";\nimport { channel } from "./channel.ts";\nimport type { RunMessage } from "../protocol.ts";`,
+  },
+];
+
+describe("lint invariants: each fires on a violation and not on the allowed form", () => {
+  for (const c of cases) {
+    it(c.invariant, async () => {
+      assert.deepEqual(await fired(c.path, c.bad), ["no-restricted-imports"], `violation at ${c.path}`);
+      assert.deepEqual(await fired(c.path, c.good), [], `allowed form at ${c.path}`);
+    });
+  }
+});
+
+describe("lint invariant: the package root reaches nothing Node-only, however deep", () => {
+  const dir = mkdtempSync(join(tmpdir(), "wasmcell-lint-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const edge = new ESLint({
+    cwd: dir,
+    overrideConfigFile: true,
+    overrideConfig: [
+      { files: ["**/*.ts"], languageOptions: { parser: tseslint.parser } },
+      { files: ["index.ts"], plugins: { wasmcell }, rules: { "wasmcell/edge-clean": "error" } },
+    ],
+  });
+  const lintEntry = async (files: Record<string, string>) => {
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    const [result] = await edge.lintText(files["index.ts"]!, { filePath: join(dir, "index.ts") });
+    return result?.messages ?? [];
+  };
+
+  it("fires on a node: import two modules down, naming the chain", async () => {
+    const messages = await lintEntry({
+      "index.ts": `export { a } from "./a.ts";`,
+      "a.ts": `import { b } from "./b.ts";\nexport const a = b;`,
+      "b.ts": `import { readFileSync } from "node:fs";\nexport const b = readFileSync;`,
+    });
+    assert.equal(messages.length, 1);
+    assert.match(messages[0]!.message, /a\.ts:1 → \.\/b\.ts, then .*b\.ts:1 → node:fs/);
+  });
+
+  it("fires on a bare builtin name too", async () => {
+    const messages = await lintEntry({ "index.ts": `import "./a.ts";`, "a.ts": `import os from "os";\nvoid os;` });
+    assert.equal(messages.length, 1);
+  });
+
+  it("follows neither type-only imports nor dynamic import()", async () => {
+    const messages = await lintEntry({
+      "index.ts": `import type { B } from "./b.ts";\nimport { type C } from "./c.ts";\nexport const load = () => import("./b.ts");\nexport type { B, C };`,
+      "b.ts": `import { readFileSync } from "node:fs";\nexport type B = typeof readFileSync;`,
+      "c.ts": `import { readFileSync } from "node:fs";\nexport type C = typeof readFileSync;`,
+    });
+    assert.deepEqual(messages, []);
+  });
+});
