@@ -6,6 +6,7 @@ import {
   DEFAULT_CODE_MODE,
   DEFAULT_FORMAT,
   DEFAULT_LIMITS,
+  DEFAULT_NETWORK,
   DEFAULT_PYTHON,
   DEFAULT_SEAL,
   resolveOptions,
@@ -100,6 +101,10 @@ describe("README options tables", () => {
     assert.deepEqual(table("seal"), JSON.parse(JSON.stringify(DEFAULT_SEAL)));
     assert.deepEqual(resolveOptions({ seal: { ...DEFAULT_SEAL } }).seal, resolveOptions({}).seal);
     assert.deepEqual(resolveOptions({ seal: { dropPrivileges: true } }).seal, resolveOptions({}).seal);
+  });
+
+  it("network: every cap with its real default", () => {
+    assert.deepEqual(table("network"), { ...DEFAULT_NETWORK });
   });
 
   it("tool adapters: output caps and code mode caps", () => {
