@@ -12,6 +12,7 @@ import { RunNetwork, type BodyReader, type GuestRequest } from "../../network/ga
 import type { HostFunction } from "../../types.ts";
 import { FETCH_GUEST_SOURCE, NET_BRIDGE } from "./fetch-guest.ts";
 import type { Guest } from "./guest.ts";
+import { REFLECTIVE } from "./source.ts";
 
 const MAX_HEADERS = 256;
 const MAX_HEADER_BYTES = 64 * 1024;
@@ -28,6 +29,15 @@ export function withNetwork(req: ResolvedRequest): { req: ResolvedRequest; netwo
     emit: req.emit,
   });
   return { req: { ...req, hostFunctions: { ...req.hostFunctions, ...bridge(network, req) } }, network };
+}
+
+/**
+ * Whether a run's code can reach the fetch family: it names one of its globals, or reaches globals
+ * reflectively (then everything is installed, as for the other globals). Leaving it out only removes
+ * a capability; evaluating it costs a fresh context a few milliseconds.
+ */
+export function needsFetch(code: string): boolean {
+  return /fetch|Request|Response|Headers|FormData/.test(code) || REFLECTIVE.test(code);
 }
 
 /** Evaluates the guest side once per context (it captures and deletes the bridge globals). */

@@ -10,7 +10,7 @@ import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunFailure, RunResult } from "../../types.ts";
 import { ClosedError } from "../../errors.ts";
-import { installFetch, withNetwork } from "./fetch.ts";
+import { installFetch, needsFetch, withNetwork } from "./fetch.ts";
 import { Guest } from "./guest.ts";
 import { describeHostError, ModulePool, type Cell, type ModuleHost } from "./modules.ts";
 import { Run, type PreparedSource } from "./run.ts";
@@ -78,7 +78,8 @@ export class QuickJSEngine implements Engine {
     const host = this.pool.ready() ?? (await this.pool.get());
     const hostNames = Object.keys(req.hostFunctions);
     const net = withNetwork(req);
-    const opened = this.#openGuest(host, globalNeeds(src.code, hostNames), hostNames, net.network !== undefined);
+    const fetch = net.network !== undefined && needsFetch(src.code);
+    const opened = this.#openGuest(host, globalNeeds(src.code, hostNames), hostNames, fetch);
     if ("error" in opened) return failure(req, opened.error, startedAt);
     const { guest, cell } = opened;
     const run = new Run(guest, net.req, src);
