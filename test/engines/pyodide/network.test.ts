@@ -87,4 +87,35 @@ r`,
     assert.equal(v, "URLError: [Errno 2] network: this sandbox grants no network (the network option)");
     assert.ok(performance.now() - started < 15_000, "well before the deadline");
   });
+
+  it("the host function Python holds is a dead end: no constructor, prototype or realm behind it", async () => {
+    const v = await py(`
+import http.client
+fn = http.client.HTTPConnection._wasmcell_fetch.__globals__["_wasmcell_host_fetch"][0]
+out = {}
+for name in ["constructor", "prototype", "__proto__", "call", "apply", "toString"]:
+    try:
+        out[name] = repr(getattr(fn, name))
+    except Exception as e:
+        out[name] = type(e).__name__
+try:
+    fn.new()
+    out["new"] = "constructed"
+except Exception as e:
+    out["new"] = type(e).__name__
+out["typeof"] = fn.typeof
+out["reply"] = str(fn({"not": "a string"}))
+out`);
+    assert.deepEqual(v, {
+      constructor: "AttributeError",
+      prototype: "AttributeError",
+      ["__proto__"]: "AttributeError",
+      call: "AttributeError",
+      apply: "AttributeError",
+      toString: "AttributeError",
+      new: "JsException",
+      typeof: "function",
+      reply: '{"ok":false,"error":"network: bad request"}',
+    });
+  });
 });
