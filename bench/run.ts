@@ -3,7 +3,7 @@
 // machine (ratios), never assertions.
 import os from "node:os";
 
-const AREAS = ["javascript", "python", "native", "adapters", "network"] as const;
+const AREAS = ["javascript", "runtime", "python", "native", "adapters", "network"] as const;
 type Area = (typeof AREAS)[number];
 
 const wanted = process.argv.slice(2);

@@ -6,6 +6,7 @@
 import { ClosedError, InvalidOptionError } from "./errors.ts";
 import type { Engine, EngineFactory, EngineSession } from "./engines/engine.ts";
 import { InFlight } from "./engines/in-flight.ts";
+import { describeRuntime, SEALED } from "./engines/quickjs/runtime/table.ts";
 import { resultEvents } from "./events.ts";
 import {
   resolveOptions,
@@ -43,6 +44,14 @@ export class Sandbox implements AsyncDisposable {
    * Runs code in fresh state. Guest failures (syntax, exceptions, timeouts, memory, crashes) come back
    * as `{ ok: false, error }`; bad requests and use after close throw a `WasmcellError`.
    */
+  /**
+   * What the JavaScript box provides beyond the language, as one line for a model (from the guest
+   * runtime's own table, so it cannot drift from what runs get).
+   */
+  describeJavaScriptRuntime(): string {
+    return describeRuntime(SEALED);
+  }
+
   async run(request: RunRequest): Promise<RunResult> {
     this.#assertOpen();
     const resolved = resolveRequest(request, this.options);

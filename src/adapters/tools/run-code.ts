@@ -113,6 +113,7 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
       pythonEngine,
       options.notes,
       sessions !== undefined,
+      options.sandbox.describeJavaScriptRuntime(),
       describeNetwork(options.sandbox.options.network, pythonEngine),
     ),
     inputSchema,
@@ -226,12 +227,15 @@ export function codeField(limits: Limits) {
     .describe("The program to run.");
 }
 
+// What the JavaScript box provides comes from the runtime's own table, so the model is told exactly
+// what the guest gets.
 function describeRunCode(
   languages: readonly Language[],
   limits: Limits,
   pythonEngine: "pyodide" | "native",
   notes: string | undefined,
   session: boolean,
+  runtime: string,
   network: string,
 ): string {
   const js = languages.includes("javascript") || languages.includes("typescript");
@@ -245,8 +249,7 @@ function describeRunCode(
   ];
   if (js) {
     lines.push(
-      "JavaScript/TypeScript: QuickJS (ES2023) with top-level await, console.log, setTimeout, and a global `fs` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No other Node.js APIs (require, process), no npm packages" +
-        (network.startsWith("There is no network") ? ", no fetch." : "."),
+      `JavaScript/TypeScript: QuickJS (ES2023) with top-level await, setTimeout/setInterval, queueMicrotask, the web platform's ${runtime}, and a global \`fs\` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No Node.js APIs (require, process, Buffer), no npm packages${network.startsWith("There is no network") ? ", no fetch" : ""}.`,
     );
   }
   if (languages.includes("python")) {

@@ -27,7 +27,8 @@ export function pythonLayout(python: string): PythonLayout {
     "/usr/lib64", // the ELF interpreter's canonical path
     "/etc/ld.so.cache", // library lookup for dlopen
     "/etc/alternatives", // libblas.so.3 / liblapack.so.3 go through it
-    "/usr/share/zoneinfo", // pandas/pytz: tzdata.zi
+    "/usr/share/zoneinfo", // pandas/pytz: tzdata.zi; zoneinfo.ZoneInfo
+    "/usr/lib/locale", // locale.setlocale(LC_ALL, "C.UTF-8") (glibc's compiled locales, read-only)
     "/usr/share/matplotlib", // matplotlib's mpl-data (fonts, style sheets) on Debian
     "/etc/matplotlibrc", // Debian's matplotlib reads its rc file here
   ];

@@ -1,6 +1,7 @@
 // How a Pyodide sidecar process is started: the one place that knows the sidecar's files, its Node
 // flags and the jail spec. Everything the seal asks for is either set up or an error.
 
+import { existsSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SealUnavailableError } from "../../errors.ts";
@@ -12,7 +13,12 @@ export interface SidecarFiles {
   pyodideDir: string;
   sidecar: string;
   harness: string;
+  /** The host's tz database (Debian's tzdata), bound read-only for zoneinfo; absent when the host has none. */
+  zoneinfo?: string;
 }
+
+/** Where the tz database is, on the host and (for Python's zoneinfo, whose default TZPATH has it) in the box. */
+const ZONEINFO = "/usr/share/zoneinfo";
 
 export function sidecarFiles(): SidecarFiles {
   // The sidecar sits next to this module with the same extension (.ts from source, .js when built).
@@ -22,6 +28,7 @@ export function sidecarFiles(): SidecarFiles {
     pyodideDir: dirname(fileURLToPath(import.meta.resolve("pyodide/pyodide.mjs"))),
     sidecar: fileURLToPath(new URL(`./sidecar${ext}`, import.meta.url)),
     harness: fileURLToPath(new URL("../python/harness.py", import.meta.url)),
+    ...(existsSync(ZONEINFO) ? { zoneinfo: realpathSync(ZONEINFO) } : {}),
   };
 }
 
@@ -76,11 +83,13 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       `--allow-fs-read=${inJail.pyodideDir}/`,
       `--allow-fs-read=${inJail.sidecar}`,
       `--allow-fs-read=${inJail.harness}`,
+      ...(files.zoneinfo ? [`--allow-fs-read=${jailed ? ZONEINFO : files.zoneinfo}/`] : []),
     );
   }
   const hasCgroup = cgroupSupport().memoryParent !== undefined;
   if (!hasCgroup) nodeArgs.push("--disable-wasm-trap-handler");
   nodeArgs.push(inJail.sidecar, inJail.pyodideDir, inJail.harness);
+  if (files.zoneinfo) nodeArgs.push(jailed ? ZONEINFO : files.zoneinfo);
   return spawnJailed({
     executable: process.execPath,
     jailExecutable: jailed ? "/sandbox/bin/node" : process.execPath,
@@ -91,6 +100,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       { host: files.pyodideDir, jail: inJail.pyodideDir },
       { host: files.sidecar, jail: inJail.sidecar },
       { host: files.harness, jail: inJail.harness },
+      ...(files.zoneinfo ? [{ host: files.zoneinfo, jail: jailed ? ZONEINFO : files.zoneinfo }] : []),
     ],
     seccompProfile: "node-pyodide",
     seal,

@@ -38,7 +38,7 @@ import { format } from "node:util";
 import type { HostMessage, InitMessage, RunLimits, RunMessage, SidecarMessage } from "./protocol.ts";
 
 const started = performance.now();
-const [pyodideDir, harnessFile] = process.argv.slice(2);
+const [pyodideDir, harnessFile, zoneinfoDir] = process.argv.slice(2);
 if (!pyodideDir || !harnessFile) {
   process.stderr.write("usage: sidecar <pyodide dir> <harness.py>\n");
   process.exit(64);
@@ -287,6 +287,8 @@ interface EmscriptenFSNode {
 }
 interface EmscriptenFS {
   root: EmscriptenFSNode;
+  filesystems: { NODEFS: object };
+  mount(type: object, options: { root: string }, mountpoint: string): unknown;
   streams: (object | null | undefined)[];
   ignorePermissions: boolean;
   isDir(mode: number): boolean;
@@ -877,6 +879,12 @@ async function main(): Promise<void> {
     send({ t: "snapshot", bytes: bytes.length });
     writeAll(bytes);
     process.exit(0);
+  }
+  if (zoneinfoDir) {
+    // The host's tz database, read-only (the jail's bind and Node's read-only permission model both
+    // refuse writes), at the path on Python's default TZPATH: zoneinfo works without a tzdata package.
+    FS.mkdirTree("/usr/share/zoneinfo");
+    FS.mount(FS.filesystems.NODEFS, { root: zoneinfoDir }, "/usr/share/zoneinfo");
   }
   const setupStart = performance.now();
   py.setStdout(writer("stdout"));

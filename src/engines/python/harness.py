@@ -132,16 +132,72 @@ def _exception_message(exc):
         return "<exception str() failed>"
 
 
+# Advice in messages the box cannot follow (packages are fixed before the run; nothing is fetched).
+_BLOCKED_ADVICE = ("You can install it by calling", "On Pyodide you must", "pyodide.loadPackage", "micropip.install")
+
+
+def _without_blocked_advice(text):
+    """Cuts the sentence that advises installing a package (and what follows) and says why instead."""
+    for marker in _BLOCKED_ADVICE:
+        at = text.find(marker)
+        if at >= 0:
+            start = max(text.rfind(". ", 0, at) + 1, text.rfind("\n", 0, at) + 1, 0)
+            head = text[:start].rstrip()
+            text = (head + " " if head else "") + "(packages cannot be installed at run time in this sandbox)"
+            break
+    return text
+
+
+def _cpython_exception_only(exc):
+    """The exception's last lines as CPython's own display prints them, hints included.
+
+    CPython adds "Did you mean: 'total'?" to NameError/AttributeError/ImportError when it *displays* an
+    exception (3.10-3.11: in C, in the default excepthook; 3.12+: in the traceback module, which needs
+    the traceback's frames for NameError). Asking the default excepthook is the one way that works on
+    every version: its output is captured, and the part after the frames is kept.
+    """
+    plain = "".join(traceback.format_exception_only(type(exc), exc))
+    try:
+        import io
+
+        buf = io.StringIO()
+        saved = sys.stderr
+        sys.stderr = buf
+        try:
+            sys.__excepthook__(type(exc), exc, exc.__traceback__)
+        finally:
+            sys.stderr = saved
+        shown = buf.getvalue()
+        head = plain.split("\n", 1)[0]
+        at = shown.rfind("\n" + head)
+        if head and (at >= 0 or shown.startswith(head)):
+            return shown[at + 1 :] if at >= 0 else shown
+    except BaseException:
+        pass
+    return plain
+
+
+def _exception_text(exc, only):
+    """The message: str(exc) with the hint CPython shows after it ("... Did you mean: 'total'?")."""
+    message = _exception_message(exc)
+    first = only.split("\n", 1)[0]
+    at = first.find(message) if message else -1
+    if at >= 0:
+        message = first[at:]
+    return _without_blocked_advice(message)
+
+
 def _user_traceback(exc):
-    """The traceback with only the user's frames, in the usual CPython layout."""
+    """The traceback with only the user's frames, in the usual CPython layout, hints included."""
     try:
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == USER_FILENAME]
+        only = _cpython_exception_only(exc)
         lines = ["Traceback (most recent call last):\n"]
         lines.extend(traceback.format_list(frames))
-        lines.extend(traceback.format_exception_only(type(exc), exc))
-        return "".join(lines), (frames[-1].lineno if frames else None)
+        lines.append(_without_blocked_advice(only))
+        return "".join(lines), (frames[-1].lineno if frames else None), _exception_text(exc, only)
     except BaseException:
-        return "%s: %s\n" % (type(exc).__name__, _exception_message(exc)), None
+        return "%s: %s\n" % (type(exc).__name__, _exception_message(exc)), None, _exception_message(exc)
 
 
 def _syntax_failure(exc):
@@ -156,16 +212,16 @@ def _syntax_failure(exc):
 
 def _exception_failure(exc):
     name = type(exc).__name__
-    stack, line = _user_traceback(exc)
+    stack, line, message = _user_traceback(exc)
     if isinstance(exc, KeyboardInterrupt):
         return _failure("timeout", name, "the run was stopped at its deadline (limits.timeoutMs)", stack, line)
     if isinstance(exc, MemoryError):
         return _failure("memory", name, "out of memory (limits.memoryMb)", stack, line)
     if isinstance(exc, RecursionError):
-        return _failure("stack", name, _exception_message(exc), stack, line)
+        return _failure("stack", name, message, stack, line)
     if isinstance(exc, SyntaxError):  # raised by compile()/eval() inside user code: a runtime error
-        return _failure("runtime", name, _exception_message(exc), stack, line)
-    return _failure("runtime", name, _exception_message(exc), stack, line)
+        return _failure("runtime", name, message, stack, line)
+    return _failure("runtime", name, message, stack, line)
 
 
 def compile_user_code(code):

@@ -43,7 +43,10 @@ export function needsFetch(code: string): boolean {
 /** Evaluates the guest side once per context (it captures and deletes the bridge globals). */
 export function installFetch(guest: Guest): void {
   if (installed.has(guest)) return;
-  guest.install({ console: false, timers: false, fs: false, hostFunctions: true }, Object.values(NET_BRIDGE));
+  guest.install(
+    { console: false, timers: false, fs: false, hostFunctions: true, runtime: [], runtimeLazy: false },
+    Object.values(NET_BRIDGE),
+  );
   const r = guest.ctx.evalCode(FETCH_GUEST_SOURCE, "wasmcell:fetch", 0);
   if (r.error) {
     r.error.dispose();

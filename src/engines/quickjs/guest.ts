@@ -8,10 +8,14 @@
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import type { Cell } from "./modules.ts";
 import type { GlobalNeeds } from "./source.ts";
+import { installRuntime } from "./runtime/install.ts";
 
 /** The part of a run the installed globals talk to. */
 export interface GuestRunHooks {
-  console(stream: "stdout" | "stderr", args: QuickJSHandle[]): void;
+  /** `indent` prefixes every printed line (console.group). */
+  console(stream: "stdout" | "stderr", args: QuickJSHandle[], indent: string): void;
+  /** Marks a timer as not keeping the run alive by itself (AbortSignal.timeout). */
+  unrefTimer(id: number): void;
   setTimer(args: QuickJSHandle[], repeat: boolean): QuickJSHandle;
   clearTimer(id: QuickJSHandle | undefined): void;
   queueMicrotask(fn: QuickJSHandle | undefined): void;
@@ -47,6 +51,8 @@ export class Guest {
   /** The run the globals currently answer to (a session has many runs, one at a time). */
   hooks: GuestRunHooks | undefined;
   readonly installed = { console: false, timers: false, fs: false };
+  /** console.group's current indentation (the runtime's console family sets it). */
+  consoleIndent = "";
   readonly hostNames = new Set<string>();
   /** User-realm intrinsics captured before any user code ran (used to build values in the user realm). */
   jsonParse: QuickJSHandle | undefined;
@@ -88,7 +94,11 @@ export class Guest {
     if (needs.console && !this.installed.console) {
       const consoleObj = ctx.newObject();
       for (const [name, stream] of CONSOLE)
-        this.#define(consoleObj, name, (...args) => (this.#hooks().console(stream, args), undefined));
+        this.#define(
+          consoleObj,
+          name,
+          (...args) => (this.#hooks().console(stream, args, this.consoleIndent), undefined),
+        );
       ctx.setProp(ctx.global, "console", consoleObj);
       consoleObj.dispose();
       this.installed.console = true;
@@ -126,6 +136,12 @@ export class Guest {
         this.hostNames.add(name);
       }
     }
+    installRuntime(this, needs.runtime, needs.runtimeLazy);
+  }
+
+  /** Keeps a handle alive until the context is freed (the runtime's shared objects). */
+  keep(handle: QuickJSHandle): void {
+    this.#owned.push(handle);
   }
 
   /** Frees the captured handles and the context. Throws if the module aborts (the caller poisons it). */

@@ -14,7 +14,7 @@ import { installFetch, needsFetch, withNetwork } from "./fetch.ts";
 import { Guest } from "./guest.ts";
 import { describeHostError, ModulePool, type Cell, type ModuleHost } from "./modules.ts";
 import { Run, type PreparedSource } from "./run.ts";
-import { ALL_GLOBALS, globalNeeds, isModule, stripTypes, usesAwait } from "./source.ts";
+import { allGlobals, globalNeeds, isModule, stripTypes, usesAwait } from "./source.ts";
 
 /** Run endings after which the runtime is known to be in a clean state and may serve the next run. */
 const REUSABLE: ReadonlySet<ErrorKind | undefined> = new Set([
@@ -206,7 +206,7 @@ export class QuickJSSession implements EngineSession {
     if ("error" in src) return failure(req, src.error, startedAt);
     const net = withNetwork(req);
     try {
-      this.#guest.install(ALL_GLOBALS, Object.keys(req.hostFunctions));
+      this.#guest.install(allGlobals(), Object.keys(req.hostFunctions));
       if (net.network) installFetch(this.#guest);
     } catch (error) {
       this.#guest.cell.host.poison(`installing globals failed: ${describeHostError(error)}`);

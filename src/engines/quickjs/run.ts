@@ -16,6 +16,7 @@ import { FileLimitError, FsError, MemFs } from "./memfs.ts";
 import { ctxPointer, describeHostError } from "./modules.ts";
 import { OutputSink, utf8Length } from "./output.ts";
 import { SERVICE_FILENAME } from "./service.ts";
+import { explainError } from "./runtime/errors.ts";
 
 const EVAL_TYPE_MODULE = 1 << 0;
 const EVAL_FLAG_ASYNC = 1 << 7;
@@ -52,6 +53,8 @@ interface Timer {
   args: QuickJSHandle[];
   due: number;
   repeat: number | undefined;
+  /** Does not keep the run alive by itself (AbortSignal.timeout), like an unref'd timer in Node. */
+  weak?: boolean;
 }
 
 interface Delivery {
@@ -214,7 +217,10 @@ export class Run implements GuestRunHooks {
           continue;
         }
       }
-      const idle = this.#timers.size === 0 && this.#pendingHost.size === 0 && this.#deliveries.length === 0;
+      // Weak timers keep the run alive only while the code awaits something (they may settle it).
+      const timersHold =
+        this.#timers.size > 0 && (promise !== undefined || [...this.#timers.values()].some((t) => !t.weak));
+      const idle = !timersHold && this.#pendingHost.size === 0 && this.#deliveries.length === 0;
       if (idle) {
         if (promise) {
           this.#setFailure({
@@ -511,8 +517,11 @@ export class Run implements GuestRunHooks {
     }
     const kind: ErrorKind =
       phase === "eval" && name === "SyntaxError" && info.file === this.#src.filename ? "syntax" : "runtime";
-    const prefix = phase === "serialize" ? "while serialising the result: " : "";
-    this.#setFailure({ kind, name, message: prefix + message, ...this.#location(info) });
+    const explained =
+      phase === "serialize"
+        ? `while serialising the result: ${message}`
+        : explainError({ name, message, code: this.#src.code, filename: this.#src.filename, stack: info.stack });
+    this.#setFailure({ kind, name, message: explained, ...this.#location(info) });
   }
 
   #nearMemoryLimit(): boolean {
@@ -564,7 +573,7 @@ export class Run implements GuestRunHooks {
     }
   }
 
-  console(stream: "stdout" | "stderr", args: QuickJSHandle[]): void {
+  console(stream: "stdout" | "stderr", args: QuickJSHandle[], indent: string): void {
     this.#callback(() => {
       const { cell } = this.#guest;
       const r = cell.svc.callFunction(cell.format, cell.svc.undefined, ...args);
@@ -576,7 +585,7 @@ export class Run implements GuestRunHooks {
       }
       const text = cell.svc.getString(r.value);
       r.value.dispose();
-      this.#out.write(stream, `${text}\n`);
+      this.#out.write(stream, indent ? `${indent}${text.replace(/\n/g, `\n${indent}`)}\n` : `${text}\n`);
     });
   }
 
@@ -600,6 +609,11 @@ export class Run implements GuestRunHooks {
       });
       return ctx.newNumber(id);
     });
+  }
+
+  unrefTimer(id: number): void {
+    const t = this.#timers.get(id);
+    if (t) t.weak = true;
   }
 
   clearTimer(idHandle: QuickJSHandle | undefined): void {

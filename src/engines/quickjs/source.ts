@@ -2,6 +2,7 @@
 // detection, and which host globals the code can possibly reach.
 
 import type { GuestError } from "../../types.ts";
+import { familiesNeeded, familiesNeedTimers, SEALED, type FamilyName, type RuntimeCaps } from "./runtime/table.ts";
 
 interface AmaroError {
   code?: string;
@@ -68,17 +69,40 @@ export interface GlobalNeeds {
   timers: boolean;
   fs: boolean;
   hostFunctions: boolean;
+  /** The web-platform families of the guest runtime (runtime/table.ts), in install order. */
+  runtime: readonly FamilyName[];
+  /** Install `runtime` as stubs that load a family on first touch (code that reaches globals reflectively). */
+  runtimeLazy: boolean;
 }
 
-export function globalNeeds(code: string, hostFunctionNames: string[]): GlobalNeeds {
+export function globalNeeds(code: string, hostFunctionNames: string[], caps: RuntimeCaps = SEALED): GlobalNeeds {
   if (REFLECTIVE.test(code))
-    return { console: true, timers: true, fs: true, hostFunctions: hostFunctionNames.length > 0 };
+    return {
+      console: true,
+      timers: true,
+      fs: true,
+      hostFunctions: hostFunctionNames.length > 0,
+      runtime: familiesNeeded(code, caps, true),
+      runtimeLazy: true,
+    };
+  const runtime = familiesNeeded(code, caps, false);
   return {
     console: code.includes("console"),
-    timers: /Timeout|Interval|queueMicrotask/.test(code),
+    timers: /Timeout|Interval|queueMicrotask/.test(code) || familiesNeedTimers(runtime),
     fs: /\bfs\b/.test(code),
     hostFunctions: hostFunctionNames.some((name) => code.includes(name)),
+    runtime,
+    runtimeLazy: false,
   };
 }
 
-export const ALL_GLOBALS: GlobalNeeds = { console: true, timers: true, fs: true, hostFunctions: true };
+export function allGlobals(caps: RuntimeCaps = SEALED): GlobalNeeds {
+  return {
+    console: true,
+    timers: true,
+    fs: true,
+    hostFunctions: true,
+    runtime: familiesNeeded("", caps, true),
+    runtimeLazy: true,
+  };
+}

@@ -1,0 +1,76 @@
+// structuredClone, in guest JS: it walks the guest's own values and builds new ones in the same realm,
+// so nothing ever crosses to the host. The types are the structured-clone types QuickJS has:
+// primitives, wrappers, Date, RegExp, Map, Set, ArrayBuffer, typed arrays, DataView, Error types,
+// arrays and plain objects (own enumerable string keys; accessors are read). Functions, symbols,
+// WeakMap/WeakSet, Promise and other platform objects throw DataCloneError, as in Node. Cycles and
+// shared references are kept. `transfer` is accepted but copies (there is nothing to detach into).
+
+import type { FamilySource } from "./sources.ts";
+
+export const clone: FamilySource = {
+  source: String.raw`(function (host, internals, global) {
+"use strict";
+var DOMException = internals.DOMException;
+var gopd = Object.getOwnPropertyDescriptor, getProto = Object.getPrototypeOf;
+var mapSize = gopd(Map.prototype, "size").get, setSize = gopd(Set.prototype, "size").get;
+var dateTime = Date.prototype.getTime, abLen = gopd(ArrayBuffer.prototype, "byteLength").get, abSlice = ArrayBuffer.prototype.slice;
+var taProto = getProto(Uint8Array.prototype), taTag = gopd(taProto, Symbol.toStringTag).get;
+var dvBuffer = gopd(DataView.prototype, "buffer").get;
+var toString = Object.prototype.toString;
+var ERRORS = { Error: Error, EvalError: EvalError, RangeError: RangeError, ReferenceError: ReferenceError, SyntaxError: SyntaxError, TypeError: TypeError, URIError: URIError };
+
+function is(fn, v) { try { fn.call(v); return true; } catch (e) { return false; } }
+function fail(v) {
+  var what = typeof v === "function" ? (v.name ? "function " + v.name : "function") : typeof v === "symbol" ? v.toString() : toString.call(v);
+  throw new DOMException(what + " could not be cloned.", "DataCloneError");
+}
+
+function cloneValue(v, seen) {
+  var t = typeof v;
+  if (v === null || (t !== "object" && t !== "function" && t !== "symbol")) return v;
+  if (t !== "object") fail(v);
+  if (seen.has(v)) return seen.get(v);
+  var out;
+  if (Array.isArray(v)) {
+    out = new Array(v.length); seen.set(v, out);
+    for (var k of Object.keys(v)) out[k] = cloneValue(v[k], seen);
+    return out;
+  }
+  if (is(dateTime, v)) { out = new Date(dateTime.call(v)); seen.set(v, out); return out; }
+  if (v instanceof RegExp) { out = new RegExp(v.source, v.flags); seen.set(v, out); return out; }
+  if (is(mapSize, v)) { out = new Map(); seen.set(v, out); Map.prototype.forEach.call(v, function (val, key) { out.set(cloneValue(key, seen), cloneValue(val, seen)); }); return out; }
+  if (is(setSize, v)) { out = new Set(); seen.set(v, out); Set.prototype.forEach.call(v, function (val) { out.add(cloneValue(val, seen)); }); return out; }
+  if (is(abLen, v)) { out = abSlice.call(v, 0); seen.set(v, out); return out; }
+  var tag = ArrayBuffer.isView(v) ? taTag.call(v) : undefined;
+  if (tag) { var buf = cloneValue(v.buffer, seen); out = new global[tag](buf, v.byteOffset, v.length); seen.set(v, out); return out; }
+  if (ArrayBuffer.isView(v)) { out = new DataView(cloneValue(dvBuffer.call(v), seen), v.byteOffset, v.byteLength); seen.set(v, out); return out; }
+  var cls = toString.call(v);
+  if (cls === "[object Error]") {
+    var name = v.name, Ctor = Object.prototype.hasOwnProperty.call(ERRORS, name) ? ERRORS[name] : Error;
+    out = Object.create(Ctor.prototype); seen.set(v, out);
+    var msg = gopd(v, "message");
+    if (msg) Object.defineProperty(out, "message", { value: String(v.message), writable: true, configurable: true });
+    if (typeof v.stack === "string") Object.defineProperty(out, "stack", { value: v.stack, writable: true, configurable: true });
+    if ("cause" in v) Object.defineProperty(out, "cause", { value: cloneValue(v.cause, seen), writable: true, configurable: true });
+    return out;
+  }
+  if (cls === "[object Boolean]") { out = Object(Boolean.prototype.valueOf.call(v)); seen.set(v, out); return out; }
+  if (cls === "[object Number]") { out = Object(Number.prototype.valueOf.call(v)); seen.set(v, out); return out; }
+  if (cls === "[object String]") { out = Object(String.prototype.valueOf.call(v)); seen.set(v, out); return out; }
+  if (cls === "[object BigInt]") { out = Object(BigInt.prototype.valueOf.call(v)); seen.set(v, out); return out; }
+  var proto = getProto(v);
+  if (cls !== "[object Object]" || v instanceof Promise || v instanceof WeakMap || v instanceof WeakSet || v instanceof WeakRef ||
+      (proto !== null && proto !== Object.prototype && typeof proto.constructor === "function" && gopd(proto, Symbol.toStringTag))) fail(v);
+  out = {}; seen.set(v, out);
+  for (var key of Object.keys(v)) out[key] = cloneValue(v[key], seen);
+  return out;
+}
+
+function structuredClone(value, options) {
+  if (arguments.length === 0) throw new TypeError("The \"value\" argument must be specified");
+  if (options !== undefined && (options === null || typeof options !== "object")) throw new TypeError("The \"options\" argument must be of type object.");
+  return cloneValue(value, new Map());
+}
+Object.defineProperty(global, "structuredClone", { value: structuredClone, writable: true, configurable: true, enumerable: true });
+})`,
+};

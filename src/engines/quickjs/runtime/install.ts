@@ -1,0 +1,225 @@
+// Installs runtime families (table.ts) into a user context, before any user code runs.
+//
+// Each family's source is a user-realm function `(host, internals, global) => void`, evaluated in the
+// user's own context, so every object it creates belongs to the user realm (`URL.constructor` is the
+// user's Function, as with console.log). `host` is a plain object of user-realm functions created with
+// newFunction; their bodies run in the host and take and return data only (strings, numbers, bytes
+// copied into a fresh ArrayBuffer). `internals` is a user-realm object the families share (the
+// DOMException class, the error factory the host uses to throw proper guest exceptions); it is only
+// ever reachable through the families' closures, never through a global.
+
+import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
+import type { Guest } from "../guest.ts";
+import { ctxPointer } from "../modules.ts";
+import { FAMILY_SOURCES, INTERNALS_SOURCE } from "./sources.ts";
+import { asPlatformError, MAX_HASH_BYTES, MAX_TEXT, Platform } from "./platform.ts";
+import { familyEntry, type FamilyName } from "./table.ts";
+
+type Param = "string" | "optString" | "number" | "bytes";
+type Out = string | number | Uint8Array | undefined;
+
+/** A host function as a family sees it: typed data in, data out. */
+export interface Binding {
+  params: readonly Param[];
+  fn: (p: Platform, ...args: never[]) => Out;
+}
+
+interface State {
+  platform: Platform;
+  installed: Set<FamilyName>;
+  /** Families present only as stubs so far (lazy installation). */
+  stubbed: Set<FamilyName>;
+  internals: QuickJSHandle;
+  makeError: QuickJSHandle;
+}
+
+const states = new WeakMap<Guest, State>();
+
+/** The `name` of every host binding (the security tests check that no guest path reaches one). */
+export const HOST_FUNCTION_PREFIX = "wasmcell_host_";
+
+/**
+ * Makes `names` (in dependency order) available. Eagerly: each family's source is evaluated now (what
+ * a program that names URL gets). Lazily: only stubs are defined — accessors on the global object and
+ * placeholder methods — and a family's source is evaluated the first time one of its names is touched
+ * (what code that reaches the global object reflectively gets, so that `this` or `globalThis` in a
+ * program does not cost every family's parse; QuickJS parses ~1 ms per family).
+ */
+export function installRuntime(guest: Guest, names: readonly FamilyName[], lazy = false): void {
+  if (names.length === 0) return;
+  const state = stateOf(guest);
+  if (!lazy) return installNow(guest, state, names);
+  const pending = names.filter((n) => !state.installed.has(n) && !state.stubbed.has(n));
+  if (pending.length === 0) return;
+  const ctx = guest.ctx;
+  const plan = pending.map((n) => {
+    const entry = familyEntry(n);
+    return [n, entry.globals, entry.patches ?? []];
+  });
+  const stubs = evalValue(ctx, STUBS_SOURCE, "stubs");
+  const load = ctx.newFunction(`${HOST_FUNCTION_PREFIX}load`, (nameHandle) => {
+    const name = ctx.typeof(nameHandle) === "string" ? (ctx.getString(nameHandle) as FamilyName) : undefined;
+    if (!name || !state.stubbed.has(name)) return;
+    installNow(guest, state, withRequirements(name));
+  });
+  const planHandle = ctx.newString(JSON.stringify(plan));
+  const r = ctx.callFunction(stubs, ctx.undefined, load, planHandle, ctx.global);
+  planHandle.dispose();
+  load.dispose();
+  stubs.dispose();
+  if (r.error) {
+    const detail = JSON.stringify(ctx.dump(r.error));
+    r.error.dispose();
+    throw new Error(`wasmcell: the runtime stubs failed to install: ${detail}`);
+  }
+  r.value.dispose();
+  for (const n of pending) state.stubbed.add(n);
+}
+
+function withRequirements(name: FamilyName): FamilyName[] {
+  const out: FamilyName[] = [];
+  const add = (n: FamilyName): void => {
+    if (out.includes(n)) return;
+    for (const r of familyEntry(n).requires ?? []) add(r);
+    out.push(n);
+  };
+  add(name);
+  return out;
+}
+
+/** Accessors and placeholder methods that install their family on first touch, then step aside. */
+const STUBS_SOURCE = String.raw`(function (load, planJson, global) {
+"use strict";
+var plan = JSON.parse(planJson), defineProperty = Object.defineProperty, apply = Reflect.apply;
+function lookup(path) { var o = global; for (var i = 0; i < path.length; i++) { if (o == null) return undefined; o = o[path[i]]; } return o; }
+plan.forEach(function (entry) {
+  var family = entry[0];
+  entry[1].forEach(function (name) {
+    if (Object.prototype.hasOwnProperty.call(global, name)) return;
+    defineProperty(global, name, { configurable: true, enumerable: false,
+      get: function () { load(family); var d = Object.getOwnPropertyDescriptor(global, name); return d && "value" in d ? d.value : undefined; },
+      set: function (v) { defineProperty(global, name, { value: v, writable: true, configurable: true }); } });
+  });
+  entry[2].forEach(function (dotted) {
+    var path = dotted.split("."), name = path.pop(), target = lookup(path);
+    if (target == null) return;
+    var stub = { [name]: function () { load(family); return apply(target[name], this, arguments); } }[name];
+    defineProperty(target, name, { value: stub, writable: true, enumerable: path[0] === "console", configurable: true });
+  });
+});
+})`;
+
+function stateOf(guest: Guest): State {
+  let state = states.get(guest);
+  if (!state) {
+    const ctx = guest.ctx;
+    const internals = evalValue(ctx, INTERNALS_SOURCE, "internals");
+    const makeError = ctx.getProp(internals, "makeError");
+    guest.keep(internals);
+    guest.keep(makeError);
+    const platform = new Platform();
+    platform.unrefTimer = (id) => void guest.hooks?.unrefTimer(id);
+    platform.setIndent = (n) => void (guest.consoleIndent = " ".repeat(Math.max(0, Math.min(n, 64)) | 0));
+    state = { platform, installed: new Set(), stubbed: new Set(), internals, makeError };
+    states.set(guest, state);
+  }
+  return state;
+}
+
+function installNow(guest: Guest, state: State, names: readonly FamilyName[]): void {
+  const ctx = guest.ctx;
+  for (const name of names) {
+    if (state.installed.has(name)) continue;
+    const family = FAMILY_SOURCES[name];
+    const fn = evalValue(ctx, family.source, name);
+    const host = ctx.newObject();
+    for (const [bindingName, binding] of Object.entries(family.bindings ?? {}))
+      define(guest, host, bindingName, binding, state);
+    const r = ctx.callFunction(fn, ctx.undefined, host, state.internals, ctx.global);
+    host.dispose();
+    fn.dispose();
+    if (r.error) {
+      const detail = JSON.stringify(ctx.dump(r.error));
+      r.error.dispose();
+      throw new Error(`wasmcell: the ${name} runtime failed to install: ${detail}`);
+    }
+    r.value.dispose();
+    state.installed.add(name);
+    state.stubbed.delete(name);
+  }
+}
+
+function evalValue(ctx: QuickJSContext, source: string, name: string): QuickJSHandle {
+  const r = ctx.evalCode(source, `wasmcell:runtime/${name}`, 0);
+  if (r.error) {
+    const detail = JSON.stringify(ctx.dump(r.error));
+    r.error.dispose();
+    throw new Error(`wasmcell: the ${name} runtime did not compile: ${detail}`);
+  }
+  return r.value;
+}
+
+function define(guest: Guest, target: QuickJSHandle, name: string, binding: Binding, state: State): void {
+  const ctx = guest.ctx;
+  const ffi = guest.cell.host.module.getFFI() as unknown as Ffi;
+  const handle = ctx.newFunction(`${HOST_FUNCTION_PREFIX}${name}`, (...args) => {
+    try {
+      state.platform.count();
+      const values = binding.params.map((kind, i) => read(ctx, ffi, args[i], kind, name));
+      return write(ctx, (binding.fn as (p: Platform, ...a: unknown[]) => Out)(state.platform, ...values));
+    } catch (error) {
+      // A proper guest exception (TypeError, RangeError, DOMException …) made by the guest's factory:
+      // quickjs-emscripten throws a returned handle as is.
+      const e = asPlatformError(error);
+      const nameH = ctx.newString(e.name);
+      const msgH = ctx.newString(e.message);
+      const made = ctx.callFunction(state.makeError, ctx.undefined, nameH, msgH);
+      nameH.dispose();
+      msgH.dispose();
+      // A thrown QuickJS handle is how quickjs-emscripten raises a guest value from a host function.
+      // eslint-disable-next-line @typescript-eslint/only-throw-error
+      if (made.error) throw made.error;
+      // eslint-disable-next-line @typescript-eslint/only-throw-error
+      throw made.value;
+    }
+  });
+  ctx.setProp(target, name, handle);
+  handle.dispose();
+}
+
+type Ffi = { QTS_GetArrayBufferLength(ctx: never, value: unknown): number };
+
+function read(ctx: QuickJSContext, ffi: Ffi, h: QuickJSHandle | undefined, kind: Param, fn: string): unknown {
+  const type = h ? ctx.typeof(h) : "undefined";
+  switch (kind) {
+    case "optString":
+    case "string": {
+      if (kind === "optString" && type === "undefined") return undefined;
+      if (type !== "string" || !h) throw new TypeError(`${fn}: expected a string`);
+      const s = ctx.getString(h);
+      if (s.length > MAX_TEXT) throw new TypeError(`${fn}: a string argument is longer than ${MAX_TEXT} characters`);
+      return s;
+    }
+    case "number":
+      if (type !== "number" || !h) throw new TypeError(`${fn}: expected a number`);
+      return ctx.getNumber(h);
+    case "bytes": {
+      // The guest side always passes a fresh ArrayBuffer it owns; anything else is refused.
+      if (type !== "object" || !h) throw new TypeError(`${fn}: expected an ArrayBuffer`);
+      const len = ffi.QTS_GetArrayBufferLength(ctxPointer(ctx) as never, h.value);
+      if (len > MAX_HASH_BYTES) throw new TypeError(`${fn}: more than ${MAX_HASH_BYTES} bytes`);
+      if (len === 0) return new Uint8Array(0);
+      const view = ctx.getArrayBuffer(h);
+      const copy = view.value.slice();
+      view.dispose();
+      return copy;
+    }
+  }
+}
+
+function write(ctx: QuickJSContext, out: Out): QuickJSHandle | undefined {
+  if (out === undefined) return undefined;
+  if (typeof out === "string") return ctx.newString(out);
+  if (typeof out === "number") return ctx.newNumber(out);
+  return ctx.newArrayBuffer(out.slice().buffer);
+}

@@ -1,0 +1,45 @@
+// The guest source and host bindings of each family, by name (the table in table.ts says which
+// families exist and when they are installed).
+
+import type { Binding } from "./install.ts";
+import type { FamilyName } from "./table.ts";
+import { clone } from "./clone.ts";
+import { console } from "./console.ts";
+import { crypto } from "./crypto.ts";
+import { dom } from "./dom.ts";
+import { encoding } from "./encoding.ts";
+import { intl } from "./intl.ts";
+import { performance } from "./performance.ts";
+import { url } from "./url.ts";
+
+export interface FamilySource {
+  /** A function expression `(host, internals, global) => void` evaluated in the user's context. */
+  source: string;
+  /** The host functions the family's `host` object has. */
+  bindings?: Record<string, Binding>;
+}
+
+export const FAMILY_SOURCES: Record<FamilyName, FamilySource> = {
+  dom,
+  console,
+  encoding,
+  clone,
+  performance,
+  url,
+  crypto,
+  intl,
+};
+
+/** The object the families share. `makeError` builds the exceptions host bindings throw. */
+export const INTERNALS_SOURCE = String.raw`(function () {
+"use strict";
+var ctors = { TypeError: TypeError, RangeError: RangeError, SyntaxError: SyntaxError, Error: Error, ReferenceError: ReferenceError };
+// Captured before any user code runs (a lazily installed family may start after user code replaced them).
+var internals = { DOMException: undefined, parseJSON: JSON.parse, stringify: JSON.stringify };
+internals.makeError = function (name, message) {
+  if (Object.prototype.hasOwnProperty.call(ctors, name)) return new ctors[name](message);
+  if (internals.DOMException) return new internals.DOMException(message, name);
+  var e = new Error(message); e.name = name; return e;
+};
+return internals;
+})()`;
