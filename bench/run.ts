@@ -12,6 +12,7 @@ const AREAS = [
   "adapters",
   "server",
   "packages",
+  "network",
 ] as const;
 type Area = (typeof AREAS)[number];
 

@@ -100,3 +100,23 @@ export class ChecksumError extends SetupError {
     this.actual = actual;
   }
 }
+
+/**
+ * Why the host refused a guest's network request. Not a WasmcellError: it is never thrown to the
+ * application; the engines hand it to the guest as an exception whose message names the host and the
+ * reason, and the event channel records it (`{ type: "egress", allowed: false, reason }`).
+ */
+export type NetworkDenialReason =
+  "no-network" | "scheme" | "not-allowed" | "address" | "dns" | "method" | "redirect" | "limit" | "timeout";
+
+export class NetworkDeniedError extends Error {
+  override name = "NetworkError";
+  readonly reason: NetworkDenialReason;
+  /** `host:port` the request was for (empty when the URL did not parse). */
+  readonly target: string;
+  constructor(reason: NetworkDenialReason, target: string, message: string) {
+    super(message);
+    this.reason = reason;
+    this.target = target;
+  }
+}

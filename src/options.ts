@@ -14,8 +14,10 @@ import {
   type Limits,
   type RunRequest,
   type WasmModuleSource,
-  type SandboxEvent,
 } from "./types.ts";
+import { eventSink, type EventInput, type SandboxEventListener } from "./events.ts";
+import { AllowEntryError, parseAllowEntry, type AllowEntryInput, type AllowRule } from "./network/allowlist.ts";
+import { narrowPolicy, type NetworkPolicy, type Resolver } from "./network/policy.ts";
 
 /** Which layers of the seal to set up around sidecars and the native tier. Each defaults to on. */
 export interface SealOptions {
@@ -111,6 +113,60 @@ export interface JavaScriptOptions {
   maxQueue?: number;
 }
 
+/**
+ * Network access, enforced by the host for every tier. Off unless given: no option, or `false`, means
+ * the guest has no network at all. Caps count per run; a request's `network` may lower them.
+ */
+export interface NetworkOptions {
+  /**
+   * Where the guest may connect: `"api.example.com"`, `"*.example.com"` (subdomains only),
+   * `"host:8443"`, or an IP literal `"127.0.0.1:8080"` (the only way to reach a non-public address).
+   * Without a port an entry allows the scheme's default port only (80 for http, 443 for https).
+   * The object form adds `headers` the host injects (the guest never sees them).
+   */
+  allow: AllowEntryInput[];
+  /**
+   * Requests a run may make (each redirect hop counts).
+   * @defaultValue 32
+   */
+  maxRequests?: number;
+  /**
+   * Bytes of one request body.
+   * @defaultValue 1048576 (1 MiB)
+   */
+  maxRequestBytes?: number;
+  /**
+   * Bytes of one response body.
+   * @defaultValue 8388608 (8 MiB)
+   */
+  maxResponseBytes?: number;
+  /**
+   * Response bytes of all the run's requests together.
+   * @defaultValue 33554432 (32 MiB)
+   */
+  maxTotalBytes?: number;
+  /**
+   * Time one request (with its redirects and body) may take; never past the run's deadline.
+   * @defaultValue 30000
+   */
+  timeoutMs?: number;
+  /**
+   * Redirects followed for one request, each checked like a new request.
+   * @defaultValue 5
+   */
+  maxRedirects?: number;
+  /**
+   * HTTP methods allowed (`["GET"]`, say).
+   * @defaultValue any method
+   */
+  methods?: string[];
+  /**
+   * Resolves a host name to its addresses. The host checks every address it returns.
+   * @defaultValue the operating system's resolver
+   */
+  resolve?: Resolver;
+}
+
 export interface SandboxOptions {
   /**
    * Default limits for every run; a request's `limits` override them field by field.
@@ -124,13 +180,28 @@ export interface SandboxOptions {
   /** @defaultValue {@link DEFAULT_SEAL}: every layer on */
   seal?: SealOptions;
   /**
-   * Called with what the sandbox did that a caller (or a security reviewer) may want to see, as plain
-   * data: an engine being built on first use and how long that takes, the package library missing.
-   * Called synchronously; an exception it throws is ignored.
+   * Network access for guest code. See NetworkOptions.
+   * @defaultValue false (no network)
+   */
+  network?: NetworkOptions | false;
+  /**
+   * Receives what the sandbox did that a caller or a security reviewer needs to see, as plain data
+   * (src/events.ts): egress decisions, limits that fired, denials, engine restarts, an engine being built
+   * on first use and how long that takes, the package library missing. Called synchronously; a
+   * listener that throws is ignored.
    * @defaultValue none
    */
-  onEvent?: (event: SandboxEvent) => void;
+  onEvent?: SandboxEventListener;
 }
+
+export const DEFAULT_NETWORK = Object.freeze({
+  maxRequests: 32,
+  maxRequestBytes: 1024 * 1024,
+  maxResponseBytes: 8 * 1024 * 1024,
+  maxTotalBytes: 32 * 1024 * 1024,
+  timeoutMs: 30_000,
+  maxRedirects: 5,
+});
 
 /** The defaults, in one place. README's "Options" section lists the same values (test/options.test.ts checks it). */
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -242,13 +313,18 @@ export interface ResolvedOptions {
   hostFunctions: Record<string, HostFunction>;
   /** `javascript.wasmModule`, as given. */
   wasmModule: WasmModuleSource | undefined;
-  /** Where JavaScript runs; `isolationGiven` says whether the caller chose it (an edge build honours a default, refuses an explicit "thread"). */
+  /**
+   * Where JavaScript runs; `isolationGiven` says whether the caller chose it (an edge build honours the
+   * default and refuses an explicit "thread").
+   */
   javascript: { isolation: "thread" | "in-process"; isolationGiven: boolean; workers: number; maxQueue: number };
   /** `prewarm` is true only when the caller gave a `python` object (or set it explicitly). */
   python: Required<PythonOptions>;
   seal: ResolvedSeal;
-  /** The caller's `onEvent`, made safe to call (a throwing listener is ignored), or a no-op. */
-  emit: (event: SandboxEvent) => void;
+  /** Undefined: no network. */
+  network: NetworkPolicy | undefined;
+  /** The caller's onEvent, wrapped (time stamped, throws swallowed). */
+  emit: ((event: EventInput) => void) | undefined;
 }
 
 /** True for a compiled module from any realm (edge-runtime and iframes have their own WebAssembly). */
@@ -303,7 +379,10 @@ const limitsSchema = z
 // A host function name must be a plain identifier the guest can call, and must not shadow a global.
 const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const hostFunctionsSchema = z.record(
-  z.string().regex(identifier, "must be a JavaScript identifier"),
+  z
+    .string()
+    .regex(identifier, "must be a JavaScript identifier")
+    .refine((name) => !name.startsWith("__wasmcell_net_"), "the __wasmcell_net_ prefix is the engine's own"),
   z.custom<HostFunction>((v) => typeof v === "function", "must be a function"),
 );
 
@@ -332,6 +411,48 @@ const sealSchema = z
   })
   .partial()
   .strict();
+
+const networkCapsShape = {
+  maxRequests: z.number().int().nonnegative().max(100_000),
+  maxRequestBytes: z
+    .number()
+    .int()
+    .nonnegative()
+    .max(1 << 30),
+  maxResponseBytes: z
+    .number()
+    .int()
+    .nonnegative()
+    .max(1 << 30),
+  maxTotalBytes: z
+    .number()
+    .int()
+    .nonnegative()
+    .max(2 ** 40),
+  timeoutMs: positiveInt(24 * 3600 * 1000),
+  maxRedirects: z.number().int().nonnegative().max(20),
+  methods: z.array(z.string().regex(/^[A-Za-z]{1,32}$/, "must be an HTTP method name")).max(32),
+};
+const allowSchema = z.array(z.union([z.string(), z.object({}).passthrough()])).max(1_000);
+const networkSchema = z.union([
+  z.literal(false),
+  z
+    .object({
+      allow: allowSchema,
+      ...networkCapsShape,
+      resolve: z.custom<Resolver>((v) => typeof v === "function", "must be a function"),
+    })
+    .partial()
+    .required({ allow: true })
+    .strict(),
+]);
+const requestNetworkSchema = z.union([
+  z.literal(false),
+  z
+    .object({ allow: allowSchema, ...networkCapsShape })
+    .partial()
+    .strict(),
+]);
 
 const optionsSchema = z
   .object({
@@ -363,7 +484,8 @@ const optionsSchema = z
       .partial()
       .strict(),
     seal: sealSchema,
-    onEvent: z.custom<(event: SandboxEvent) => void>((v) => typeof v === "function", "must be a function"),
+    network: networkSchema,
+    onEvent: z.custom<SandboxEventListener>((v) => typeof v === "function", "must be a function"),
   })
   .partial()
   .strict();
@@ -380,12 +502,19 @@ const requestSchema = z
       .custom<NonNullable<RunRequest["onOutput"]>>((v) => typeof v === "function", "must be a function")
       .optional(),
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, "must be an AbortSignal").optional(),
+    network: requestNetworkSchema.optional(),
   })
   .strict();
 
 /** Turns the first zod issue into an InvalidOptionError naming the field path. */
 function fail(prefix: string, error: z.ZodError): never {
-  const issue = error.issues[0];
+  let issue = error.issues[0];
+  // `false | {...}` fields: report what is wrong with the object (the last branch), not "invalid input".
+  while (issue?.code === "invalid_union" && issue.errors.length > 0) {
+    const branch = issue.errors[issue.errors.length - 1]?.[0];
+    if (!branch) break;
+    issue = { ...branch, path: [...issue.path, ...branch.path] };
+  }
   if (!issue) throw new InvalidOptionError(prefix || "options", "invalid");
   let path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
   let message = issue.message;
@@ -415,19 +544,46 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
     },
     python: { ...DEFAULT_PYTHON, prewarm: o.python !== undefined, ...stripUndefined(o.python ?? {}) },
     seal: resolveSeal(o.seal ?? {}),
-    emit: safeListener(o.onEvent),
+    network: o.network ? resolveNetwork(o.network) : undefined,
+    emit: eventSink(o.onEvent),
   };
 }
 
-function safeListener(listener: ((event: SandboxEvent) => void) | undefined): (event: SandboxEvent) => void {
-  if (!listener) return () => {};
-  return (event) => {
+function parseRules(entries: readonly AllowEntryInput[], field: string): AllowRule[] {
+  return entries.map((entry, i) => {
     try {
-      listener(event);
-    } catch {
-      // A listener's failure is the caller's; it never breaks a run.
+      return parseAllowEntry(entry);
+    } catch (error) {
+      if (error instanceof AllowEntryError) throw new InvalidOptionError(`${field}.allow[${i}]`, error.message);
+      throw error;
     }
+  });
+}
+
+function resolveNetwork(network: NetworkOptions): NetworkPolicy {
+  return {
+    ...DEFAULT_NETWORK,
+    ...stripUndefined({ ...network, allow: undefined, methods: undefined, resolve: undefined }),
+    rules: parseRules(network.allow, "network"),
+    methods: network.methods?.map((m) => m.toUpperCase()),
+    resolve: network.resolve,
   };
+}
+
+/** A run's network: the sandbox's, or narrower (never wider). */
+function resolveRequestNetwork(request: RunRequest, options: ResolvedOptions): NetworkPolicy | undefined {
+  const asked = request.network;
+  if (asked === undefined) return options.network;
+  if (asked === false) return undefined;
+  if (!options.network) throw new InvalidOptionError("request.network", "the sandbox has no network to narrow");
+  const { allow, methods, ...caps } = asked;
+  const narrowed = narrowPolicy(options.network, {
+    ...stripUndefined(caps),
+    ...(allow ? { rules: parseRules(allow, "request.network") } : {}),
+    ...(methods ? { methods } : {}),
+  });
+  if (Array.isArray(narrowed)) throw new InvalidOptionError(`request.network.${narrowed[0]}`, narrowed[1]);
+  return narrowed;
 }
 
 /** A request after validation: defaults merged, files as bytes, the engine chosen. */
@@ -440,6 +596,10 @@ export interface ResolvedRequest {
   hostFunctions: Record<string, HostFunction>;
   onOutput?: NonNullable<RunRequest["onOutput"]>;
   signal?: AbortSignal;
+  /** The run's network policy; undefined means no network. */
+  network?: NetworkPolicy;
+  /** Where the engine reports security events (undefined when nobody listens). */
+  emit?: (event: EventInput) => void;
 }
 
 const encoder = new TextEncoder();
@@ -489,6 +649,9 @@ export function resolveRequest(request: RunRequest, options: ResolvedOptions): R
   };
   if (request.onOutput) resolved.onOutput = request.onOutput;
   if (request.signal) resolved.signal = request.signal;
+  const network = resolveRequestNetwork(request, options);
+  if (network) resolved.network = network;
+  if (options.emit) resolved.emit = options.emit;
   return resolved;
 }
 

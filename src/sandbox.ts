@@ -9,7 +9,14 @@ import type { Engine, EngineSession } from "./engines/engine.ts";
 import type { EngineRegistry } from "./engines/registry.ts";
 import { InFlight } from "./engines/in-flight.ts";
 import { describeRuntime, SEALED } from "./engines/quickjs/runtime/table.ts";
-import { resolveOptions, resolveRequest, type ResolvedOptions, type SandboxOptions } from "./options.ts";
+import { resultEvents } from "./events.ts";
+import {
+  resolveOptions,
+  resolveRequest,
+  type ResolvedOptions,
+  type ResolvedRequest,
+  type SandboxOptions,
+} from "./options.ts";
 import { LANGUAGES, type EngineName, type Language, type RunRequest, type RunResult } from "./types.ts";
 
 export class Sandbox implements AsyncDisposable {
@@ -47,7 +54,7 @@ export class Sandbox implements AsyncDisposable {
     this.#assertOpen();
     const resolved = resolveRequest(request, this.options);
     const work = this.#engine(resolved.engine).then((engine) => engine.run(resolved));
-    return this.#track(work);
+    return this.#track(withEvents(work, resolved));
   }
 
   /**
@@ -154,7 +161,7 @@ export class Session implements AsyncDisposable {
       { ...request, language: this.language, engine: this.engine },
       this.#sandbox.options,
     );
-    return this.#sandbox.track(this.#inner.run(resolved));
+    return this.#sandbox.track(withEvents(this.#inner.run(resolved), resolved));
   }
 
   async close(): Promise<void> {
@@ -167,6 +174,16 @@ export class Session implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** Reports what the result tells (limits that fired, denials, restarts) on the event channel. */
+function withEvents(work: Promise<RunResult>, request: ResolvedRequest): Promise<RunResult> {
+  const emit = request.emit;
+  if (!emit) return work;
+  return work.then((result) => {
+    resultEvents(result, request.limits, emit);
+    return result;
+  });
 }
 
 /** `createSandbox` of an entry (src/index.ts, src/edge.ts), with that entry's engines. */

@@ -103,6 +103,23 @@ export interface RunRequest {
   onOutput?: (chunk: OutputChunk) => void;
   /** Aborting it ends the run at once with error kind `aborted`. */
   signal?: AbortSignal;
+  /**
+   * This run's network: `false` for none, or a narrower allowlist / lower caps than the sandbox's
+   * `network` (a run may narrow, never widen; the injected headers stay the sandbox's).
+   */
+  network?: false | RunNetworkOptions;
+}
+
+/** What a run may set of the sandbox's network: a subset of its allowlist, lower caps, fewer methods. */
+export interface RunNetworkOptions {
+  allow?: Array<string | { host: string }>;
+  maxRequests?: number;
+  maxRequestBytes?: number;
+  maxResponseBytes?: number;
+  maxTotalBytes?: number;
+  timeoutMs?: number;
+  maxRedirects?: number;
+  methods?: string[];
 }
 
 export interface OutputChunk {
@@ -201,15 +218,3 @@ export type RunResult = RunSuccess | RunFailure;
  * takes it. Typed as `object` so the package's types need no DOM library; checked when the engine starts.
  */
 export type WasmModuleSource = object;
-
-/**
- * What `onEvent` receives: plain data, one `type` each.
- * - `engine.building`: an engine is being built on first use (the Pyodide snapshot was not cached:
- *   `wasmcell setup` builds it ahead of time); runs are served meanwhile, more slowly.
- * - `engine.built`: that build finished (or failed: `error`).
- * - `packages.missing`: `python.packages` is on but `wasmcell setup` has not installed the library.
- */
-export type SandboxEvent =
-  | { type: "engine.building"; engine: "pyodide"; estimateMs: number; message: string }
-  | { type: "engine.built"; engine: "pyodide"; ms: number; error?: string }
-  | { type: "packages.missing"; message: string };

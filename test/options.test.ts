@@ -8,6 +8,7 @@ import {
   DEFAULT_JAVASCRIPT,
   DEFAULT_LIMITS,
   DEFAULT_MCP_HTTP,
+  DEFAULT_NETWORK,
   DEFAULT_PYTHON,
   DEFAULT_SEAL,
   resolveOptions,
@@ -107,6 +108,10 @@ describe("README options tables", () => {
     assert.deepEqual(table("seal"), JSON.parse(JSON.stringify(DEFAULT_SEAL)));
     assert.deepEqual(resolveOptions({ seal: { ...DEFAULT_SEAL } }).seal, resolveOptions({}).seal);
     assert.deepEqual(resolveOptions({ seal: { dropPrivileges: true } }).seal, resolveOptions({}).seal);
+  });
+
+  it("network: every cap with its real default", () => {
+    assert.deepEqual(table("network"), { ...DEFAULT_NETWORK });
   });
 
   it("tool adapters: output caps and code mode caps", () => {

@@ -1,19 +1,58 @@
-// What the CLI says on stderr about the sandbox's own events: a first run without `wasmcell setup`
-// is never a silent wait. (--json keeps stdout to one JSON object; these lines go to stderr.)
+// The CLI's view of the sandbox's event channel: the network flags (--allow) and one line per event
+// on stderr. An engine being built on first use and a missing package library are always said (a
+// first run without `wasmcell setup` is never a silent wait); `wasmcell run --verbose` adds refusals
+// and limits; `wasmcell mcp` logs every event (stderr is the MCP server's log; stdout carries the
+// protocol). --json keeps stdout to one JSON object: these lines go to stderr.
 
-import type { SandboxEvent } from "../types.ts";
-import type { Io } from "./usage.ts";
+import type { SandboxEvent } from "../events.ts";
+import type { SandboxOptions } from "../options.ts";
+import { forTerminal } from "./run.ts";
 
-export function cliEvents(io: Io): (event: SandboxEvent) => void {
-  return (event) => {
-    if (event.type === "engine.building") {
-      io.stderr.write(
-        "wasmcell: the Python engine snapshot is not built on this machine, so this run starts a cold " +
-          "interpreter (a few seconds). `wasmcell setup` builds it once " +
-          `(about ${Math.round(event.estimateMs / 1000)} s) and makes every later start fast.\n`,
+/** `--allow HOST` (repeatable) → the sandbox's network option (none without the flag). */
+export function networkFromFlags(allow: string[] | undefined): Pick<SandboxOptions, "network"> {
+  return allow && allow.length > 0 ? { network: { allow } } : {};
+}
+
+export function formatEvent(e: SandboxEvent): string {
+  switch (e.type) {
+    case "egress":
+      return e.allowed
+        ? `egress allowed: ${e.method} ${e.host}:${e.port} (${e.address ?? "?"}) status ${e.status ?? "none"}, ` +
+            `${e.bytesSent} bytes sent, ${e.bytesReceived} received`
+        : `egress denied: ${e.method} ${e.host}:${e.port} (${e.reason ?? "refused"})`;
+    case "limit":
+      return `limit reached: ${e.limit} = ${e.value}`;
+    case "denied":
+      return `denied: ${e.message}`;
+    case "restart":
+      return `engine restarted: ${e.reason}`;
+    case "engine.building":
+      return (
+        "the Python engine snapshot is not built on this machine, so this run starts a cold interpreter " +
+        `(a few seconds). \`wasmcell setup\` builds it once (about ${Math.round(e.estimateMs / 1000)} s) ` +
+        "and makes every later start fast."
       );
-    } else if (event.type === "packages.missing") {
-      io.stderr.write(`wasmcell: ${event.message}\n`);
+    case "engine.built":
+      return e.error ? `building the engine failed: ${e.error}` : `engine built in ${Math.round(e.ms)} ms`;
+    case "packages.missing":
+      return e.message;
+  }
+}
+
+/** Events the CLI always prints: a wait the user should hear about. */
+const ALWAYS: ReadonlySet<SandboxEvent["type"]> = new Set(["engine.building", "packages.missing"]);
+
+/**
+ * A listener writing one line per event. `all` true (the MCP server's log) prints everything; false
+ * prints engine builds and a missing library always, and refusals and limits only when `verbose`.
+ */
+export function eventPrinter(stderr: NodeJS.WritableStream, all: boolean, verbose = all): (e: SandboxEvent) => void {
+  return (e) => {
+    if (!all && !ALWAYS.has(e.type)) {
+      if (!verbose) return;
+      if (e.type === "egress" && e.allowed) return;
+      if (e.type === "engine.built") return;
     }
+    stderr.write(forTerminal(stderr, `wasmcell [${e.engine}] ${formatEvent(e)}\n`));
   };
 }

@@ -6,8 +6,8 @@ import { serveHttp, type HttpServeOptions } from "../adapters/mcp/http.ts";
 import { DEFAULT_MCP_HTTP } from "../options.ts";
 import { serveStdio } from "../adapters/mcp/transports.ts";
 import { createSandbox } from "../index.ts";
-import { cliEvents } from "./events.ts";
 import type { Limits } from "../types.ts";
+import { eventPrinter, networkFromFlags } from "./events.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 
 const HTTP_ONLY = [
@@ -44,6 +44,7 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
       "timeout-ms": { type: "string" },
       "memory-mb": { type: "string" },
       session: { type: "boolean" },
+      allow: { type: "string", multiple: true },
     },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
@@ -69,10 +70,12 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
     values["drain-ms"] === "0" ? 0 : (positiveInt("--drain-ms", values["drain-ms"]) ?? DEFAULT_MCP_HTTP.drainMs);
 
   // The pool starts on the first Python call, so a machine that cannot run Python still serves JS.
+  // Every security event goes to stderr, the server's log (stdout carries the protocol over stdio).
   await using sandbox = await createSandbox({
     limits,
     python: { engine, pool: 1, prewarm: false },
-    onEvent: cliEvents(io),
+    ...networkFromFlags(values.allow),
+    onEvent: eventPrinter(io.stderr, true),
   });
   const options = { sandbox, pythonEngine: engine, session: values.session === true };
   if (!values.http) {

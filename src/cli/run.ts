@@ -8,8 +8,8 @@ import { encodeValue } from "../adapters/tools/values.ts";
 import { formatBytes } from "../adapters/tools/format.ts";
 import { checkRelativePath } from "../options.ts";
 import { createSandbox } from "../index.ts";
-import { cliEvents } from "./events.ts";
 import type { Language, Limits, OutputFile, RunRequest, RunResult } from "../types.ts";
+import { eventPrinter, networkFromFlags } from "./events.ts";
 import { EXIT, UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 
 const LANG_FLAGS = {
@@ -43,6 +43,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       file: { type: "string", multiple: true },
       "out-dir": { type: "string" },
       json: { type: "boolean" },
+      allow: { type: "string", multiple: true },
+      verbose: { type: "boolean" },
     },
   });
   const langFlag = oneOf("--lang", values.lang, Object.keys(LANG_FLAGS) as (keyof typeof LANG_FLAGS)[]);
@@ -106,9 +108,13 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   }
 
   // One run: no pool to keep warm beyond a single sidecar.
-  await using sandbox = await createSandbox(
-    language === "python" ? { python: { pool: 1, prewarm: false }, onEvent: cliEvents(io) } : {},
-  );
+  await using sandbox = await createSandbox({
+    ...(language === "python" ? { python: { pool: 1, prewarm: false } } : {}),
+    ...networkFromFlags(values.allow),
+    // Engine builds and a missing package library are always said (a first run is never a silent
+    // wait); refusals and limits only with --verbose.
+    onEvent: eventPrinter(io.stderr, false, values.verbose === true),
+  });
   const result = await sandbox.run(request);
   const written = values["out-dir"] === undefined ? [] : await writeFiles(values["out-dir"], result.files);
   const refused = written.filter((w) => w.error !== undefined);

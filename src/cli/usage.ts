@@ -64,6 +64,9 @@ run options:
   --file PATH | NAME=PATH     put a file in the run's working directory (repeatable)
   --out-dir DIR               write the files the run returns into DIR (never outside it)
   --json                      print exactly one JSON object: ok, value, stdout, stderr, error, stats, files
+  --allow HOST[:PORT]         let the code reach this host over HTTP(S) (repeatable; *.domain for subdomains;
+                              default: no network)
+  --verbose                   print refused requests and limits that fired on stderr
 
 mcp options:
   --http                      serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
@@ -78,7 +81,8 @@ mcp options:
   --trust-proxy               --stateless: tell clients apart by the balancer's X-Forwarded-For
   --drain-ms N                on SIGTERM, how long in-flight calls may finish (default 25000)
   --session                   keep variables between calls (one interpreter per language and client)
-  --engine, --timeout-ms, --memory-mb   as for run; they apply to every tool call
+  --engine, --timeout-ms, --memory-mb, --allow   as for run; they apply to every tool call
+                              (security events are logged on stderr)
 
 setup options:
   --from DIR                  take the .deb files from DIR instead of apt-get download (air-gapped machines)

@@ -176,4 +176,22 @@ describe("wasmcell CLI", () => {
     const out = JSON.parse(r.stdout) as { files: { path: string; size: number; mimeType: string }[] };
     assert.deepEqual(out.files, [{ path: "a.csv", size: 8, mimeType: "text/csv" }]);
   });
+
+  test("--allow grants a host; --verbose prints each refusal on stderr", async () => {
+    const { startHttpServer } = await import("../helpers/http.ts");
+    const server = await startHttpServer();
+    try {
+      const code = `const a = await (await fetch("${server.origin}/hello")).text();
+let b; try { await fetch("http://127.0.0.1:1/") } catch (e) { b = e.message }
+console.log(a, b)`;
+      const r = await cli(["run", "--allow", `127.0.0.1:${server.port}`, "--verbose", "-e", code]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /hello network: 127\.0\.0\.1:1 refused: not in the allowlist/);
+      assert.match(r.stderr, /wasmcell \[quickjs\] egress denied: GET 127\.0\.0\.1:1 \(not-allowed\)/);
+      const none = await cli(["run", "-e", "typeof fetch"]);
+      assert.match(none.stdout, /undefined/);
+    } finally {
+      await server.close();
+    }
+  });
 });

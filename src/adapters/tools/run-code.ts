@@ -8,6 +8,7 @@
 // choosing a language from an enum is something models do reliably. Applications that only want some
 // languages narrow the enum with `languages`.
 
+import { describeNetwork } from "./network.ts";
 import { z } from "zod";
 import { InvalidOptionError, WasmcellError } from "../../errors.ts";
 import type { Sandbox, Session } from "../../sandbox.ts";
@@ -115,6 +116,7 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
       options.notes,
       sessions !== undefined,
       options.sandbox.describeJavaScriptRuntime(),
+      describeNetwork(options.sandbox.options.network, pythonEngine),
     ),
     inputSchema,
     jsonSchema: toJsonSchema(inputSchema),
@@ -241,6 +243,7 @@ function describeRunCode(
   notes: string | undefined,
   session: boolean,
   runtime: string,
+  network: string,
 ): string {
   const js = languages.includes("javascript") || languages.includes("typescript");
   const lines = [
@@ -248,12 +251,12 @@ function describeRunCode(
     session
       ? "State persists between calls, one session per language: variables, functions and imports from earlier calls stay available, so send only the new code. After a timeout, memory or crash error the session restarts empty."
       : "Every call starts from a clean state: nothing (variables, imports, files) survives to the next call, so send the whole program each time.",
-    "There is no network and no access to the host's files or processes; only the files you pass in `files` exist.",
+    network,
     `Limits per call: ${limits.timeoutMs} ms wall time, ${limits.memoryMb} MB memory, ${formatLimit(limits.maxOutputBytes)} of printed output (cut and marked beyond that), ${limits.maxFiles} output files.`,
   ];
   if (js) {
     lines.push(
-      `JavaScript/TypeScript: QuickJS (ES2023) with top-level await, setTimeout/setInterval, queueMicrotask, the web platform's ${runtime}, and a global \`fs\` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No Node.js APIs (require, process, Buffer), no npm packages, no fetch.`,
+      `JavaScript/TypeScript: QuickJS (ES2023) with top-level await, setTimeout/setInterval, queueMicrotask, the web platform's ${runtime}, and a global \`fs\` (readFileSync, writeFileSync, appendFileSync, existsSync, readdirSync, unlinkSync, mkdirSync; relative paths) for files; TypeScript types are stripped, not checked. No Node.js APIs (require, process, Buffer), no npm packages${network.startsWith("There is no network") ? ", no fetch" : ""}.`,
     );
   }
   if (languages.includes("python")) {

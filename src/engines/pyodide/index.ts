@@ -57,8 +57,9 @@ export class PyodideEngine implements Engine {
     this.#options = options;
     this.library = options.python.packages ? installedLibrary() : undefined;
     if (options.python.packages && !this.library) {
-      options.emit({
+      options.emit?.({
         type: "packages.missing",
+        engine: "pyodide",
         message: "the Python package library is not installed (run `wasmcell setup`): the standard library only",
       });
     }
@@ -100,7 +101,7 @@ export class PyodideEngine implements Engine {
       this.#pendingBuild = request;
       // Said now, before the cold start, not when the build begins.
       const estimateMs = snapshotBuildEstimateMs(this.library);
-      this.#options.emit({
+      this.#options.emit?.({
         type: "engine.building",
         engine: "pyodide",
         estimateMs,
@@ -115,12 +116,12 @@ export class PyodideEngine implements Engine {
     return getSnapshot({ ...request, signal: this.#stopBuild.signal }).then(
       (bytes) => {
         this.#snapshot = bytes;
-        this.#options.emit({ type: "engine.built", engine: "pyodide", ms: performance.now() - started });
+        this.#options.emit?.({ type: "engine.built", engine: "pyodide", ms: performance.now() - started });
       },
       (error: unknown) => {
         // Sidecars keep cold-loading; the next engine tries again.
         if (this.#stopBuild.signal.aborted) return;
-        this.#options.emit({
+        this.#options.emit?.({
           type: "engine.built",
           engine: "pyodide",
           ms: performance.now() - started,

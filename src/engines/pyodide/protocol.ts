@@ -45,7 +45,14 @@ export interface RunMessage {
   truncationMarker: string;
 }
 
-export type HostMessage = RunMessage;
+/** The host's answer to a `fetch` frame: `reply` is JSON text the sidecar hands to Python as it is. */
+export interface NetReplyMessage {
+  t: "net";
+  seq: number;
+  reply: string;
+}
+
+export type HostMessage = RunMessage | NetReplyMessage;
 
 export interface ReadyMessage {
   t: "ready";
@@ -120,5 +127,13 @@ export interface FatalMessage {
   message: string;
 }
 
+/** Guest Python asks for a network request (JSON text: url, method, headers, base64 body). */
+export interface FetchMessage {
+  t: "fetch";
+  id: number;
+  seq: number;
+  request: string;
+}
+
 export type SidecarMessage =
-  ReadyMessage | SnapshotMessage | OutputMessage | ResultMessage | RecycledMessage | FatalMessage;
+  ReadyMessage | SnapshotMessage | OutputMessage | ResultMessage | RecycledMessage | FatalMessage | FetchMessage;

@@ -12,6 +12,7 @@ import { truncationMarker } from "../output.ts";
 import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../python/result.ts";
 import { LineReader } from "./line-reader.ts";
 import { launchSidecar } from "./launch.ts";
+import { answerFetch, runNetwork } from "./net-host.ts";
 import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";
 
 /**
@@ -56,6 +57,7 @@ interface Pending {
   stderr: string;
   resolve(result: RunResult): void;
   killedFor?: "timeout" | "aborted";
+  network?: ReturnType<typeof runNetwork>;
 }
 
 export class SidecarProcess {
@@ -208,6 +210,13 @@ export class SidecarProcess {
         if (!reusable) this.kill();
         return;
       }
+      case "fetch": {
+        if (!p || m.id !== p.id) return violation("a network request outside a run");
+        void answerFetch(p.network, m, p.request).then((reply) => {
+          if (this.#pending === p && this.alive) this.jail.child.stdin.write(JSON.stringify(reply) + "\n");
+        });
+        return;
+      }
       case "fatal":
         this.#exitReason = typeof m.message === "string" ? m.message.slice(0, 1000) : "fatal";
         this.kill();
@@ -238,6 +247,7 @@ export class SidecarProcess {
         resolveResult(r);
       };
       const pending: Pending = { id, request, started: performance.now(), stdout: "", stderr: "", resolve };
+      pending.network = runNetwork(request, "pyodide");
       this.#pending = pending;
       const files: Record<string, string> = {};
       for (const [path, bytes] of request.files) files[path] = Buffer.from(bytes).toString("base64");
@@ -287,6 +297,7 @@ export class SidecarProcess {
   #finish(p: Pending, result: RunResult): void {
     if (this.#pending !== p) return;
     this.#pending = undefined;
+    p.network?.close();
     p.resolve(result);
   }
 

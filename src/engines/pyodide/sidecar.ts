@@ -34,7 +34,7 @@
 //   changed JS built-in, a fingerprint that differs, a fatal error) makes the sidecar retire
 //   instead: the host replaces it.
 
-import { constants as fsConstants, readFileSync, writeSync } from "node:fs";
+import { constants as fsConstants, readFileSync, readSync, writeSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { format } from "node:util";
 import type { HostMessage, InitMessage, RunLimits, RunMessage, SidecarFailure, SidecarMessage } from "./protocol.ts";
@@ -298,6 +298,44 @@ process.stdin.on("data", (chunk: Buffer) => {
 });
 process.stdin.on("end", () => process.exit(0));
 
+// ---- network: guest Python's one way out, a synchronous request to the host's gated fetch ----
+// The sidecar has no network of its own. A request goes up the protocol channel as a `fetch` frame;
+// the host applies the policy and answers with a `net` frame, read here synchronously from stdin
+// (the event loop is not running while Python waits, so no other reader takes it). The function
+// Python holds is an arrow function with a null prototype that takes and returns a string: nothing
+// reachable from it leads to the JS realm (no constructor, no prototype, no methods).
+let netSerial = 0;
+const netSleep = new Int32Array(new SharedArrayBuffer(4));
+const netBuffer = Buffer.alloc(1 << 16);
+function hostFetch(request: unknown): string {
+  if (typeof request !== "string") return JSON.stringify({ ok: false, error: "network: bad request" });
+  const seq = ++netSerial;
+  send({ t: "fetch", id: output.id, seq, request });
+  for (let lineEnded = true; ;) {
+    // Parse only when a frame may have ended (joining the chunks on every read would be quadratic).
+    if (lineEnded) pump();
+    const at = queue.findIndex((m) => m.t === "net" && m.seq === seq);
+    if (at >= 0) {
+      const [reply] = queue.splice(at, 1);
+      return reply?.t === "net" ? reply.reply : "{}";
+    }
+    let n: number;
+    try {
+      n = readSync(0, netBuffer, 0, netBuffer.length, null);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") process.exit(0);
+      Atomics.wait(netSleep, 0, 0, 1);
+      continue;
+    }
+    if (n === 0) process.exit(0);
+    lineEnded = netBuffer.subarray(0, n).includes(10);
+    chunks.push(Buffer.from(netBuffer.subarray(0, n)));
+    buffered += n;
+  }
+}
+const hostFetchForPython = (request: unknown): string => hostFetch(request);
+Object.setPrototypeOf(hostFetchForPython, null);
+
 function nextMessage(): Promise<HostMessage | "init"> {
   return new Promise((resolve) => {
     const check = () => {
@@ -333,6 +371,120 @@ interface PyodideAPI {
 
 const WORKDIR = "/home/pyodide";
 const HARNESS_MODULE = "wasmcell_harness";
+
+// HTTP for guest Python, through the host. http.client's connections (and so urllib.request, which
+// builds on them) never open a socket: a request is handed to _wasmcell_net_call, a synchronous call
+// into the host's gated fetch (hostFetch below), and the reply — plain bytes, never a JS object — is
+// parsed by http.client's own HTTPResponse. Redirects are not followed by the host here (urllib's
+// handler follows them, each hop a new, checked request). Direct sockets fail at once: the sidecar
+// has no network of its own, and Emscripten's socket emulation would otherwise hang to the deadline.
+const NET_PY = String.raw`
+import http.client as _hc, urllib.request as _ur, io as _io, base64 as _b64, socket as _socket, errno as _errno
+
+_wasmcell_host_fetch = [None]
+def _wasmcell_net_connect(fn):
+    _wasmcell_host_fetch[0] = fn
+
+def _wasmcell_no_socket(*args, **kwargs):
+    raise OSError(_errno.ENETUNREACH, "direct sockets are not available in the sandbox; use urllib.request or http.client, which go through the host's allowlist")
+_socket.socket.connect = _wasmcell_no_socket
+_socket.socket.connect_ex = _wasmcell_no_socket
+_socket.create_connection = _wasmcell_no_socket
+
+class _WasmcellReply:
+    def __init__(self, raw):
+        self._raw = raw
+    def makefile(self, *args, **kwargs):
+        return _io.BytesIO(self._raw)
+    def close(self):
+        pass
+
+def _wasmcell_net_call(method, url, headers, body):
+    fn = _wasmcell_host_fetch[0]
+    if fn is None:
+        raise OSError(_errno.ENETUNREACH, "network: the sandbox has no network")
+    if body is not None and not isinstance(body, (bytes, bytearray)):
+        body = body.encode("utf-8") if isinstance(body, str) else b"".join(body)
+    request = json.dumps({"url": url, "method": method, "headers": [[str(k), str(v)] for k, v in headers],
+                          "body": _b64.b64encode(body).decode("ascii") if body else None})
+    reply = json.loads(str(fn(request)))
+    if not reply.get("ok"):
+        message = str(reply.get("error", "network: the request failed"))
+        if reply.get("denied"):
+            raise PermissionError(_errno.EACCES, message)
+        if reply.get("timeout"):
+            raise TimeoutError(_errno.ETIMEDOUT, message)
+        raise OSError(_errno.ECONNREFUSED, message)
+    return reply
+
+class _WasmcellHTTPConnection(_hc.HTTPConnection):
+    """An http.client connection whose requests go through the host's gated fetch."""
+    _wasmcell_scheme = "http"
+    def connect(self):
+        pass
+    def putrequest(self, method, url, skip_host=False, skip_accept_encoding=False):
+        self._wasmcell = [method, url, [], b""]
+    def putheader(self, header, *values):
+        header = header.decode("latin-1") if isinstance(header, bytes) else str(header)
+        value = ", ".join(v.decode("latin-1") if isinstance(v, bytes) else str(v) for v in values)
+        self._wasmcell[2].append((header, value))
+    def endheaders(self, message_body=None, *, encode_chunked=False):
+        if message_body is not None:
+            self.send(message_body)
+    def send(self, data):
+        if hasattr(data, "read"):
+            data = data.read()
+        if isinstance(data, str):
+            data = data.encode("iso-8859-1")
+        if not isinstance(data, (bytes, bytearray)):
+            data = b"".join(data)
+        self._wasmcell[3] += bytes(data)
+    def request(self, method, url, body=None, headers={}, *, encode_chunked=False):
+        # urllib turns an OSError from request() (not from getresponse()) into URLError: call here.
+        super().request(method, url, body, headers, encode_chunked=encode_chunked)
+        self._wasmcell_response = self._wasmcell_fetch()
+    def getresponse(self):
+        response = getattr(self, "_wasmcell_response", None)
+        self._wasmcell_response = None
+        return response or self._wasmcell_fetch()
+    def _wasmcell_fetch(self):
+        method, target, headers, body = self._wasmcell
+        if not target.startswith("/"):
+            url = target
+        else:
+            host = self.host if ":" not in self.host else "[%s]" % self.host
+            url = "%s://%s:%d%s" % (self._wasmcell_scheme, host, self.port, target)
+        reply = _wasmcell_net_call(method, url, headers, body or None)
+        content = _b64.b64decode(reply["body"])
+        lines = ["HTTP/1.1 %d %s" % (reply["status"], reply["statusText"] or "-")]
+        for name, value in reply["headers"]:
+            if name not in ("content-length", "transfer-encoding", "connection"):
+                lines.append("%s: %s" % (name, value))
+        lines.append("content-length: %d" % len(content))
+        raw = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace") + content
+        response = _hc.HTTPResponse(_WasmcellReply(raw), method=method, url=url)
+        response.begin()
+        return response
+    def close(self):
+        pass
+
+class _WasmcellHTTPSConnection(_WasmcellHTTPConnection):
+    default_port = 443
+    _wasmcell_scheme = "https"
+    def __init__(self, host, port=None, *args, context=None, **kwargs):
+        super().__init__(host, port, *args, **kwargs)
+
+_hc.HTTPConnection = _WasmcellHTTPConnection
+_hc.HTTPSConnection = _WasmcellHTTPSConnection
+_ur.HTTPHandler.http_open = lambda self, req: self.do_open(_WasmcellHTTPConnection, req)
+class _WasmcellHTTPSHandler(_ur.AbstractHTTPHandler):
+    def https_open(self, req):
+        return self.do_open(_WasmcellHTTPSConnection, req)
+    https_request = _ur.AbstractHTTPHandler.do_request_
+_ur.HTTPSHandler = _WasmcellHTTPSHandler
+_ur.install_opener(_ur.build_opener(_WasmcellHTTPSHandler))
+del _WasmcellHTTPSHandler
+`;
 
 // Python run once per interpreter, before the checkpoint (and before the snapshot is taken, so a
 // sidecar started from the snapshot skips it): imports, the guest-visible refusals, the entry point.
@@ -378,6 +530,7 @@ def _wasmcell_start(code, max_result_bytes, fresh):
     return _h.encode_envelope(_h.run_envelope(code, ns, max_result_bytes))
 
 _wasmcell_session_ns = _h.new_namespace()
+${NET_PY}
 `;
 
 // The guest-level blocks on the JavaScript bridge. Run after every load: Pyodide's own start-up from a
@@ -571,6 +724,10 @@ async function main(): Promise<void> {
   // From a snapshot the setup already ran; the cwd is JS-side file-system state, not in the snapshot.
   py.runPython(init.snapshotBytes ? `import os\nos.chdir(${JSON.stringify(WORKDIR)})` : SETUP_PY);
   py.runPython(HARDEN_PY);
+  const connectNet = py.globals.get("_wasmcell_net_connect");
+  if (!connectNet) die("setup did not define _wasmcell_net_connect");
+  connectNet(hostFetchForPython);
+  connectNet.destroy();
   const start = py.globals.get("_wasmcell_start");
   if (!start) die("setup did not define _wasmcell_start");
   const stateful = init.stateful;

@@ -12,6 +12,7 @@ import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { ClosedError } from "../../errors.ts";
 import { failure } from "./failure.ts";
+import { installFetch, needsFetch, withNetwork } from "./fetch.ts";
 import { Guest } from "./guest.ts";
 import type { Cell } from "./cell.ts";
 import { describeHostError, ModulePool, type WasmModule } from "./modules.ts";
@@ -72,11 +73,14 @@ export class QuickJSEngine implements Engine {
     if ("error" in src) return failure(req, src.error, startedAt);
     const wasm = this.pool.ready() ?? (await this.pool.get());
     const hostNames = Object.keys(req.hostFunctions);
-    const opened = this.#openGuest(wasm, globalNeeds(src.code, hostNames), hostNames);
+    const net = withNetwork(req);
+    const fetch = net.network !== undefined && needsFetch(src.code);
+    const opened = this.#openGuest(wasm, globalNeeds(src.code, hostNames), hostNames, fetch);
     if ("error" in opened) return failure(req, opened.error, startedAt);
     const { guest, cell } = opened;
-    const run = new Run(guest, req, src);
+    const run = new Run(guest, net.req, src);
     const result = await run.execute();
+    net.network?.close();
     const cleanup = () => {
       run.release();
       if (wasm.alive && !cell.dead) {
@@ -97,12 +101,14 @@ export class QuickJSEngine implements Engine {
     wasm: WasmModule,
     needs: ReturnType<typeof globalNeeds>,
     hostNames: string[],
+    network: boolean,
   ): { guest: Guest; cell: Cell } | { error: GuestError } {
     let cell: Cell | undefined;
     try {
       cell = wasm.takeCell();
       const guest = new Guest(cell, cell.takeContext());
       guest.install(needs, hostNames);
+      if (network) installFetch(guest);
       return { guest, cell };
     } catch (error) {
       wasm.poison(`starting a context failed: ${describeHostError(error)}`);
@@ -194,8 +200,10 @@ export class QuickJSSession implements EngineSession {
     }
     const src = await prepare(req);
     if ("error" in src) return failure(req, src.error, startedAt);
+    const net = withNetwork(req);
     try {
       this.#guest.install(allGlobals(), Object.keys(req.hostFunctions));
+      if (net.network) installFetch(this.#guest);
     } catch (error) {
       this.#guest.cell.wasm.poison(`installing globals failed: ${describeHostError(error)}`);
       return failure(
@@ -204,8 +212,9 @@ export class QuickJSSession implements EngineSession {
         startedAt,
       );
     }
-    const run = new Run(this.#guest, req, src);
+    const run = new Run(this.#guest, net.req, src);
     const result = await run.execute();
+    net.network?.close();
     run.release();
     return result;
   }

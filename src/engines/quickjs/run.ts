@@ -56,6 +56,9 @@ interface Delivery {
   value: unknown;
 }
 
+/** Host functions the engine itself installs (the fetch bridge); callers may not use the prefix. */
+export const INTERNAL_HOST_PREFIX = "__wasmcell_net_";
+
 /** An exception the host throws *into* the guest on purpose (bad argument, limit reached). */
 class GuestThrow extends Error {}
 
@@ -558,12 +561,12 @@ export class Run implements GuestRunHooks {
       const { ctx, cell } = this.#guest;
       const fn: HostFunction | undefined = this.#req.hostFunctions[name];
       if (!fn) throw new GuestThrow(`${name} is not available in this run`);
-      if (this.#hostCalls >= this.#req.limits.maxHostCalls) {
+      // The network bridge's calls are bounded by the network caps, not by maxHostCalls.
+      if (!name.startsWith(INTERNAL_HOST_PREFIX) && this.#hostCalls++ >= this.#req.limits.maxHostCalls) {
         throw new GuestThrow(
           `too many host calls: this run may make ${this.#req.limits.maxHostCalls} (limits.maxHostCalls)`,
         );
       }
-      this.#hostCalls++;
       // Arguments cross as data: the service realm serialises them in the guest, the host rebuilds them.
       const arr = ctx.newArray();
       args.forEach((a, i) => ctx.setProp(arr, i, a));

@@ -117,7 +117,7 @@ export function usesAwait(code: string): boolean {
  * through an escaped name. Any sign of those installs everything, so nothing a program can reach is
  * missing; leaving a global out only ever removes a capability.
  */
-const REFLECTIVE =
+export const REFLECTIVE =
   /globalThis|\bthis\b|eval|Function|constructor|prototype|__proto__|Reflect|valueOf|\\u|\bwith\b|getOwnProperty|import/;
 
 export interface GlobalNeeds {

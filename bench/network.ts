@@ -1,0 +1,72 @@
+// The cost of one allowed request per tier against Node's own fetch to the same loopback server, in
+// the same process: the gate alone (policy + pinned connection), a JavaScript run that fetches vs one
+// that does not, a Pyodide run that calls urlopen vs one that does not. The native tier has no network.
+import { createServer } from "node:http";
+import { RunNetwork } from "../src/network/gate.ts";
+import { createSandbox, type RunRequest } from "../src/index.ts";
+import { resolveOptions } from "../src/options.ts";
+
+interface Row {
+  what: string;
+  runs: number;
+  p50: number;
+  p99: number;
+}
+
+async function measure(what: string, runs: number, once: () => Promise<unknown>): Promise<Row> {
+  for (let i = 0; i < Math.min(20, runs); i++) await once(); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await once();
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  return { what, runs, p50: at(0.5), p99: at(0.99) };
+}
+
+export async function bench(): Promise<string> {
+  const server = createServer((_req, res) => res.end("hello"));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  const url = `http://127.0.0.1:${port}/`;
+  const network = { allow: [`127.0.0.1:${port}`], maxRequests: 100_000 };
+  await using sandbox = await createSandbox({ python: { pool: 1 }, network });
+  const policy = resolveOptions({ network }).network!;
+  const gate = new RunNetwork(policy, { engine: "quickjs", deadline: performance.now() + 3_600_000 });
+  const run = async (request: RunRequest) => {
+    const r = await sandbox.run(request);
+    if (!r.ok) throw new Error(JSON.stringify(r.error));
+  };
+  const rows: Row[] = [];
+  try {
+    rows.push(await measure("Node fetch (baseline, keep-alive)", 300, async () => (await fetch(url)).text()));
+    rows.push(await measure("gate: RunNetwork.fetchAll", 300, () => gate.fetchAll({ url })));
+    rows.push(await measure("quickjs run without fetch", 300, () => run({ language: "javascript", code: "1" })));
+    rows.push(
+      await measure("quickjs run with one fetch", 300, () =>
+        run({ language: "javascript", code: `await (await fetch(${JSON.stringify(url)})).text()` }),
+      ),
+    );
+    rows.push(await measure("pyodide run without urlopen", 40, () => run({ language: "python", code: "1" })));
+    rows.push(
+      await measure("pyodide run with one urlopen", 40, () =>
+        run({
+          language: "python",
+          code: `import urllib.request\nurllib.request.urlopen(${JSON.stringify(url)}).read()`,
+        }),
+      ),
+    );
+  } finally {
+    gate.close();
+    server.close();
+  }
+  return [
+    "## Network (one allowed request to a loopback server)",
+    "",
+    "| what | runs | p50 ms | p99 ms |",
+    "|---|---|---|---|",
+    ...rows.map((r) => `| ${r.what} | ${r.runs} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} |`),
+  ].join("\n");
+}

@@ -1,0 +1,340 @@
+// The guest side of `fetch`: Headers, Request, Response, FormData (when the runtime has none) and
+// fetch() itself, written in plain JavaScript and evaluated in the user's context (so every object is
+// the user realm's own) when — and only when — the run has network. It reaches the host through four
+// bridge functions it captures and deletes from the global object before user code runs; each is a
+// host call into the run's gated fetch (src/network/gate.ts), which applies the whole policy. Bodies
+// cross as base64 strings in chunks (the bridge carries data, never guest objects), so a response is
+// streamed chunk by chunk through `response.body.getReader()` or read whole by text()/json()/….
+
+export const NET_BRIDGE = {
+  write: "__wasmcell_net_write",
+  open: "__wasmcell_net_open",
+  read: "__wasmcell_net_read",
+  cancel: "__wasmcell_net_cancel",
+} as const;
+
+export const FETCH_GUEST_SOURCE = String.raw`(function () {
+  "use strict";
+  var g = globalThis;
+  var bridgeWrite = g.${NET_BRIDGE.write}, bridgeOpen = g.${NET_BRIDGE.open};
+  var bridgeRead = g.${NET_BRIDGE.read}, bridgeCancel = g.${NET_BRIDGE.cancel};
+  delete g.${NET_BRIDGE.write}; delete g.${NET_BRIDGE.open}; delete g.${NET_BRIDGE.read}; delete g.${NET_BRIDGE.cancel};
+  var CHUNK = 49152;
+  var ALPHA = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  var LOOKUP = new Uint8Array(128);
+  for (var i = 0; i < 64; i++) LOOKUP[ALPHA.charCodeAt(i)] = i;
+  var serial = 0;
+
+  function toBase64(u8) {
+    var out = [], n = u8.length, i = 0;
+    for (; i + 2 < n; i += 3) {
+      var v = (u8[i] << 16) | (u8[i + 1] << 8) | u8[i + 2];
+      out.push(ALPHA[v >> 18] + ALPHA[(v >> 12) & 63] + ALPHA[(v >> 6) & 63] + ALPHA[v & 63]);
+    }
+    if (i < n) {
+      var w = (u8[i] << 16) | (i + 1 < n ? u8[i + 1] << 8 : 0);
+      out.push(ALPHA[w >> 18] + ALPHA[(w >> 12) & 63] + (i + 1 < n ? ALPHA[(w >> 6) & 63] : "=") + "=");
+    }
+    return out.join("");
+  }
+  function fromBase64(s) {
+    var pad = s.endsWith("==") ? 2 : s.endsWith("=") ? 1 : 0;
+    var out = new Uint8Array((s.length / 4) * 3 - pad), o = 0;
+    for (var i = 0; i < s.length; i += 4) {
+      var v = (LOOKUP[s.charCodeAt(i)] << 18) | (LOOKUP[s.charCodeAt(i + 1)] << 12) |
+        (LOOKUP[s.charCodeAt(i + 2)] << 6) | LOOKUP[s.charCodeAt(i + 3)];
+      out[o++] = v >> 16;
+      if (o < out.length) out[o++] = (v >> 8) & 255;
+      if (o < out.length) out[o++] = v & 255;
+    }
+    return out;
+  }
+  function utf8(str) {
+    if (typeof g.TextEncoder === "function") return new g.TextEncoder().encode(str);
+    var bin = unescape(encodeURIComponent(str)), out = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  }
+  function fromUtf8(u8) {
+    if (typeof g.TextDecoder === "function") return new g.TextDecoder().decode(u8);
+    var parts = [];
+    for (var i = 0; i < u8.length; i += 8192) parts.push(String.fromCharCode.apply(null, u8.subarray(i, i + 8192)));
+    try { return decodeURIComponent(escape(parts.join(""))); } catch (e) { return parts.join(""); }
+  }
+  function concat(chunks) {
+    var n = 0, i;
+    for (i = 0; i < chunks.length; i++) n += chunks[i].length;
+    var out = new Uint8Array(n), o = 0;
+    for (i = 0; i < chunks.length; i++) { out.set(chunks[i], o); o += chunks[i].length; }
+    return out;
+  }
+  function abortError(signal) {
+    if (signal && signal.reason !== undefined) return signal.reason;
+    var e = new Error("The operation was aborted.");
+    e.name = "AbortError";
+    return e;
+  }
+  function netError(e) {
+    if (e && e.name === "AbortError") return e;
+    return new TypeError(e && e.message ? e.message : String(e));
+  }
+
+  var TOKEN = /^[!#$%&'*+.^_\x60|~0-9A-Za-z-]+$/;
+  function Headers(init) {
+    if (!(this instanceof Headers)) throw new TypeError("Headers must be called with new");
+    this._list = [];
+    if (init == null) return;
+    if (init instanceof Headers) init = init._list;
+    if (typeof init[Symbol.iterator] === "function") {
+      for (var pair of init) {
+        var p = Array.from(pair);
+        if (p.length !== 2) throw new TypeError("Headers: each pair must have a name and a value");
+        this.append(p[0], p[1]);
+      }
+    } else if (typeof init === "object") {
+      for (var k of Object.keys(init)) this.append(k, init[k]);
+    } else throw new TypeError("Headers: init must be an object or a list of pairs");
+  }
+  function headerName(name) {
+    name = String(name);
+    if (!TOKEN.test(name)) throw new TypeError("Headers: " + JSON.stringify(name) + " is not a valid header name");
+    return name.toLowerCase();
+  }
+  function headerValue(value) {
+    value = String(value).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+    if (/[\0\r\n]/.test(value)) throw new TypeError("Headers: a header value may not contain NUL, CR or LF");
+    return value;
+  }
+  Headers.prototype.append = function (n, v) { this._list.push([headerName(n), headerValue(v)]); };
+  Headers.prototype.delete = function (n) { n = headerName(n); this._list = this._list.filter(function (p) { return p[0] !== n; }); };
+  Headers.prototype.get = function (n) {
+    n = headerName(n);
+    var vs = this._list.filter(function (p) { return p[0] === n; }).map(function (p) { return p[1]; });
+    return vs.length ? vs.join(", ") : null;
+  };
+  Headers.prototype.getSetCookie = function () {
+    return this._list.filter(function (p) { return p[0] === "set-cookie"; }).map(function (p) { return p[1]; });
+  };
+  Headers.prototype.has = function (n) { n = headerName(n); return this._list.some(function (p) { return p[0] === n; }); };
+  Headers.prototype.set = function (n, v) { this.delete(n); this.append(n, v); };
+  Headers.prototype.entries = function () {
+    var names = [], self = this;
+    this._list.forEach(function (p) { if (names.indexOf(p[0]) < 0) names.push(p[0]); });
+    names.sort();
+    return names.map(function (n) { return [n, self.get(n)]; })[Symbol.iterator]();
+  };
+  Headers.prototype.keys = function () { return Array.from(this.entries(), function (p) { return p[0]; })[Symbol.iterator](); };
+  Headers.prototype.values = function () { return Array.from(this.entries(), function (p) { return p[1]; })[Symbol.iterator](); };
+  Headers.prototype.forEach = function (fn, self) { for (var p of this.entries()) fn.call(self, p[1], p[0], this); };
+  Headers.prototype[Symbol.iterator] = Headers.prototype.entries;
+
+  var OwnFormData = typeof g.FormData === "function" ? null : function FormData() {
+    if (!(this instanceof FormData)) throw new TypeError("FormData must be called with new");
+    this._list = [];
+  };
+  if (OwnFormData) {
+    OwnFormData.prototype.append = function (n, v, filename) {
+      this._list.push([String(n), v instanceof Uint8Array ? { bytes: v, filename: filename || "blob" } : String(v)]);
+    };
+    OwnFormData.prototype.set = function (n, v, f) { this.delete(n); this.append(n, v, f); };
+    OwnFormData.prototype.get = function (n) { var p = this._list.find(function (x) { return x[0] === String(n); }); return p ? p[1] : null; };
+    OwnFormData.prototype.getAll = function (n) { return this._list.filter(function (x) { return x[0] === String(n); }).map(function (x) { return x[1]; }); };
+    OwnFormData.prototype.has = function (n) { return this._list.some(function (x) { return x[0] === String(n); }); };
+    OwnFormData.prototype.delete = function (n) { this._list = this._list.filter(function (x) { return x[0] !== String(n); }); };
+    OwnFormData.prototype.entries = function () { return this._list.slice()[Symbol.iterator](); };
+    OwnFormData.prototype[Symbol.iterator] = OwnFormData.prototype.entries;
+    g.FormData = OwnFormData;
+  }
+
+  /** Body init → [bytes, default content type]. */
+  function extract(body) {
+    if (body == null) return [null, null];
+    if (typeof body === "string") return [utf8(body), "text/plain;charset=UTF-8"];
+    if (body instanceof ArrayBuffer) return [new Uint8Array(body.slice(0)), null];
+    if (ArrayBuffer.isView(body)) return [new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)), null];
+    if (typeof g.URLSearchParams === "function" && body instanceof g.URLSearchParams)
+      return [utf8(body.toString()), "application/x-www-form-urlencoded;charset=UTF-8"];
+    if (typeof g.FormData === "function" && body instanceof g.FormData) {
+      var boundary = "----wasmcell" + Math.random().toString(16).slice(2) + Math.random().toString(16).slice(2);
+      var parts = [], esc = function (s) { return String(s).replace(/"/g, "%22").replace(/\r?\n|\r/g, "%0D%0A"); };
+      for (var pair of body) {
+        var v = pair[1], head = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + esc(pair[0]) + "\"";
+        if (typeof v === "string") parts.push(utf8(head + "\r\n\r\n" + v + "\r\n"));
+        else {
+          var bytes = v && v.bytes ? v.bytes : v;
+          var name = v && v.filename ? v.filename : v && v.name ? v.name : "blob";
+          parts.push(utf8(head + "; filename=\"" + esc(name) + "\"\r\nContent-Type: application/octet-stream\r\n\r\n"));
+          parts.push(bytes instanceof Uint8Array ? bytes : utf8(String(bytes)));
+          parts.push(utf8("\r\n"));
+        }
+      }
+      parts.push(utf8("--" + boundary + "--\r\n"));
+      return [concat(parts), "multipart/form-data; boundary=" + boundary];
+    }
+    if (body instanceof Body) throw new TypeError("fetch: pass the body's bytes, not a Request or Response");
+    return [utf8(String(body)), "text/plain;charset=UTF-8"];
+  }
+
+  /** A body: bytes already here, or a host stream read chunk by chunk. */
+  function Body() {}
+  function initBody(self, bytes, stream) {
+    self._bytes = bytes;
+    self._stream = stream;
+    self.bodyUsed = false;
+  }
+  function takeReader(self) {
+    if (self.bodyUsed) throw new TypeError("the body has already been read");
+    self.bodyUsed = true;
+    var bytes = self._bytes, stream = self._stream, done = false;
+    return {
+      read: function () {
+        if (self._signal && self._signal.aborted) { done = true; return Promise.reject(abortError(self._signal)); }
+        if (done) return Promise.resolve({ done: true, value: undefined });
+        if (!stream) {
+          done = true;
+          return Promise.resolve(bytes && bytes.length ? { done: false, value: bytes } : { done: true, value: undefined });
+        }
+        return bridgeRead(stream).then(function (b64) {
+          if (b64 === null) { done = true; return { done: true, value: undefined }; }
+          return { done: false, value: fromBase64(b64) };
+        }, function (e) {
+          done = true;
+          throw self._signal && self._signal.aborted ? abortError(self._signal) : netError(e);
+        });
+      },
+      cancel: function () { done = true; if (stream) bridgeCancel(stream); return Promise.resolve(); },
+      releaseLock: function () {},
+      closed: Promise.resolve(),
+    };
+  }
+  Object.defineProperty(Body.prototype, "body", {
+    get: function () {
+      if (this._bytes === null && !this._stream) return null;
+      var self = this, reader = null;
+      var getReader = function () { reader = reader || takeReader(self); return reader; };
+      var stream = { getReader: getReader, cancel: function () { return getReader().cancel(); } };
+      stream[Symbol.asyncIterator] = function () {
+        var r = getReader();
+        return { next: function () { return r.read(); }, return: function () { return r.cancel().then(function () { return { done: true }; }); } };
+      };
+      Object.defineProperty(stream, "locked", { get: function () { return reader !== null; } });
+      return stream;
+    },
+  });
+  Body.prototype.arrayBuffer = function () {
+    return this.bytes().then(function (u8) { return u8.buffer; });
+  };
+  Body.prototype.bytes = function () {
+    var reader;
+    try { reader = takeReader(this); } catch (e) { return Promise.reject(e); }
+    var chunks = [];
+    var pump = function () {
+      return reader.read().then(function (r) { if (r.done) return concat(chunks); chunks.push(r.value); return pump(); });
+    };
+    return pump();
+  };
+  Body.prototype.text = function () { return this.bytes().then(fromUtf8); };
+  Body.prototype.json = function () { return this.text().then(function (t) { return JSON.parse(t); }); };
+
+  function Request(input, init) {
+    if (!(this instanceof Request)) throw new TypeError("Request must be called with new");
+    init = init || {};
+    var base = input instanceof Request ? input : null;
+    this.url = base ? base.url : String(input && input.href !== undefined ? input.href : input);
+    if (typeof g.URL === "function") this.url = new g.URL(this.url).href;
+    this.method = String(init.method || (base ? base.method : "GET")).toUpperCase();
+    this.headers = new Headers(init.headers || (base ? base.headers : undefined));
+    this.redirect = init.redirect || (base ? base.redirect : "follow");
+    if (["follow", "manual", "error"].indexOf(this.redirect) < 0) throw new TypeError("Request: bad redirect mode " + this.redirect);
+    this.signal = init.signal || (base ? base.signal : null);
+    var body = init.body !== undefined ? extract(init.body) : [base ? base._bytes : null, null];
+    if (body[0] && (this.method === "GET" || this.method === "HEAD")) throw new TypeError("Request with GET/HEAD method cannot have body");
+    if (body[1] && !this.headers.has("content-type")) this.headers.set("content-type", body[1]);
+    initBody(this, body[0], null);
+  }
+  Request.prototype = Object.create(Body.prototype);
+  Request.prototype.constructor = Request;
+  Request.prototype.clone = function () {
+    if (this.bodyUsed) throw new TypeError("Request.clone: the body has already been read");
+    return new Request(this);
+  };
+
+  function Response(body, init) {
+    if (!(this instanceof Response)) throw new TypeError("Response must be called with new");
+    init = init || {};
+    var extracted = extract(body);
+    this.status = init.status === undefined ? 200 : init.status | 0;
+    if (this.status < 200 || this.status > 599) throw new RangeError("Response: status must be 200 to 599");
+    this.statusText = init.statusText === undefined ? "" : String(init.statusText);
+    this.headers = new Headers(init.headers);
+    if (extracted[1] && !this.headers.has("content-type")) this.headers.set("content-type", extracted[1]);
+    this.url = "";
+    this.redirected = false;
+    this.type = "default";
+    initBody(this, extracted[0], init._stream || null);
+  }
+  Response.prototype = Object.create(Body.prototype);
+  Response.prototype.constructor = Response;
+  Object.defineProperty(Response.prototype, "ok", { get: function () { return this.status >= 200 && this.status < 300; } });
+  Response.prototype.clone = function () {
+    if (this._stream) throw new TypeError("Response.clone: read the body first (a streamed body cannot be cloned here)");
+    var r = new Response(this._bytes, { status: this.status, statusText: this.statusText, headers: this.headers });
+    r.url = this.url;
+    return r;
+  };
+  Response.json = function (data, init) {
+    var h = new Headers((init && init.headers) || undefined);
+    if (!h.has("content-type")) h.set("content-type", "application/json");
+    return new Response(JSON.stringify(data), { status: init && init.status, statusText: init && init.statusText, headers: h });
+  };
+  Response.error = function () { var r = new Response(null, { status: 200 }); r.status = 0; r.type = "error"; return r; };
+  Response.redirect = function (url, status) {
+    return new Response(null, { status: status || 302, headers: { location: String(url) } });
+  };
+
+  function fetch(input, init) {
+    return new Promise(function (resolve, reject) {
+      var req = new Request(input, init);
+      var signal = req.signal;
+      if (signal && signal.aborted) throw abortError(signal);
+      var id = ++serial, settled = false;
+      var onAbort = function () {
+        if (settled) return;
+        settled = true;
+        bridgeCancel(id);
+        reject(abortError(signal));
+      };
+      if (signal && typeof signal.addEventListener === "function") signal.addEventListener("abort", onAbort);
+      var bytes = req._bytes, writes = [];
+      if (bytes) for (var o = 0; o < bytes.length; o += CHUNK) writes.push(bridgeWrite(id, toBase64(bytes.subarray(o, o + CHUNK))));
+      Promise.all(writes).then(function () {
+        return bridgeOpen(id, { url: req.url, method: req.method, headers: req.headers._list, redirect: req.redirect });
+      }).then(function (head) {
+        if (settled) { bridgeCancel(id); return; }
+        settled = true;
+        var res = new Response(null, { status: head.status < 200 ? 200 : head.status, statusText: head.statusText, headers: head.headers, _stream: id });
+        res.status = head.status;
+        res.url = head.url;
+        res.redirected = head.redirected;
+        res.type = "basic";
+        res._signal = signal;
+        if (signal && typeof signal.addEventListener === "function")
+          signal.addEventListener("abort", function () { bridgeCancel(id); });
+        resolve(res);
+      }, function (e) {
+        if (settled) return;
+        settled = true;
+        reject(netError(e));
+      });
+    });
+  }
+
+  var define = function (name, value) {
+    Object.defineProperty(g, name, { value: value, writable: true, configurable: true, enumerable: false });
+  };
+  define("Headers", Headers);
+  define("Request", Request);
+  define("Response", Response);
+  define("fetch", fetch);
+})();
+`;

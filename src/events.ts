@@ -1,0 +1,116 @@
+// The security event channel: one callback (`onEvent` in the sandbox options) that receives what a
+// reviewer needs to trust the sandbox — every egress decision, every limit that fired, every denial,
+// every engine kill or restart, and an engine being built on first use. Events are plain data built by the host (strings and numbers, never a
+// guest object), so a listener may log, store or forward them as they are.
+// Nothing here imports Node: the package root must load on edge runtimes too.
+
+import type { NetworkDenialReason } from "./errors.ts";
+import type { EngineName, ErrorKind, Limits, RunResult } from "./types.ts";
+
+interface EventBase {
+  /** Milliseconds since the epoch, host clock. */
+  time: number;
+  engine: EngineName;
+}
+
+/** A network request the guest made and what the host decided (one event per hop of a redirect). */
+export interface EgressEvent extends EventBase {
+  type: "egress";
+  method: string;
+  /** The host name (or IP literal) asked for, lowercase. */
+  host: string;
+  port: number;
+  allowed: boolean;
+  /** Why it was refused (only when `allowed` is false). */
+  reason?: NetworkDenialReason;
+  /** The address the host checked and connected to (when it got that far). */
+  address?: string;
+  /** HTTP status of the response (allowed requests that got one). */
+  status?: number;
+  /** Request body bytes sent and response body bytes received. */
+  bytesSent: number;
+  bytesReceived: number;
+}
+
+/** A limit that ended or cut a run: `limit` names the field in `limits` (or `network`), `value` its setting. */
+export interface LimitEvent extends EventBase {
+  type: "limit";
+  limit: string;
+  value: number;
+}
+
+/** A run that ended with kind `denied` (the guest tried something the sandbox does not grant). */
+export interface DenialEvent extends EventBase {
+  type: "denied";
+  message: string;
+}
+
+/** The engine replaced a process, worker or module (`reason` says why: a kill, a crash, a poisoned module). */
+export interface RestartEvent extends EventBase {
+  type: "restart";
+  reason: string;
+}
+
+/**
+ * An engine is being built on first use (the Pyodide snapshot was not cached: `wasmcell setup` builds it
+ * ahead of time); runs are served meanwhile, more slowly. `estimateMs` is how long the build may take.
+ */
+export interface EngineBuildingEvent extends EventBase {
+  type: "engine.building";
+  estimateMs: number;
+  message: string;
+}
+
+/** That build finished (or failed: `error`). */
+export interface EngineBuiltEvent extends EventBase {
+  type: "engine.built";
+  ms: number;
+  error?: string;
+}
+
+/** `python.packages` is on but `wasmcell setup` has not installed the package library. */
+export interface PackagesMissingEvent extends EventBase {
+  type: "packages.missing";
+  message: string;
+}
+
+export type SandboxEvent =
+  EgressEvent | LimitEvent | DenialEvent | RestartEvent | EngineBuildingEvent | EngineBuiltEvent | PackagesMissingEvent;
+export type SandboxEventListener = (event: SandboxEvent) => void;
+
+/** Distributive Omit, so each member keeps its own fields. */
+export type EventInput = SandboxEvent extends infer E ? (E extends SandboxEvent ? Omit<E, "time"> : never) : never;
+
+/** Wraps the caller's listener: stamps the time, and a listener that throws never breaks a run. */
+export function eventSink(listener: SandboxEventListener | undefined): ((event: EventInput) => void) | undefined {
+  if (!listener) return undefined;
+  return (event) => {
+    try {
+      listener({ ...event, time: Date.now() });
+    } catch {
+      // The listener's failure is the application's; the run carries on.
+    }
+  };
+}
+
+/**
+ * The events a finished run tells by its result: the limit that ended or cut it, a denial, an engine
+ * that was replaced under it. Read from the host's verdict (the error kind), never from guest text.
+ */
+export function resultEvents(result: RunResult, limits: Limits, emit: (event: EventInput) => void): void {
+  const engine = result.stats.engine;
+  if (result.outputTruncated) emit({ type: "limit", engine, limit: "maxOutputBytes", value: limits.maxOutputBytes });
+  if (result.ok) return;
+  const kind = result.error.kind;
+  const limit = LIMIT_OF_KIND[kind];
+  if (limit) emit({ type: "limit", engine, limit, value: limits[limit] });
+  if (kind === "denied") emit({ type: "denied", engine, message: result.error.message.slice(0, 500) });
+  if (kind === "crashed" || (engine !== "quickjs" && kind === "timeout"))
+    emit({ type: "restart", engine, reason: kind === "timeout" ? "killed at the deadline" : "the engine crashed" });
+}
+
+const LIMIT_OF_KIND: Partial<Record<ErrorKind, keyof Limits>> = {
+  timeout: "timeoutMs",
+  memory: "memoryMb",
+  stack: "maxStackKb",
+};

@@ -1,0 +1,421 @@
+// The gated fetch: the only way guest code of any tier reaches the network. One RunNetwork per run
+// holds the run's policy, counters and deadline. For each request (and again for each redirect hop)
+// the host checks the URL against the allowlist, resolves the name *itself*, checks every address,
+// and connects to the address it checked (the socket's lookup returns that address: no second DNS
+// lookup, so a name cannot rebind between check and connect).
+//
+// What a guest request never carries: the host's cookies, credentials or proxy settings (a fresh
+// agent per request, never the global one or HTTP(S)_PROXY), a Host header of its own choosing, or a
+// header the application injects for another entry. Compression is not negotiated (bodies come back
+// as the server sent them with no Accept-Encoding), so byte caps count what the guest really gets.
+
+import { lookup as dnsLookup } from "node:dns/promises";
+import * as http from "node:http";
+import * as https from "node:https";
+import { NetworkDeniedError } from "../errors.ts";
+import type { EventInput } from "../events.ts";
+import type { EngineName } from "../types.ts";
+import { checkAddresses, checkTarget, targetName, type NetworkPolicy, type Target } from "./policy.ts";
+
+export interface GuestRequest {
+  url: string;
+  method?: string;
+  headers?: ReadonlyArray<readonly [string, string]>;
+  body?: Uint8Array | undefined;
+  redirect?: "follow" | "manual" | "error";
+}
+
+export interface GatedResponse {
+  url: string;
+  status: number;
+  statusText: string;
+  headers: Array<[string, string]>;
+  redirected: boolean;
+  body: BodyReader;
+}
+
+export interface BodyReader {
+  /** The next chunk, or null at the end. Throws NetworkDeniedError when a byte cap is reached. */
+  read(): Promise<Uint8Array | null>;
+  cancel(): void;
+}
+
+/** Headers the host owns or that would let the guest step around the policy. */
+const DROPPED_HEADERS = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "content-length",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+  "expect",
+  "accept-encoding",
+  "proxy-authorization",
+  "proxy-connection",
+]);
+const CROSS_ORIGIN_DROPPED = new Set(["authorization", "cookie", "proxy-authorization"]);
+/** Past the run's deadline the engine has already ended the run; the gate stops its requests soon after. */
+const DEADLINE_GRACE_MS = 250;
+const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
+
+export const systemResolver = async (hostname: string): Promise<string[]> =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+export interface RunNetworkContext {
+  engine: EngineName;
+  /** `performance.now()` time by which the run must be over; no request outlives it. */
+  deadline: number;
+  signal?: AbortSignal;
+  emit?: ((event: EventInput) => void) | undefined;
+}
+
+export class RunNetwork {
+  readonly policy: NetworkPolicy;
+  readonly #ctx: RunNetworkContext;
+  readonly #ended = new AbortController();
+  #requests = 0;
+  #received = 0;
+  readonly #open = new Set<() => void>();
+
+  constructor(policy: NetworkPolicy, ctx: RunNetworkContext) {
+    this.policy = policy;
+    this.#ctx = ctx;
+  }
+
+  /** Ends every request still going (the run is over). */
+  close(): void {
+    this.#ended.abort(new Error("the run has ended"));
+    for (const finish of [...this.#open]) finish();
+  }
+
+  async fetch(request: GuestRequest, signal?: AbortSignal): Promise<GatedResponse> {
+    const method = (request.method ?? "GET").toUpperCase();
+    if (!METHOD.test(method)) throw new TypeError(`network: "${method.slice(0, 40)}" is not an HTTP method`);
+    let body = request.body;
+    if (body && body.byteLength > this.policy.maxRequestBytes)
+      throw this.#deny(
+        method,
+        undefined,
+        new NetworkDeniedError(
+          "limit",
+          "",
+          `network: the request body is ${body.byteLength} bytes, over the ${this.policy.maxRequestBytes}-byte cap (network.maxRequestBytes)`,
+        ),
+      );
+    const guestHeaders = (request.headers ?? []).filter(([n]) => !DROPPED_HEADERS.has(n.toLowerCase()));
+    let headers = guestHeaders.map(([n, v]) => [n.toLowerCase(), v] as [string, string]);
+    let url = request.url;
+    let currentMethod = method;
+    let via: string | undefined;
+    let origin: string | undefined;
+    const timeout = AbortSignal.timeout(
+      // The engine's own deadline ends the run first (kind `timeout`); this bounds the request itself.
+      Math.max(
+        1,
+        Math.ceil(Math.min(this.policy.timeoutMs, this.#ctx.deadline + DEADLINE_GRACE_MS - performance.now())),
+      ),
+    );
+    const signals = [
+      this.#ended.signal,
+      timeout,
+      ...(signal ? [signal] : []),
+      ...(this.#ctx.signal ? [this.#ctx.signal] : []),
+    ];
+    const abort = AbortSignal.any(signals);
+    for (let hop = 0; ; hop++) {
+      let target: Target;
+      try {
+        target = checkTarget(this.policy, url, currentMethod, via);
+      } catch (error) {
+        throw this.#deny(currentMethod, undefined, error);
+      }
+      if (origin !== undefined && target.url.origin !== origin)
+        headers = headers.filter(([n]) => !CROSS_ORIGIN_DROPPED.has(n));
+      origin = target.url.origin;
+      const name = targetName(target.host, target.port);
+      if (this.#requests >= this.policy.maxRequests)
+        throw this.#deny(
+          currentMethod,
+          target,
+          new NetworkDeniedError(
+            "limit",
+            name,
+            `network: ${name} refused: this run may make ${this.policy.maxRequests} requests (network.maxRequests)`,
+          ),
+        );
+      this.#requests++;
+      let address: string;
+      try {
+        const addresses = target.rule.kind === "address" ? [] : await this.#resolve(target.host, abort);
+        address = checkAddresses(target, addresses).address;
+      } catch (error) {
+        throw this.#deny(currentMethod, target, error, abort);
+      }
+      const response = await this.#send(target, address, currentMethod, headers, body, abort);
+      const location = response.headers.find(([n]) => n === "location")?.[1];
+      const redirect = [301, 302, 303, 307, 308].includes(response.status) && location !== undefined;
+      if (!redirect || request.redirect === "manual") {
+        return { ...response, url: target.url.href, redirected: hop > 0 };
+      }
+      response.body.cancel();
+      if (request.redirect === "error")
+        throw new TypeError(`network: ${name} answered with a redirect and the request has redirect: "error"`);
+      if (hop >= this.policy.maxRedirects)
+        throw this.#deny(
+          currentMethod,
+          target,
+          new NetworkDeniedError(
+            "limit",
+            name,
+            `network: ${name}: more than ${this.policy.maxRedirects} redirects (network.maxRedirects)`,
+          ),
+        );
+      let next: URL;
+      try {
+        next = new URL(location, target.url);
+      } catch {
+        throw new TypeError(`network: ${name} redirected to a bad URL`);
+      }
+      if (
+        response.status === 303
+          ? currentMethod !== "HEAD"
+          : [301, 302].includes(response.status) && currentMethod === "POST"
+      ) {
+        currentMethod = "GET";
+        body = undefined;
+        headers = headers.filter(([n]) => !n.startsWith("content-"));
+      }
+      via = name;
+      url = next.href;
+    }
+  }
+
+  /** Reads a whole response (the Python bridge's shape). */
+  async fetchAll(
+    request: GuestRequest,
+    signal?: AbortSignal,
+  ): Promise<Omit<GatedResponse, "body"> & { body: Uint8Array }> {
+    const response = await this.fetch(request, signal);
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    for (let chunk = await response.body.read(); chunk; chunk = await response.body.read()) {
+      chunks.push(chunk);
+      total += chunk.byteLength;
+    }
+    const body = new Uint8Array(total);
+    let offset = 0;
+    for (const c of chunks) {
+      body.set(c, offset);
+      offset += c.byteLength;
+    }
+    return { ...response, body };
+  }
+
+  async #resolve(host: string, signal: AbortSignal): Promise<string[]> {
+    const resolve = this.policy.resolve ?? systemResolver;
+    const lookup = resolve(host);
+    const aborted = new Promise<never>((_, reject) => {
+      const fail = () => reject(new Error("aborted"));
+      if (signal.aborted) fail();
+      signal.addEventListener("abort", fail, { once: true });
+    });
+    lookup.catch(() => undefined);
+    aborted.catch(() => undefined);
+    try {
+      const result = await Promise.race([lookup, aborted]);
+      if (!Array.isArray(result) || !result.every((a) => typeof a === "string")) return [];
+      return result.slice(0, 64);
+    } catch (error) {
+      if (signal.aborted) throw this.#abortError(signal, targetName(host, 0));
+      throw new NetworkDeniedError(
+        "dns",
+        host,
+        `network: ${host} refused: the name does not resolve (${error instanceof Error ? error.message : String(error)})`,
+      );
+    }
+  }
+
+  #send(
+    target: Target,
+    address: string,
+    method: string,
+    guestHeaders: ReadonlyArray<readonly [string, string]>,
+    body: Uint8Array | undefined,
+    signal: AbortSignal,
+  ): Promise<Omit<GatedResponse, "url" | "redirected">> {
+    const name = targetName(target.host, target.port);
+    const family = address.includes(":") ? 6 : 4;
+    const injected = new Set(target.rule.headers.map(([n]) => n));
+    // Same-name headers are joined with ", " (the Fetch standard's combined value).
+    const outgoing: Record<string, string> = {};
+    for (const [n, v] of [...guestHeaders.filter(([n]) => !injected.has(n)), ...target.rule.headers])
+      outgoing[n] = n in outgoing ? `${outgoing[n]}, ${v}` : v;
+    const https_ = target.url.protocol === "https:";
+    const mod = https_ ? https : http;
+    const event = { engine: this.#ctx.engine, method, host: target.host, port: target.port, address };
+    return new Promise((resolve, reject) => {
+      const req = mod.request({
+        host: target.host,
+        port: target.port,
+        path: `${target.url.pathname}${target.url.search}`,
+        method,
+        headers: outgoing,
+        // A fresh agent: no pooled sockets from other runs, and never the global agent (which may be
+        // set up for the host's proxy from the environment).
+        agent: new mod.Agent({ keepAlive: false }),
+        // Pin the connection to the checked address: this lookup is the only one the socket makes.
+        lookup: ((_host: string, options: { all?: boolean }, cb: (...args: unknown[]) => void) => {
+          if (options.all) cb(null, [{ address, family }]);
+          else cb(null, address, family);
+        }) as never,
+        ...(https_ && !target.url.hostname.startsWith("[") && target.rule.kind !== "address"
+          ? { servername: target.host }
+          : {}),
+        signal,
+      });
+      req.on("error", (error) => {
+        const failure = signal.aborted
+          ? this.#abortError(signal, name)
+          : new TypeError(`network: ${method} ${name} failed: ${error.message}`);
+        this.#ctx.emit?.({
+          type: "egress",
+          ...event,
+          allowed: true,
+          bytesSent: body?.byteLength ?? 0,
+          bytesReceived: 0,
+        });
+        reject(failure);
+      });
+      req.on("response", (res) => {
+        resolve({
+          status: res.statusCode ?? 0,
+          statusText: (res.statusMessage ?? "").slice(0, 200),
+          headers: pairs(res.rawHeaders),
+          body: this.#reader(res, name, signal, (received) =>
+            this.#ctx.emit?.({
+              type: "egress",
+              ...event,
+              allowed: true,
+              status: res.statusCode ?? 0,
+              bytesSent: body?.byteLength ?? 0,
+              bytesReceived: received,
+            }),
+          ),
+        });
+      });
+      req.end(body);
+    });
+  }
+
+  #reader(res: http.IncomingMessage, name: string, signal: AbortSignal, done: (bytes: number) => void): BodyReader {
+    let received = 0;
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      this.#open.delete(finish);
+      res.destroy();
+      done(received);
+    };
+    this.#open.add(finish);
+    const iterator = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    return {
+      read: async () => {
+        if (finished) return null;
+        let step: IteratorResult<Buffer>;
+        try {
+          step = await iterator.next();
+        } catch (error) {
+          finish();
+          if (signal.aborted) throw this.#abortError(signal, name);
+          throw new TypeError(`network: reading the response from ${name} failed: ${(error as Error).message}`, {
+            cause: error,
+          });
+        }
+        if (step.done) {
+          finish();
+          return null;
+        }
+        const chunk = new Uint8Array(step.value.buffer, step.value.byteOffset, step.value.byteLength);
+        received += chunk.byteLength;
+        this.#received += chunk.byteLength;
+        if (received > this.policy.maxResponseBytes || this.#received > this.policy.maxTotalBytes) {
+          finish();
+          const perResponse = received > this.policy.maxResponseBytes;
+          const cap = perResponse ? "maxResponseBytes" : "maxTotalBytes";
+          const value = perResponse ? this.policy.maxResponseBytes : this.policy.maxTotalBytes;
+          this.#ctx.emit?.({ type: "limit", engine: this.#ctx.engine, limit: `network.${cap}`, value });
+          throw new NetworkDeniedError(
+            "limit",
+            name,
+            `network: the response from ${name} is over the ${value}-byte cap (network.${cap})`,
+          );
+        }
+        return chunk;
+      },
+      cancel: finish,
+    };
+  }
+
+  #abortError(signal: AbortSignal, name: string): Error {
+    if (this.#ctx.signal?.aborted || this.#ended.signal.aborted) return new Error("network: the run has ended");
+    const reason: unknown = signal.reason;
+    if (reason instanceof DOMException && reason.name === "TimeoutError") {
+      this.#ctx.emit?.({
+        type: "limit",
+        engine: this.#ctx.engine,
+        limit: "network.timeoutMs",
+        value: this.policy.timeoutMs,
+      });
+      return new NetworkDeniedError(
+        "timeout",
+        name,
+        `network: ${name} did not answer in time (network.timeoutMs or the run's deadline)`,
+      );
+    }
+    const error = new Error(`network: the request to ${name} was aborted`);
+    error.name = "AbortError";
+    return error;
+  }
+
+  /** Records a refusal and returns the error to throw. */
+  #deny(method: string, target: Target | undefined, error: unknown, signal?: AbortSignal): unknown {
+    if (signal?.aborted) return error;
+    if (error instanceof NetworkDeniedError) {
+      const [host, port] = target ? [target.host, target.port] : splitTarget(error.target);
+      this.#ctx.emit?.({
+        type: "egress",
+        engine: this.#ctx.engine,
+        method,
+        host,
+        port,
+        allowed: false,
+        reason: error.reason,
+        bytesSent: 0,
+        bytesReceived: 0,
+      });
+      if (error.reason === "limit" && error.message.includes("network.maxRequests"))
+        this.#ctx.emit?.({
+          type: "limit",
+          engine: this.#ctx.engine,
+          limit: "network.maxRequests",
+          value: this.policy.maxRequests,
+        });
+    }
+    return error;
+  }
+}
+
+function splitTarget(target: string): [string, number] {
+  const m = /^\[?(.*?)\]?:(\d+)$/.exec(target);
+  return m ? [m[1] ?? "", Number(m[2])] : [target, 0];
+}
+
+function pairs(raw: string[]): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < raw.length && out.length < 256; i += 2)
+    out.push([(raw[i] ?? "").toLowerCase(), raw[i + 1] ?? ""]);
+  return out;
+}

@@ -1,0 +1,121 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { createSandbox, type Sandbox } from "../../../src/index.ts";
+import type { SandboxEvent } from "../../../src/events.ts";
+import { startHttpServer, type TestServer } from "../../helpers/http.ts";
+import { FULL } from "../../helpers/pyodide.ts";
+
+let server: TestServer;
+let other: TestServer;
+let sandbox: Sandbox;
+const events: SandboxEvent[] = [];
+before(async () => {
+  server = await startHttpServer();
+  other = await startHttpServer();
+  sandbox = await createSandbox({
+    python: { pool: 1 },
+    seal: FULL,
+    network: {
+      allow: [{ host: `127.0.0.1:${server.port}`, headers: { "x-api-key": "secret" } }],
+      maxResponseBytes: 1000,
+    },
+    onEvent: (e) => events.push(e),
+  });
+});
+after(async () => {
+  await sandbox.close();
+  await server.close();
+  await other.close();
+});
+const py = async (code: string, extra: object = {}) => {
+  const r = await sandbox.run({ language: "python", code, ...extra });
+  assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+  return r.ok ? r.value : undefined;
+};
+
+describe("pyodide network", () => {
+  it("urllib.request and http.client reach an allowed host through the host", async () => {
+    const v = await py(`
+import urllib.request, http.client, json
+r = urllib.request.urlopen(urllib.request.Request("${server.origin}/echo", data=b"abc", headers={"X-A": "1"}))
+seen = json.loads(r.read())
+c = http.client.HTTPConnection("127.0.0.1", ${server.port})
+c.request("GET", "/hello")
+cr = c.getresponse()
+hop = urllib.request.urlopen("${server.origin}/redirect?to=/hello")
+[r.status, r.headers["x-reply"], seen["method"], seen["body"], seen["headers"]["x-a"], seen["headers"]["x-api-key"], cr.status, cr.read().decode(), hop.read().decode(), hop.url]`);
+    assert.deepEqual(v, [200, "yes", "POST", "abc", "1", "secret", 200, "hello", "hello", `${server.origin}/hello`]);
+  });
+
+  it("refusals are exceptions naming the host and why; the other listener sees nothing", async () => {
+    const v = await py(`
+import urllib.request, urllib.error, socket
+out = []
+for url in ["${other.origin}/hello", "${server.origin}/redirect?to=${encodeURIComponent(`${other.origin}/hello`)}", "${server.origin}/bytes?n=2000"]:
+    try:
+        urllib.request.urlopen(url).read()
+        out.append("reached")
+    except urllib.error.URLError as e:
+        out.append(str(e.reason))
+try:
+    socket.create_connection(("127.0.0.1", ${other.port}), timeout=5)
+except OSError as e:
+    out.append("socket: " + e.strerror)
+out`);
+    assert.deepEqual(v, [
+      `[Errno 2] network: 127.0.0.1:${other.port} refused: not in the allowlist`,
+      `[Errno 2] network: 127.0.0.1:${other.port} refused: not in the allowlist`,
+      `[Errno 2] network: the response from 127.0.0.1:${server.port} is over the 1000-byte cap (network.maxResponseBytes)`,
+      "socket: direct sockets are not available in the sandbox; use urllib.request or http.client, which go through the host's allowlist",
+    ]);
+    assert.equal(other.requests.length, 0);
+    assert.ok(events.some((e) => e.type === "egress" && e.engine === "pyodide" && e.allowed));
+  });
+
+  it("without network, urlopen fails at once instead of hanging to the deadline", async () => {
+    const started = performance.now();
+    const v = await py(
+      `
+import urllib.request
+try:
+    urllib.request.urlopen("${server.origin}/hello", timeout=30)
+except Exception as e:
+    r = type(e).__name__ + ": " + str(e.reason)
+r`,
+      { network: false, limits: { timeoutMs: 20_000 } },
+    );
+    assert.equal(v, "URLError: [Errno 2] network: this sandbox grants no network (the network option)");
+    assert.ok(performance.now() - started < 15_000, "well before the deadline");
+  });
+
+  it("the host function Python holds is a dead end: no constructor, prototype or realm behind it", async () => {
+    const v = await py(`
+import http.client
+fn = http.client.HTTPConnection._wasmcell_fetch.__globals__["_wasmcell_host_fetch"][0]
+out = {}
+for name in ["constructor", "prototype", "__proto__", "call", "apply", "toString"]:
+    try:
+        out[name] = repr(getattr(fn, name))
+    except Exception as e:
+        out[name] = type(e).__name__
+try:
+    fn.new()
+    out["new"] = "constructed"
+except Exception as e:
+    out["new"] = type(e).__name__
+out["typeof"] = fn.typeof
+out["reply"] = str(fn({"not": "a string"}))
+out`);
+    assert.deepEqual(v, {
+      constructor: "AttributeError",
+      prototype: "AttributeError",
+      ["__proto__"]: "AttributeError",
+      call: "AttributeError",
+      apply: "AttributeError",
+      toString: "AttributeError",
+      new: "JsException",
+      typeof: "function",
+      reply: '{"ok":false,"error":"network: bad request"}',
+    });
+  });
+});

@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { createSandbox, type Sandbox } from "../../../src/index.ts";
+import type { SandboxEvent } from "../../../src/events.ts";
+import { startHttpServer, type TestServer } from "../../helpers/http.ts";
+
+let server: TestServer;
+let other: TestServer;
+let sandbox: Sandbox;
+const events: SandboxEvent[] = [];
+before(async () => {
+  server = await startHttpServer();
+  other = await startHttpServer();
+  sandbox = await createSandbox({
+    network: { allow: [{ host: `127.0.0.1:${server.port}`, headers: { "x-api-key": "secret" } }] },
+    onEvent: (e) => events.push(e),
+  });
+});
+after(async () => {
+  await sandbox.close();
+  await server.close();
+  await other.close();
+});
+const js = async (code: string, extra: object = {}) => {
+  const r = await sandbox.run({ language: "javascript", code, ...extra });
+  assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+  return r.ok ? r.value : undefined;
+};
+
+describe("quickjs fetch", () => {
+  it("fetches through the host: Request, Response, Headers, JSON and bytes bodies, streaming reads", async () => {
+    const v = (await js(`
+      const r = await fetch(new Request("${server.origin}/echo", { method: "POST", headers: new Headers([["x-a", "1"]]), body: new Uint8Array([104, 105]) }));
+      const seen = await r.json();
+      const res = await fetch("${server.origin}/bytes?n=200000");
+      const reader = res.body.getReader();
+      let n = 0, chunks = 0;
+      for (;;) { const { done, value } = await reader.read(); if (done) break; n += value.length; chunks++; }
+      const form = new FormData(); form.append("k", "v");
+      const posted = await (await fetch("${server.origin}/echo", { method: "POST", body: form })).json();
+      ({ status: r.status, ok: r.ok, reply: r.headers.get("x-reply"), body: seen.body, method: seen.method, a: seen.headers["x-a"],
+         key: seen.headers["x-api-key"], n, many: chunks > 1, form: posted.body.includes('name="k"'),
+         type: posted.headers["content-type"].startsWith("multipart/form-data; boundary="),
+         json: await Response.json({ x: 1 }).json(), text: await new Response("hé").text() })`)) as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual(v, {
+      status: 200,
+      ok: true,
+      reply: "yes",
+      body: "hi",
+      method: "POST",
+      a: "1",
+      key: "secret",
+      n: 200000,
+      many: true,
+      form: true,
+      type: true,
+      json: { x: 1 },
+      text: "hé",
+    });
+  });
+
+  it("a refusal is a TypeError naming the host and why; the other listener sees nothing", async () => {
+    const v = await js(`
+      const out = [];
+      for (const url of ["${other.origin}/hello", "${server.origin}/redirect?to=${encodeURIComponent(`${other.origin}/hello`)}", "http://169.254.169.254/latest/meta-data/"]) {
+        try { await fetch(url); out.push("reached"); } catch (e) { out.push(e.name + ": " + e.message); }
+      }
+      out`);
+    assert.deepEqual(v, [
+      `TypeError: network: 127.0.0.1:${other.port} refused: not in the allowlist`,
+      `TypeError: network: 127.0.0.1:${other.port} refused: redirect from 127.0.0.1:${server.port} to a host that is not in the allowlist`,
+      "TypeError: network: 169.254.169.254:80 refused: not in the allowlist",
+    ]);
+    assert.equal(other.requests.length, 0);
+    assert.ok(events.some((e) => e.type === "egress" && !e.allowed && e.reason === "redirect"));
+  });
+
+  it("AbortSignal-like signals cancel a request", async () => {
+    const v = await js(`
+      const listeners = [];
+      const signal = { aborted: false, addEventListener: (t, f) => listeners.push(f) };
+      const p = fetch("${server.origin}/slow", { signal }).then((r) => r.text());
+      setTimeout(() => { signal.aborted = true; listeners.forEach((f) => f()); }, 50);
+      try { await p; "finished" } catch (e) { e.name }`);
+    assert.equal(v, "AbortError");
+  });
+
+  it("is absent without network, and a run may turn it off", async () => {
+    await using bare = await createSandbox();
+    const r = await bare.run({
+      language: "javascript",
+      code: "[typeof fetch, typeof Request, typeof Response, typeof Headers]",
+    });
+    assert.deepEqual(r.ok && r.value, ["undefined", "undefined", "undefined", "undefined"]);
+    assert.equal(await js("typeof fetch", { network: false }), "undefined");
+    assert.equal(await js('typeof fetch + " " + typeof globalThis.__wasmcell_net_open'), "function undefined");
+  });
+
+  it("the run's deadline holds over a slow response", async () => {
+    const r = await sandbox.run({
+      language: "javascript",
+      code: `await (await fetch("${server.origin}/slow")).text()`,
+      limits: { timeoutMs: 300 },
+    });
+    assert.equal(r.ok, false);
+    assert.equal(!r.ok && r.error.kind, "timeout");
+  });
+});

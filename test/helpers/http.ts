@@ -1,0 +1,87 @@
+// Local HTTP servers for the network tests (this machine may only reach 127.0.0.0/8). Each server
+// records every request it sees, so "never reached" is observed from the host, not assumed.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage["headers"];
+  body: string;
+}
+
+export interface TestServer {
+  port: number;
+  /** `http://127.0.0.1:PORT` */
+  origin: string;
+  requests: SeenRequest[];
+  close: () => Promise<void>;
+}
+
+/**
+ * Routes: `/hello` → "hello"; `/echo` → the request as JSON; `/redirect?to=URL&status=302`;
+ * `/bytes?n=N` → N bytes of "x"; `/slow` → headers, then nothing; anything else → 404.
+ */
+export async function startHttpServer(): Promise<TestServer> {
+  const requests: SeenRequest[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const seen = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body };
+      requests.push(seen);
+      const url = new URL(req.url ?? "/", "http://x");
+      switch (url.pathname) {
+        case "/hello":
+          res.setHeader("content-type", "text/plain");
+          res.end("hello");
+          return;
+        case "/echo":
+          res.setHeader("content-type", "application/json");
+          res.setHeader("x-reply", "yes");
+          res.end(JSON.stringify(seen));
+          return;
+        case "/redirect":
+          res.statusCode = Number(url.searchParams.get("status") ?? 302);
+          res.setHeader("location", url.searchParams.get("to") ?? "/hello");
+          res.end();
+          return;
+        case "/bytes":
+          res.end("x".repeat(Number(url.searchParams.get("n") ?? 0)));
+          return;
+        case "/slow":
+          res.writeHead(200, { "content-type": "text/plain" });
+          res.write("start");
+          return; // never ends
+        default:
+          res.statusCode = 404;
+          res.end("not found");
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("no port");
+  return {
+    port: address.port,
+    origin: `http://127.0.0.1:${address.port}`,
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A resolver that answers from a table (names the test makes up), and fails for the rest. */
+export function tableResolver(table: Record<string, string[] | (() => string[])>) {
+  const calls: string[] = [];
+  const resolve = (host: string): Promise<string[]> => {
+    calls.push(host);
+    const entry = table[host];
+    if (!entry) return Promise.reject(new Error(`ENOTFOUND ${host}`));
+    return Promise.resolve(typeof entry === "function" ? entry() : entry);
+  };
+  return { resolve, calls };
+}

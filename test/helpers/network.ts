@@ -1,0 +1,72 @@
+// Shared set-up for the network security tests: two loopback HTTP servers (one the allowlist names,
+// one it does not) and a sandbox running JavaScript and Pyodide under the full seal. Every test ends
+// by asking the second server what it saw: nothing.
+import { createSandbox, type Sandbox } from "../../src/index.ts";
+import type { NetworkOptions } from "../../src/options.ts";
+import type { SandboxEvent } from "../../src/events.ts";
+import { startHttpServer, type TestServer } from "./http.ts";
+import { FULL } from "./pyodide.ts";
+
+export interface NetworkWorld {
+  allowed: TestServer;
+  forbidden: TestServer;
+  sandbox: Sandbox;
+  events: SandboxEvent[];
+  /** Runs JavaScript or Python and returns its value (the run must succeed). */
+  js(code: string): Promise<unknown>;
+  py(code: string): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export async function networkWorld(network: (allowed: TestServer) => NetworkOptions): Promise<NetworkWorld> {
+  const allowed = await startHttpServer();
+  const forbidden = await startHttpServer();
+  const events: SandboxEvent[] = [];
+  const sandbox = await createSandbox({
+    python: { pool: 1 },
+    seal: FULL,
+    network: network(allowed),
+    onEvent: (e) => events.push(e),
+  });
+  const value = async (language: "javascript" | "python", code: string) => {
+    const r = await sandbox.run({ language, code });
+    if (!r.ok) throw new Error(`${language} run failed: ${JSON.stringify(r.error)}`);
+    return r.value;
+  };
+  return {
+    allowed,
+    forbidden,
+    sandbox,
+    events,
+    js: (code) => value("javascript", code),
+    py: (code) => value("python", code),
+    close: async () => {
+      await sandbox.close();
+      await allowed.close();
+      await forbidden.close();
+    },
+  };
+}
+
+/** JavaScript: fetch each URL, collect "reached" or the error message. */
+export const jsProbe = (urls: string[]) => `
+const out = [];
+for (const url of ${JSON.stringify(urls)}) {
+  try { const r = await fetch(url); await r.text(); out.push("reached " + r.status); } catch (e) { out.push(e.message); }
+}
+out`;
+
+/** Python: urlopen each URL, collect "reached" or the reason. */
+export const pyProbe = (urls: string[]) => `
+import urllib.request, urllib.error
+out = []
+for url in ${JSON.stringify(urls)}:
+    try:
+        r = urllib.request.urlopen(url)
+        r.read()
+        out.append("reached %d" % r.status)
+    except urllib.error.HTTPError as e:
+        out.append("reached %d" % e.code)
+    except urllib.error.URLError as e:
+        out.append(str(e.reason).split("] ", 1)[-1])
+out`;
