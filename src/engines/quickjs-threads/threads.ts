@@ -36,6 +36,7 @@ import {
   type WorkerMessage,
 } from "./protocol.ts";
 import { failure } from "../quickjs/failure.ts";
+import { withNetwork } from "../quickjs/fetch.ts";
 import { RUNS_AT_ONCE } from "./limits.ts";
 
 /**
@@ -157,7 +158,7 @@ class WorkerHandle {
         if (m.t === "ready") {
           clearTimeout(timer);
           this.started = true;
-          this.#updateRef();
+          this.updateRef();
           resolve();
           return;
         }
@@ -194,12 +195,15 @@ class WorkerHandle {
 
   post(m: HostMessage): void {
     this.worker.postMessage(m);
-    this.#updateRef();
+    this.updateRef();
   }
 
-  /** An idle worker does not keep the host process alive; one with work does. */
-  #updateRef(): void {
-    const want = this.jobs.size > 0;
+  /** Sessions asked for and not yet answered: the caller is awaiting them like a run. */
+  opening = 0;
+
+  /** An idle worker does not keep the host process alive; one with work (or a session opening) does. */
+  updateRef(): void {
+    const want = this.jobs.size > 0 || this.opening > 0;
     if (want === this.#referenced) return;
     this.#referenced = want;
     if (want) this.worker.ref();
@@ -209,7 +213,7 @@ class WorkerHandle {
   forget(id: number): Job | undefined {
     const job = this.jobs.get(id);
     this.jobs.delete(id);
-    this.#updateRef();
+    this.updateRef();
     return job;
   }
 
@@ -299,7 +303,10 @@ export class ThreadEngine implements Engine {
     return best!;
   }
 
-  #dispatch(req: ResolvedRequest, session: ThreadSession | undefined, startedAt: number): Promise<RunResult> {
+  #dispatch(given: ResolvedRequest, session: ThreadSession | undefined, startedAt: number): Promise<RunResult> {
+    // The network gate lives here, on the host: its bridge functions join the request's host
+    // functions, which the worker proxies back by name like any other (see quickjs/fetch.ts).
+    const req = withNetwork(given).req;
     return new Promise<RunResult>((resolve) => {
       const abort = req.signal ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
       if (abort && req.signal?.aborted) Atomics.store(abort, 0, 1);
@@ -573,8 +580,15 @@ export class ThreadEngine implements Engine {
     const session = new ThreadSession(this, handle, ++this.#serial, () => this.#sessions.delete(session));
     handle.sessions.set(session.id, session);
     this.#sessions.add(session);
+    // Without a job in flight the worker is unref'd: count the open so the process waits for its answer.
+    handle.opening++;
     handle.post({ t: "session-open", session: session.id });
-    await session.whenOpen;
+    try {
+      await session.whenOpen;
+    } finally {
+      handle.opening--;
+      handle.updateRef();
+    }
     return session;
   }
 

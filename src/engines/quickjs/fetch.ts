@@ -19,6 +19,16 @@ const MAX_HEADER_BYTES = 64 * 1024;
 const MAX_OPEN = 64;
 const installed = new WeakSet<Guest>();
 
+/**
+ * Whether the request's host functions already hold the bridge: the thread pool's host side ran
+ * withNetwork (the gate must live where the policy and the sockets are) and the worker's engine only
+ * proxies the calls. Callers cannot name a host function with the bridge's prefix (options refuse it),
+ * so the names are proof the host granted the network.
+ */
+export function hasNetBridge(req: ResolvedRequest): boolean {
+  return Object.hasOwn(req.hostFunctions, NET_BRIDGE.open);
+}
+
 /** The run's network and the request whose host functions include the bridge. */
 export function withNetwork(req: ResolvedRequest): { req: ResolvedRequest; network: RunNetwork | undefined } {
   if (!req.network) return { req, network: undefined };

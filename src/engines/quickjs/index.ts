@@ -12,7 +12,7 @@ import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { ClosedError } from "../../errors.ts";
 import { failure } from "./failure.ts";
-import { installFetch, needsFetch, withNetwork } from "./fetch.ts";
+import { hasNetBridge, installFetch, needsFetch, withNetwork } from "./fetch.ts";
 import { Guest } from "./guest.ts";
 import type { Cell } from "./cell.ts";
 import { describeHostError, ModulePool, type WasmModule } from "./modules.ts";
@@ -74,7 +74,7 @@ export class QuickJSEngine implements Engine {
     const wasm = this.pool.ready() ?? (await this.pool.get());
     const hostNames = Object.keys(req.hostFunctions);
     const net = withNetwork(req);
-    const fetch = net.network !== undefined && needsFetch(src.code);
+    const fetch = (net.network !== undefined || hasNetBridge(req)) && needsFetch(src.code);
     const opened = this.#openGuest(wasm, globalNeeds(src.code, hostNames), hostNames, fetch);
     if ("error" in opened) return failure(req, opened.error, startedAt);
     const { guest, cell } = opened;
@@ -203,7 +203,7 @@ export class QuickJSSession implements EngineSession {
     const net = withNetwork(req);
     try {
       this.#guest.install(allGlobals(), Object.keys(req.hostFunctions));
-      if (net.network) installFetch(this.#guest);
+      if (net.network || hasNetBridge(req)) installFetch(this.#guest);
     } catch (error) {
       this.#guest.cell.wasm.poison(`installing globals failed: ${describeHostError(error)}`);
       return failure(
