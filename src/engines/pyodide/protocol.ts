@@ -62,8 +62,6 @@ export interface ReadyMessage {
   /** Where the start-up went: init + snapshot received (since process start), setup, checkpoint. */
   phases: { received: number; setup: number; checkpoint: number };
   fromSnapshot: boolean;
-  /** WASM linear memory at the checkpoint. */
-  heapBytes: number;
 }
 
 export interface SnapshotMessage {

@@ -114,7 +114,6 @@ export class SidecarProcess {
       const ready = await Promise.race([lines.next(), jail.exited.then(() => undefined)]);
       if (!ready || ready.t !== "ready") {
         jail.kill();
-        await jail.exited;
         const exit = await jail.exited;
         const why =
           ready?.t === "fatal"

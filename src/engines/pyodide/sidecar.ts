@@ -752,7 +752,6 @@ async function main(): Promise<void> {
       checkpoint: performance.now() - checkpointStart,
     },
     fromSnapshot: init.snapshotBytes > 0,
-    heapBytes: M.HEAPU8.length,
   });
 
   for (;;) {
