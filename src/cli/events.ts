@@ -13,7 +13,7 @@ export function networkFromFlags(allow: string[] | undefined): Pick<SandboxOptio
   return allow && allow.length > 0 ? { network: { allow } } : {};
 }
 
-export function formatEvent(e: SandboxEvent): string {
+function formatEvent(e: SandboxEvent): string {
   switch (e.type) {
     case "egress":
       return e.allowed

@@ -171,7 +171,7 @@ async function writeFiles(outDir: string, files: OutputFile[]): Promise<Written[
 }
 
 /** The --json shape. Values JSON cannot hold are tagged objects (see encodeValue). */
-export function toJson(result: RunResult, written: Written[]): Record<string, unknown> {
+function toJson(result: RunResult, written: Written[]): Record<string, unknown> {
   const byPath = new Map(written.map((w) => [w.path, w]));
   return {
     ok: result.ok,

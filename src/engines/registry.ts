@@ -9,10 +9,6 @@ import type { Engine, EngineFactory } from "./engine.ts";
 
 export type EngineRegistry = Readonly<Record<EngineName, () => Promise<{ createEngine: EngineFactory }>>>;
 
-/** The JavaScript engine of the edge build: in-process, pure WebAssembly and JavaScript, no Node built-in. */
-export const loadQuickJSInProcess = (): Promise<{ createEngine: EngineFactory }> =>
-  import("./quickjs-threads/in-process.ts");
-
 /**
  * An engine that cannot run on this runtime. Asking for it is not a host mistake the code can see at
  * build time (the same agent tool runs everywhere), so every run is a failure result saying why.

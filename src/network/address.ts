@@ -119,7 +119,7 @@ const V4_TABLE = compiled(V4_RANGES, 32n);
 const V6_TABLE = compiled(V6_RANGES, 128n);
 
 /** The IPv4 address an IPv6 address carries and would reach, if any (mapped, compatible, NAT64, 6to4). */
-export function embeddedV4(v6: bigint): bigint | undefined {
+function embeddedV4(v6: bigint): bigint | undefined {
   const low32 = v6 & 0xffffffffn;
   if (v6 >> 32n === 0xffffn) return low32; // ::ffff:a.b.c.d (IPv4-mapped)
   if (v6 >> 32n === 0n && low32 > 1n) return low32; // ::a.b.c.d (IPv4-compatible, deprecated)

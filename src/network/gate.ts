@@ -60,7 +60,7 @@ const CROSS_ORIGIN_DROPPED = new Set(["authorization", "cookie", "proxy-authoriz
 const DEADLINE_GRACE_MS = 250;
 const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 
-export const systemResolver = async (hostname: string): Promise<string[]> =>
+const systemResolver = async (hostname: string): Promise<string[]> =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 export interface RunNetworkContext {

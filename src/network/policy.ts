@@ -24,7 +24,7 @@ export interface NetworkPolicy {
 }
 
 /** The caps a run may lower (never raise). */
-export const NETWORK_CAPS = [
+const NETWORK_CAPS = [
   "maxRequests",
   "maxRequestBytes",
   "maxResponseBytes",

@@ -4,7 +4,7 @@
 // private directory. The lock's sha256 is checked before anything is unpacked.
 
 import { execFile } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { ChecksumError, SetupError } from "../errors.ts";
@@ -73,8 +73,4 @@ export async function unpackDeb(debPath: string, root: string, tmpParent: string
   const dir = join(tmp, root);
   const entries = existsSync(dir) ? treeEntries(dir, isTestDir) : [];
   return { dir, tmp, entries, installedSha256: treeHash(entries) };
-}
-
-export function listDebs(dir: string): string[] {
-  return readdirSync(dir).filter((n) => n.endsWith(".deb"));
 }

@@ -15,7 +15,7 @@ export interface TreeEntry {
   size: number;
 }
 
-export function sha256Of(bytes: Uint8Array): string {
+function sha256Of(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 

@@ -13,7 +13,7 @@ import type { IncomingMessage } from "node:http";
 import { InvalidOptionError } from "../../errors.ts";
 
 /** The shortest token accepted: anything shorter is guessable over a network. */
-export const MIN_TOKEN_CHARS = 16;
+const MIN_TOKEN_CHARS = 16;
 
 export function isLoopbackHost(host: string): boolean {
   return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);

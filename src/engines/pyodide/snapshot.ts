@@ -23,7 +23,7 @@ import { buildSnapshot } from "./sidecar-client.ts";
 const inMemory = new Map<string, Promise<Uint8Array>>();
 
 /** Standard-library modules in every snapshot (with the library's `preload` packages after them). */
-export const STDLIB_PRELOAD: readonly string[] = Object.freeze([
+const STDLIB_PRELOAD: readonly string[] = Object.freeze([
   "json",
   "re",
   "datetime",
@@ -66,7 +66,7 @@ export interface SnapshotOptions {
   signal?: AbortSignal | undefined;
 }
 
-export function snapshotPreload(library: InstalledLibrary | undefined): string[] {
+function snapshotPreload(library: InstalledLibrary | undefined): string[] {
   return [...STDLIB_PRELOAD, ...(library?.manifest.preload ?? [])];
 }
 

@@ -102,7 +102,7 @@ export function interruptError(kind: ErrorKind, limits: Limits): GuestError {
   };
 }
 
-export function memoryError(limits: Limits): GuestError {
+function memoryError(limits: Limits): GuestError {
   return {
     kind: "memory",
     name: "MemoryError",
@@ -179,7 +179,7 @@ export function location(info: Pick<ErrorInfo, "stack" | "line" | "column">, fil
 }
 
 /** Collapses repeated frames (deep recursion) and keeps the first MAX_FRAMES lines. */
-export function trimStack(frames: string[]): string {
+function trimStack(frames: string[]): string {
   const out: string[] = [];
   for (let i = 0; i < frames.length;) {
     let j = i + 1;

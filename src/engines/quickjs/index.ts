@@ -163,7 +163,7 @@ const RETIRE_BYTES = 64 * 1024 * 1024;
  * serialised; each has its own limits and deadline. If the module under it is poisoned the session is
  * dead and every later run reports `crashed`.
  */
-export class QuickJSSession implements EngineSession {
+class QuickJSSession implements EngineSession {
   readonly #guest: Guest;
   readonly #onClose: () => void;
   #queue: Promise<unknown> = Promise.resolve();

@@ -57,7 +57,7 @@ interface Delivery {
 }
 
 /** Host functions the engine itself installs (the fetch bridge); callers may not use the prefix. */
-export const INTERNAL_HOST_PREFIX = "__wasmcell_net_";
+const INTERNAL_HOST_PREFIX = "__wasmcell_net_";
 
 /** An exception the host throws *into* the guest on purpose (bad argument, limit reached). */
 class GuestThrow extends Error {}

@@ -46,7 +46,7 @@ export function explainError(site: ErrorSite): string {
 }
 
 /** The callee expression that ends just before the call at the error's position, if it can be read. */
-export function calleeAt(site: ErrorSite): { text: string; construct: boolean } | undefined {
+function calleeAt(site: ErrorSite): { text: string; construct: boolean } | undefined {
   const pos = userPosition(site);
   if (!pos) return undefined;
   const lines = site.code.split("\n");

@@ -11,11 +11,11 @@ import { sha1 } from "@noble/hashes/legacy.js";
 import { sha256, sha384, sha512 } from "@noble/hashes/sha2.js";
 
 /** Calls one context may make into the host's implementations (sessions count across their runs). */
-export const MAX_PLATFORM_CALLS = 1_000_000;
+const MAX_PLATFORM_CALLS = 1_000_000;
 /** Bytes one hashing call may take (the run's memory cap bounds it further). */
 export const MAX_HASH_BYTES = 64 * 1024 * 1024;
 /** getRandomValues' own limit (the Web Crypto spec's QuotaExceededError bound). */
-export const MAX_RANDOM_BYTES = 65_536;
+const MAX_RANDOM_BYTES = 65_536;
 /** Characters a URL, a form body or an Intl argument list may have. */
 export const MAX_TEXT = 1024 * 1024;
 const MAX_OPTIONS = 4096;
@@ -25,7 +25,7 @@ const HASHES = { "SHA-1": sha1, "SHA-256": sha256, "SHA-384": sha384, "SHA-512":
 export type HashName = keyof typeof HASHES;
 
 /** An error the guest side turns into its own exception (name and message only). */
-export class PlatformError extends Error {
+class PlatformError extends Error {
   constructor(name: string, message: string) {
     super(message);
     this.name = name;
