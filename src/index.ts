@@ -34,7 +34,10 @@ export * from "./errors.ts";
 export type {
   DenialEvent,
   EgressEvent,
+  EngineBuildingEvent,
+  EngineBuiltEvent,
   LimitEvent,
+  PackagesMissingEvent,
   RestartEvent,
   SandboxEvent,
   SandboxEventListener,

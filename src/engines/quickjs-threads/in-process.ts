@@ -11,6 +11,7 @@ import type { ResolvedRequest } from "../../options.ts";
 import type { RunResult, WasmModuleSource } from "../../types.ts";
 import { Gate, GateAbortedError } from "../../pool/gate.ts";
 import { failure } from "../quickjs/failure.ts";
+import type { NetworkGate } from "../quickjs/fetch.ts";
 import { QuickJSEngine } from "../quickjs/index.ts";
 import { RUNS_AT_ONCE } from "./limits.ts";
 
@@ -20,8 +21,8 @@ export class InProcessEngine implements Engine {
   readonly inner: QuickJSEngine;
   readonly #gate: Gate;
 
-  constructor(maxQueue: number, wasmModule?: WasmModuleSource) {
-    this.inner = new QuickJSEngine(wasmModule);
+  constructor(maxQueue: number, wasmModule?: WasmModuleSource, gate?: NetworkGate) {
+    this.inner = new QuickJSEngine(wasmModule, gate);
     this.#gate = new Gate("javascript engine", RUNS_AT_ONCE, maxQueue);
   }
 

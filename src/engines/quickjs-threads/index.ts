@@ -11,6 +11,7 @@
 import type { EngineFactory } from "../engine.ts";
 import type * as Threads from "./threads.ts";
 import { EngineUnavailableError } from "../../errors.ts";
+import { withNetwork } from "../quickjs/fetch-gate.ts";
 import { InProcessEngine } from "./in-process.ts";
 
 export { InProcessEngine } from "./in-process.ts";
@@ -18,7 +19,7 @@ export { InProcessEngine } from "./in-process.ts";
 export const createEngine: EngineFactory = async (options) => {
   const { isolation, workers, maxQueue } = options.javascript;
   if (isolation === "in-process") {
-    const engine = new InProcessEngine(maxQueue, options.wasmModule);
+    const engine = new InProcessEngine(maxQueue, options.wasmModule, withNetwork);
     await engine.inner.warm();
     return engine;
   }

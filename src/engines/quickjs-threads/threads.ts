@@ -36,7 +36,7 @@ import {
   type WorkerMessage,
 } from "./protocol.ts";
 import { failure } from "../quickjs/failure.ts";
-import { withNetwork } from "../quickjs/fetch.ts";
+import { withNetwork } from "../quickjs/fetch-gate.ts";
 import { RUNS_AT_ONCE } from "./limits.ts";
 
 /**

@@ -8,7 +8,7 @@
 
 import type { ResolvedRequest } from "../../options.ts";
 import { NetworkDeniedError } from "../../errors.ts";
-import { RunNetwork, type BodyReader, type GuestRequest } from "../../network/gate.ts";
+import type { BodyReader, GuestRequest, RunNetwork } from "../../network/gate.ts";
 import type { HostFunction } from "../../types.ts";
 import { FETCH_GUEST_SOURCE, NET_BRIDGE } from "./fetch-guest.ts";
 import type { Guest } from "./guest.ts";
@@ -29,17 +29,8 @@ export function hasNetBridge(req: ResolvedRequest): boolean {
   return Object.hasOwn(req.hostFunctions, NET_BRIDGE.open);
 }
 
-/** The run's network and the request whose host functions include the bridge. */
-export function withNetwork(req: ResolvedRequest): { req: ResolvedRequest; network: RunNetwork | undefined } {
-  if (!req.network) return { req, network: undefined };
-  const network = new RunNetwork(req.network, {
-    engine: "quickjs",
-    deadline: performance.now() + req.limits.timeoutMs,
-    ...(req.signal ? { signal: req.signal } : {}),
-    emit: req.emit,
-  });
-  return { req: { ...req, hostFunctions: { ...req.hostFunctions, ...bridge(network, req) } }, network };
-}
+/** Opens the run's gate (src/network/) and adds the bridge to its host functions (fetch-gate.ts). */
+export type NetworkGate = (req: ResolvedRequest) => { req: ResolvedRequest; network: RunNetwork | undefined };
 
 /**
  * Whether a run's code can reach the fetch family: it names one of its globals, or reaches globals
@@ -66,7 +57,7 @@ export function installFetch(guest: Guest): void {
   installed.add(guest);
 }
 
-function bridge(network: RunNetwork, req: ResolvedRequest): Record<string, HostFunction> {
+export function bridge(network: RunNetwork, req: ResolvedRequest): Record<string, HostFunction> {
   const bodies = new Map<number, Uint8Array[]>();
   const pending = new Map<number, AbortController>();
   const readers = new Map<number, { reader: BodyReader; rest: Uint8Array | undefined }>();

@@ -7,12 +7,12 @@
 // already instantiated in the background, takes over.
 
 import { InFlight } from "../in-flight.ts";
-import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
+import type { Engine, EngineSession } from "../engine.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { ClosedError } from "../../errors.ts";
 import { failure } from "./failure.ts";
-import { hasNetBridge, installFetch, needsFetch, withNetwork } from "./fetch.ts";
+import { hasNetBridge, installFetch, needsFetch, type NetworkGate } from "./fetch.ts";
 import { Guest } from "./guest.ts";
 import type { Cell } from "./cell.ts";
 import { describeHostError, ModulePool, type WasmModule } from "./modules.ts";
@@ -51,9 +51,29 @@ export class QuickJSEngine implements Engine {
   readonly #sessions = new Set<QuickJSSession>();
   #closed = false;
 
-  /** `wasmModule`: the compiled QuickJS module to instantiate from (`javascript.wasmModule`). */
-  constructor(wasmModule?: WasmModuleSource) {
+  readonly #gate: NetworkGate | undefined;
+
+  /**
+   * `wasmModule`: the compiled QuickJS module to instantiate from (`javascript.wasmModule`). `gate`:
+   * how a run granted network gets its gated fetch (quickjs/fetch-gate.ts, Node only); without one, such
+   * a run is refused, never run without the network it was promised or with an ungated one.
+   */
+  constructor(wasmModule?: WasmModuleSource, gate?: NetworkGate) {
     this.pool = new ModulePool(wasmModule);
+    this.#gate = gate;
+  }
+
+  /** The run's network, or a refusal when it was granted and this build has no gate. */
+  #network(req: ResolvedRequest): ReturnType<NetworkGate> | GuestError {
+    if (this.#gate) return this.#gate(req);
+    if (!req.network) return { req, network: undefined };
+    return {
+      kind: "denied",
+      name: "NetworkUnavailable",
+      message:
+        "network access was granted, but this build of wasmcell (for Workers, browsers and edge runtimes) has " +
+        "no network gate; run it on Node.js for fetch, or leave out the network option",
+    };
   }
 
   /** Instantiates the first module (and starts its spare) so the first run does not wait. */
@@ -73,7 +93,8 @@ export class QuickJSEngine implements Engine {
     if ("error" in src) return failure(req, src.error, startedAt);
     const wasm = this.pool.ready() ?? (await this.pool.get());
     const hostNames = Object.keys(req.hostFunctions);
-    const net = withNetwork(req);
+    const net = this.#network(req);
+    if ("kind" in net) return failure(req, net, startedAt);
     const fetch = (net.network !== undefined || hasNetBridge(req)) && needsFetch(src.code);
     const opened = this.#openGuest(wasm, globalNeeds(src.code, hostNames), hostNames, fetch);
     if ("error" in opened) return failure(req, opened.error, startedAt);
@@ -128,7 +149,11 @@ export class QuickJSEngine implements Engine {
     const wasm = await this.pool.get();
     const cell = wasm.takeCell();
     const guest = new Guest(cell, cell.takeContext());
-    const session = new QuickJSSession(guest, () => this.#sessions.delete(session));
+    const session = new QuickJSSession(
+      guest,
+      (req) => this.#network(req),
+      () => this.#sessions.delete(session),
+    );
     this.#sessions.add(session);
     return session;
   }
@@ -165,12 +190,18 @@ const RETIRE_BYTES = 64 * 1024 * 1024;
  */
 class QuickJSSession implements EngineSession {
   readonly #guest: Guest;
+  readonly #network: (req: ResolvedRequest) => ReturnType<NetworkGate> | GuestError;
   readonly #onClose: () => void;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
 
-  constructor(guest: Guest, onClose: () => void) {
+  constructor(
+    guest: Guest,
+    network: (req: ResolvedRequest) => ReturnType<NetworkGate> | GuestError,
+    onClose: () => void,
+  ) {
     this.#guest = guest;
+    this.#network = network;
     this.#onClose = onClose;
   }
 
@@ -200,7 +231,8 @@ class QuickJSSession implements EngineSession {
     }
     const src = await prepare(req);
     if ("error" in src) return failure(req, src.error, startedAt);
-    const net = withNetwork(req);
+    const net = this.#network(req);
+    if ("kind" in net) return failure(req, net, startedAt);
     try {
       this.#guest.install(allGlobals(), Object.keys(req.hostFunctions));
       if (net.network || hasNetBridge(req)) installFetch(this.#guest);
@@ -241,9 +273,3 @@ class QuickJSSession implements EngineSession {
     await this.close();
   }
 }
-
-export const createEngine: EngineFactory = async (options) => {
-  const engine = new QuickJSEngine(options.wasmModule);
-  await engine.warm();
-  return engine;
-};

@@ -1,0 +1,20 @@
+// The Node side of the guest's fetch: opens the run's gated fetch (src/network/gate.ts, which needs
+// node:http, node:https and node:dns) and joins its bridge to the request's host functions. It is kept
+// out of fetch.ts so the edge build, which has no gate, never bundles a Node-only module: there the
+// engine is given no gate, and a run granted network is refused with a result that says why.
+
+import type { ResolvedRequest } from "../../options.ts";
+import { RunNetwork } from "../../network/gate.ts";
+import { bridge, type NetworkGate } from "./fetch.ts";
+
+/** The run's network and the request whose host functions include the bridge. */
+export const withNetwork: NetworkGate = (req: ResolvedRequest) => {
+  if (!req.network) return { req, network: undefined };
+  const network = new RunNetwork(req.network, {
+    engine: "quickjs",
+    deadline: performance.now() + req.limits.timeoutMs,
+    ...(req.signal ? { signal: req.signal } : {}),
+    emit: req.emit,
+  });
+  return { req: { ...req, hostFunctions: { ...req.hostFunctions, ...bridge(network, req) } }, network };
+};
