@@ -106,12 +106,12 @@ export const layers = [
     },
   },
   {
-    files: ["src/sandbox.ts", "src/index.ts", "src/edge.ts", "src/cli/**/*.ts"],
+    files: ["src/sandbox.ts", "src/index.ts", "src/edge.ts", "src/public.ts", "src/cli/**/*.ts"],
     rules: { "no-restricted-imports": ["error", { patterns: [JAIL_INTERNALS] }] },
   },
   {
     files: ["src/*.ts"],
-    ignores: ["src/sandbox.ts", "src/index.ts", "src/edge.ts"],
+    ignores: ["src/sandbox.ts", "src/index.ts", "src/edge.ts", "src/public.ts"],
     rules: {
       "no-restricted-imports": [
         "error",

@@ -19,30 +19,4 @@ export function run(request: RunRequest, options?: SandboxOptions): Promise<RunR
   return runOnce(EDGE_ENGINES, request, options);
 }
 
-export { Sandbox, Session } from "./sandbox.ts";
-export {
-  DEFAULT_LIMITS,
-  DEFAULT_NETWORK,
-  DEFAULT_PYTHON,
-  DEFAULT_SEAL,
-  type JavaScriptOptions,
-  type NetworkOptions,
-  type PythonOptions,
-  type SandboxOptions,
-  type SealOptions,
-} from "./options.ts";
-export * from "./types.ts";
-export * from "./errors.ts";
-export type {
-  DenialEvent,
-  EgressEvent,
-  EngineBuildingEvent,
-  EngineBuiltEvent,
-  LimitEvent,
-  PackagesMissingEvent,
-  RestartEvent,
-  SandboxEvent,
-  SandboxEventListener,
-} from "./events.ts";
-export type { NetworkAllowEntry } from "./network/allowlist.ts";
-export type { Resolver } from "./network/policy.ts";
+export * from "./public.ts";

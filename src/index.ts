@@ -1,6 +1,7 @@
 // The package root for Node.js (the `node` export condition): JavaScript, TypeScript and Python.
 // Imports nothing Node-only at load time: engines are loaded when first used. src/edge.ts is the same
-// API for runtimes without child processes (test/edge/package.test.ts checks both export the same names).
+// API for runtimes without child processes; both export src/public.ts (test/edge/package.test.ts checks
+// that the names match).
 
 import { NODE_ENGINES } from "./engines/registry.node.ts";
 import type { SandboxOptions } from "./options.ts";
@@ -17,30 +18,4 @@ export function run(request: RunRequest, options?: SandboxOptions): Promise<RunR
   return runOnce(NODE_ENGINES, request, options);
 }
 
-export { Sandbox, Session } from "./sandbox.ts";
-export {
-  DEFAULT_LIMITS,
-  DEFAULT_NETWORK,
-  DEFAULT_PYTHON,
-  DEFAULT_SEAL,
-  type JavaScriptOptions,
-  type NetworkOptions,
-  type PythonOptions,
-  type SandboxOptions,
-  type SealOptions,
-} from "./options.ts";
-export * from "./types.ts";
-export * from "./errors.ts";
-export type {
-  DenialEvent,
-  EgressEvent,
-  EngineBuildingEvent,
-  EngineBuiltEvent,
-  LimitEvent,
-  PackagesMissingEvent,
-  RestartEvent,
-  SandboxEvent,
-  SandboxEventListener,
-} from "./events.ts";
-export type { NetworkAllowEntry } from "./network/allowlist.ts";
-export type { Resolver } from "./network/policy.ts";
+export * from "./public.ts";
