@@ -244,9 +244,14 @@ export function jailArgv(
     // the scratch. Jail paths in args and env are translated to the host paths they would be bound from.
     // The most specific jail path wins, as a deeper bind mount would: a bind at /tmp/repo/x must not
     // be read as "inside the /tmp scratch" (a checkout under /tmp would otherwise break).
+    // Under the uid drop the program reads the package's runtime files where they are installed; one
+    // the drop uid cannot reach there (a 0700 parent) is read from a staged copy, as a bind would be.
+    const drop = plan.uidDrop;
+    const hostOf = (b: Bind): string =>
+      drop && !readableBy(b.host, drop.uid, drop.gid).ok && isRuntimeFile(b.host) ? stageReadable(b.host) : b.host;
     const map: [string, string][] = [
       [scratchDir, hostScratch ?? scratchDir],
-      ...(spec.roBinds ?? []).map((b): [string, string] => [b.jail, b.host]),
+      ...(spec.roBinds ?? []).map((b): [string, string] => [b.jail, hostOf(b)]),
     ];
     map.sort(([a], [b]) => b.length - a.length);
     const translate = (v: string) => {

@@ -18,9 +18,13 @@ def _node(p):
     link = os.readlink(p) if stat.S_ISLNK(st.st_mode) else None
     return [p, st.st_mode, st.st_ino, st.st_dev, st.st_rdev, st.st_nlink, st.st_size,
             round(st.st_atime * 1000), round(st.st_mtime * 1000), round(st.st_ctime * 1000), link]
+# Not walked below: the descriptor table (listed on its own at the end), and the read-only host mounts
+# (the package library and the time-zone database), whose thousands of files cannot change: every
+# write there fails with EROFS (test/security/package-library-tamper.test.ts proves it).
+_SKIP = {"/proc/self/fd", "/lib/wasmcell-packages", "/usr/share/zoneinfo"}
 def _walk(top):
     out = [_node(top)]
-    if out[0][1] != "error" and stat.S_ISDIR(out[0][1]) and top != "/proc/self/fd":
+    if out[0][1] != "error" and stat.S_ISDIR(out[0][1]) and top not in _SKIP:
         for name in sorted(os.listdir(top)):
             out.extend(_walk(os.path.join(top, name)))
     return out

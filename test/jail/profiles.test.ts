@@ -1,13 +1,14 @@
 // Each seccomp profile, validated with the KILL default on the real workload it was written for: a
 // syscall missing from the allowlist shows up here as a SIGSYS death instead of a quiet EPERM later.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { rmSync, writeFileSync, chmodSync } from "node:fs";
 import { createRequire } from "node:module";
-import { cpus, tmpdir } from "node:os";
+import { cpus } from "node:os";
 import { dirname } from "node:path";
 import { describe, it } from "node:test";
 import { spawnJailed } from "../../src/jail/index.ts";
 import { collect, runPython, TEST_SEAL } from "./helpers.ts";
+import { jailReachableTempDir } from "../helpers/tmp.ts";
 
 describe("python-native profile (kill default)", () => {
   it("imports numpy, pandas and matplotlib, uses threads, ctypes callbacks, tmpfs files, and saves a PNG", async () => {
@@ -102,7 +103,7 @@ describe("node-pyodide profile (kill default)", () => {
   it("runs Node with Pyodide: load, a Python run, stdout", async () => {
     const require = createRequire(import.meta.url);
     const pyodideDir = dirname(require.resolve("pyodide/package.json"));
-    const dir = mkdtempSync(`${tmpdir()}/wasmcell-test-`);
+    const dir = jailReachableTempDir("wasmcell-test-");
     chmodSync(dir, 0o755);
     const script = `${dir}/load.mjs`;
     writeFileSync(

@@ -2,13 +2,13 @@
 // /proc/<pid>/status) is the unprivileged one, not 0 renamed inside a user namespace
 // (docs/seal.md pitfall 10).
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { SealUnavailableError } from "../../src/errors.ts";
 import { isRoot } from "../../src/jail/host.ts";
 import { spawnJailed, type JailedProcess } from "../../src/jail/index.ts";
 import { collect, layout, pythonSpec, TEST_SEAL } from "./helpers.ts";
+import { jailReachableTempDir } from "../helpers/tmp.ts";
 
 /** Host pids of every descendant of `pid`. */
 function descendants(pid: number): number[] {
@@ -54,7 +54,7 @@ describe("uid drop", { skip: !isRoot() && "the host is not root: there is nothin
   });
 
   it("refuses a bind the dropped uid cannot read, naming the layer and the path", async () => {
-    const dir = mkdtempSync(`${tmpdir()}/wasmcell-private-`); // mode 0700, owned by root
+    const dir = jailReachableTempDir("wasmcell-private-"); // mode 0700, owned by root
     mkdirSync(`${dir}/data`);
     writeFileSync(`${dir}/data/x.txt`, "secret");
     try {
