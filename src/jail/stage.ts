@@ -24,7 +24,7 @@ import {
   statSync,
 } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Where staged copies live: /var/tmp is searchable by every uid and survives reboots' /tmp cleaning. */
@@ -58,7 +58,8 @@ export function isRuntimeFile(path: string): boolean {
 }
 
 function fingerprint(path: string): string {
-  const hash = createHash("sha256").update(path);
+  // "named": copies keep their file name (an earlier layout called every copy "x").
+  const hash = createHash("sha256").update(`named\0${path}`);
   const walk = (p: string) => {
     const st = statSync(p);
     hash.update(`\0${relative(path, p)}\0${st.mode}\0${st.size}\0${st.mtimeMs}`);
@@ -103,7 +104,8 @@ export function stageReadable(path: string): string {
   if (hit) return hit;
   const root = stageRoot();
   const target = join(root, key);
-  const final = join(target, "x");
+  // The copy keeps its name: a program run unjailed finds a staged module by name (harness.py).
+  const final = join(target, basename(path) || "x");
   try {
     statSync(final);
   } catch {
@@ -111,7 +113,7 @@ export function stageReadable(path: string): string {
     // leaves a half-written copy under the final name.
     const building = join(root, `.building-${key}-${process.pid}-${Date.now()}`);
     try {
-      cpSync(path, join(building, "x"), { recursive: true, dereference: true });
+      cpSync(path, join(building, basename(final)), { recursive: true, dereference: true });
       openUp(building);
       renameSync(building, target);
     } catch (error) {

@@ -32,9 +32,11 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 _here = os.path.dirname(os.path.abspath(__file__))
-# In the jail the harness is bound beside this file; run unjailed (seal.bubblewrap off) it sits in
-# the source tree's ../python.
-sys.path[:0] = [_here, os.path.join(os.path.dirname(_here), "python")]
+# The harness's path is the first argument: in the jail it is bound beside this file; run unjailed
+# (seal.bubblewrap off) it is wherever the host has it, or a staged copy when a 0700 parent hides it
+# from the dropped uid. The source tree's ../python is the fallback for a driver started by hand.
+_harness_dirs = [os.path.dirname(sys.argv[1])] if len(sys.argv) > 1 else []
+sys.path[:0] = [*_harness_dirs, _here, os.path.join(os.path.dirname(_here), "python")]
 import harness  # noqa: E402
 
 # The package library (wasmcell setup), read-only: ahead of Debian's dist-packages, so an import finds

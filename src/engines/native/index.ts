@@ -161,7 +161,11 @@ export class NativeEngine implements Engine {
     const spec: JailSpec = {
       // -I: no user site, no PYTHON* variables, no script dir on sys.path; -u: unbuffered stdio, so
       // output written before a kill still reaches us.
-      ...pythonJailSpec(this.#layout, ["-I", "-u", `${JAIL_DIR}/driver.py`], this.#options.seal),
+      ...pythonJailSpec(
+        this.#layout,
+        ["-I", "-u", `${JAIL_DIR}/driver.py`, `${JAIL_DIR}/harness.py`],
+        this.#options.seal,
+      ),
       roBinds: [
         ...this.#layout.binds,
         { host: DRIVER, jail: `${JAIL_DIR}/driver.py` },
