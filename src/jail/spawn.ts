@@ -259,7 +259,8 @@ export function jailArgv(
       return v;
     };
     const hostEnv = Object.entries(env).map(([k, v]) => `${k}=${translate(v)}`);
-    argv.push("/usr/bin/env", "-i", ...hostEnv, spec.executable, ...(spec.args ?? []).map(translate));
+    const executable = hostOf({ host: spec.executable, jail: spec.executable });
+    argv.push("/usr/bin/env", "-i", ...hostEnv, executable, ...(spec.args ?? []).map(translate));
     return argv;
   }
   const program = spec.jailExecutable ?? spec.executable;
