@@ -37,19 +37,20 @@ export interface BwrapInput {
   seccompFd?: number;
 }
 
+/** The namespace and privilege flags every jail gets; check.ts probes exactly these. */
+export const ISOLATION_FLAGS: readonly string[] = Object.freeze([
+  "--unshare-all",
+  "--unshare-user",
+  "--disable-userns",
+  "--die-with-parent",
+  "--new-session",
+  "--cap-drop",
+  "ALL",
+  "--clearenv",
+]);
+
 export function bwrapArgs(input: BwrapInput): string[] {
-  const argv = [
-    "--unshare-all",
-    "--unshare-user",
-    "--disable-userns",
-    "--die-with-parent",
-    "--new-session",
-    "--cap-drop",
-    "ALL",
-    "--clearenv",
-    "--hostname",
-    "sandbox",
-  ];
+  const argv = [...ISOLATION_FLAGS, "--hostname", "sandbox"];
   for (const bind of input.roBinds) argv.push("--ro-bind", bind.host, bind.jail);
   for (const link of input.symlinks) argv.push("--symlink", link.target, link.jail);
   // /dev is a tmpfs of bwrap's with no size cap: read-only, so it cannot hold a guest's files (device

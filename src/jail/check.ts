@@ -6,6 +6,7 @@ import { execFile } from "node:child_process";
 import { SealUnavailableError } from "../errors.ts";
 import type { ResolvedSeal } from "../options.ts";
 import { DEFAULT_TOOLS, isExecutable, isRoot, kernelHasSeccomp, maxUserNamespaces, type HostTools } from "./host.ts";
+import { ISOLATION_FLAGS } from "./bwrap.ts";
 
 /** The layers that will really be in force for a spawn with this seal on this host. */
 export interface SealPlan {
@@ -91,24 +92,7 @@ function probeBwrap(t: HostTools, uidDrop: { uid: number; gid: number } | false)
   const key = JSON.stringify([t.bwrap, t.setpriv, uidDrop]);
   let hit = probeCache.get(key);
   if (!hit) {
-    const bwrap = [
-      t.bwrap,
-      "--unshare-all",
-      "--unshare-user",
-      "--disable-userns",
-      "--die-with-parent",
-      "--new-session",
-      "--cap-drop",
-      "ALL",
-      "--clearenv",
-      "--ro-bind",
-      "/",
-      "/",
-      "--",
-      "/bin/sh",
-      "-c",
-      ":",
-    ];
+    const bwrap = [t.bwrap, ...ISOLATION_FLAGS, "--ro-bind", "/", "/", "--", "/bin/sh", "-c", ":"];
     const argv = uidDrop
       ? [t.setpriv, `--reuid=${uidDrop.uid}`, `--regid=${uidDrop.gid}`, "--clear-groups", "--", ...bwrap]
       : bwrap;
