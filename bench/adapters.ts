@@ -8,26 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { serveHttp } from "../src/adapters/mcp/index.ts";
 import { createToolkit } from "../src/adapters/tools/index.ts";
 import { createSandbox } from "../src/index.ts";
-
-interface Row {
-  what: string;
-  runs: number;
-  p50: number;
-  p99: number;
-}
-
-async function measure(what: string, runs: number, once: () => Promise<unknown>): Promise<Row> {
-  for (let i = 0; i < Math.min(50, runs); i++) await once(); // warm-up
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await once();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-  return { what, runs, p50: at(0.5), p99: at(0.99) };
-}
+import { measure, type Row } from "./measure.ts";
 
 export async function bench(): Promise<string> {
   const rows: Row[] = [];

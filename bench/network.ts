@@ -5,26 +5,11 @@ import { createServer } from "node:http";
 import { RunNetwork } from "../src/network/gate.ts";
 import { createSandbox, type RunRequest } from "../src/index.ts";
 import { resolveOptions } from "../src/options.ts";
+import { measure, type Row } from "./measure.ts";
 
-interface Row {
-  what: string;
-  runs: number;
-  p50: number;
-  p99: number;
-}
-
-async function measure(what: string, runs: number, once: () => Promise<unknown>): Promise<Row> {
-  for (let i = 0; i < Math.min(20, runs); i++) await once(); // warm-up
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await once();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-  return { what, runs, p50: at(0.5), p99: at(0.99) };
-}
+/** Network rows warm up with 20 calls (each Pyodide call costs tens of ms). */
+const measureNet = (what: string, runs: number, once: () => Promise<unknown>): Promise<Row> =>
+  measure(what, runs, once, 20);
 
 export async function bench(): Promise<string> {
   const server = createServer((_req, res) => res.end("hello"));
@@ -41,17 +26,17 @@ export async function bench(): Promise<string> {
   };
   const rows: Row[] = [];
   try {
-    rows.push(await measure("Node fetch (baseline, keep-alive)", 300, async () => (await fetch(url)).text()));
-    rows.push(await measure("gate: RunNetwork.fetchAll", 300, () => gate.fetchAll({ url })));
-    rows.push(await measure("quickjs run without fetch", 300, () => run({ language: "javascript", code: "1" })));
+    rows.push(await measureNet("Node fetch (baseline, keep-alive)", 300, async () => (await fetch(url)).text()));
+    rows.push(await measureNet("gate: RunNetwork.fetchAll", 300, () => gate.fetchAll({ url })));
+    rows.push(await measureNet("quickjs run without fetch", 300, () => run({ language: "javascript", code: "1" })));
     rows.push(
-      await measure("quickjs run with one fetch", 300, () =>
+      await measureNet("quickjs run with one fetch", 300, () =>
         run({ language: "javascript", code: `await (await fetch(${JSON.stringify(url)})).text()` }),
       ),
     );
-    rows.push(await measure("pyodide run without urlopen", 40, () => run({ language: "python", code: "1" })));
+    rows.push(await measureNet("pyodide run without urlopen", 40, () => run({ language: "python", code: "1" })));
     rows.push(
-      await measure("pyodide run with one urlopen", 40, () =>
+      await measureNet("pyodide run with one urlopen", 40, () =>
         run({
           language: "python",
           code: `import urllib.request\nurllib.request.urlopen(${JSON.stringify(url)}).read()`,
