@@ -104,7 +104,8 @@ function look(path: string) {
   }
 }
 
-function treeBytes(path: string): number {
+/** Bytes of the files under `path` (symlinks counted as themselves, never followed). */
+export function treeBytes(path: string): number {
   const st = lstatSync(path);
   if (!st.isDirectory()) return st.size;
   let total = 0;
