@@ -34,7 +34,7 @@
 //   changed JS built-in, a fingerprint that differs, a fatal error) makes the sidecar retire
 //   instead: the host replaces it.
 
-import { constants as fsConstants, readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants as fsConstants, readFileSync, readSync, writeSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { format } from "node:util";
 import type { HostMessage, InitMessage, RunLimits, RunMessage, SidecarFailure, SidecarMessage } from "./protocol.ts";
@@ -265,8 +265,26 @@ function consume(n: number): void {
   buffered -= n;
 }
 
+/** The snapshot from the descriptor the host passed (it opened and verified the file), then closed. */
+function readSnapshotFd(fd: number, bytes: number): Uint8Array {
+  // A fresh buffer: Pyodide reads the snapshot through a Uint32Array, so it must start 4-byte aligned.
+  const out = new Uint8Array(bytes);
+  for (let offset = 0; offset < bytes;) {
+    const n = readSync(fd, out, offset, bytes - offset, offset);
+    if (n === 0) die(`the snapshot descriptor ended after ${offset} of ${bytes} bytes`);
+    offset += n;
+  }
+  closeSync(fd);
+  return out;
+}
+
 function pump(): void {
   for (;;) {
+    if (init && !snapshotReceived && init.snapshotFd !== undefined) {
+      snapshot = readSnapshotFd(init.snapshotFd, init.snapshotBytes);
+      snapshotReceived = true;
+      continue;
+    }
     if (init && !snapshotReceived) {
       if (buffered < init.snapshotBytes) return;
       // A copy: Pyodide reads the snapshot through a Uint32Array, so it must start 4-byte aligned.
@@ -292,7 +310,7 @@ process.stdin.on("data", (chunk: Buffer) => {
   chunks.push(chunk);
   buffered += chunk.length;
   // While the snapshot streams in, only look once it is all here.
-  if (init && !snapshotReceived && buffered < init.snapshotBytes) return;
+  if (init && !snapshotReceived && init.snapshotFd === undefined && buffered < init.snapshotBytes) return;
   pump();
   wake?.();
 });
@@ -370,6 +388,8 @@ interface PyodideAPI {
 }
 
 const WORKDIR = "/home/pyodide";
+/** How long a new sidecar waits idle before its one collection of the load-time garbage. */
+const IDLE_GC_MS = 300;
 const HARNESS_MODULE = "wasmcell_harness";
 
 // HTTP for guest Python, through the host. http.client's connections (and so urllib.request, which
@@ -574,6 +594,50 @@ sys.addaudithook(_wasmcell_audit)
 del _name
 `;
 
+/**
+ * Node's web globals that nothing in the sidecar uses, removed before the checkpoint. Node installs
+ * them as lazy properties: reading one's descriptor (which the checkpoint's fingerprint of the JS
+ * realm does for every global) loads its implementation (undici for `FormData` & co., web streams),
+ * which cost 0.2–0.6 s of every sidecar start and ~10 MB per process. Deleting does not load them.
+ * Pyodide uses `fetch` only to load files by URL and `WebSocket` only for Emscripten's socket
+ * emulation; the sidecar has no network of its own, so both would fail anyway.
+ */
+const UNUSED_WEB_GLOBALS = [
+  "fetch",
+  "FormData",
+  "Headers",
+  "Request",
+  "Response",
+  "WebSocket",
+  "EventSource",
+  "MessageEvent",
+  "CloseEvent",
+  "ErrorEvent",
+  "ReadableStream",
+  "ReadableStreamDefaultReader",
+  "ReadableStreamBYOBReader",
+  "ReadableStreamBYOBRequest",
+  "ReadableByteStreamController",
+  "ReadableStreamDefaultController",
+  "TransformStream",
+  "TransformStreamDefaultController",
+  "WritableStream",
+  "WritableStreamDefaultController",
+  "WritableStreamDefaultWriter",
+  "ByteLengthQueuingStrategy",
+  "CountQueuingStrategy",
+  "TextEncoderStream",
+  "TextDecoderStream",
+  "CompressionStream",
+  "DecompressionStream",
+  "Storage",
+  "localStorage",
+  "sessionStorage",
+];
+function dropUnusedWebGlobals(): void {
+  for (const name of UNUSED_WEB_GLOBALS) Reflect.deleteProperty(globalThis, name);
+}
+
 async function loadPyodideRuntime(fromSnapshot: Uint8Array | undefined, makeSnapshot: boolean): Promise<PyodideAPI> {
   const mod = (await import(`${pyodideDir}/pyodide.mjs`)) as { loadPyodide(options: object): Promise<PyodideAPI> };
   const options: Record<string, unknown> = {
@@ -737,11 +801,22 @@ async function main(): Promise<void> {
     M.finalizationRegistry = { register() {}, unregister() {} };
   }
   const checkpointStart = performance.now();
+  dropUnusedWebGlobals();
   const checkpoint = stateful ? undefined : takeCheckpoint(M);
   // The snapshot (30 MB) and load-time garbage are unreachable now; an idle process would keep them
-  // mapped until some later allocation triggers a collection, so collect once. (The `gc` global
-  // cannot be deleted; code that reaches it can only spend its own CPU, which the deadline bounds.)
-  (globalThis as { gc?: () => void }).gc?.();
+  // mapped until some later allocation triggers a collection, so collect once — off the first run's
+  // path: when the sidecar has been idle a moment, or after the first run's reset (before it says
+  // it is free again), whichever comes first. (The `gc` global cannot be deleted; code that reaches
+  // it can only spend its own CPU, which the deadline bounds.)
+  const gc = (globalThis as { gc?: () => void }).gc;
+  let gcPending = typeof gc === "function";
+  let running = false;
+  const collectOnce = () => {
+    if (!gcPending || running) return;
+    gcPending = false;
+    gc?.();
+  };
+  realSetTimeout(collectOnce, IDLE_GC_MS);
   send({
     t: "ready",
     startMs: performance.now() - started,
@@ -757,12 +832,16 @@ async function main(): Promise<void> {
   for (;;) {
     const message = await nextMessage();
     if (message === "init" || message.t !== "run") continue;
+    running = true;
     await runOne(py, start, message, stateful);
+    running = false;
     if (checkpoint) {
       const t0 = performance.now();
       cancelPendingTimers();
       const problem = restoreCheckpoint(M, checkpoint);
-      send({ t: "reset", id: message.id, ms: performance.now() - t0, ...(problem ? { retire: problem } : {}) });
+      const ms = performance.now() - t0;
+      if (!problem) collectOnce();
+      send({ t: "reset", id: message.id, ms, ...(problem ? { retire: problem } : {}) });
       if (problem) process.exit(0);
     }
   }
