@@ -10,7 +10,7 @@ import { Worker } from "node:worker_threads";
 import { createEngine, type PyodideEngine } from "../src/engines/pyodide/index.ts";
 import { launchSidecar, sidecarFiles } from "../src/engines/pyodide/launch.ts";
 import { SidecarProcess } from "../src/engines/pyodide/sidecar-client.ts";
-import { getSnapshot } from "../src/engines/pyodide/snapshot.ts";
+import { getSnapshot, type Snapshot } from "../src/engines/pyodide/snapshot.ts";
 import { resolveOptions, resolveRequest, type ResolvedOptions, type ResolvedSeal } from "../src/options.ts";
 import { createSandbox } from "../src/index.ts";
 
@@ -87,7 +87,7 @@ async function throughput(
 /** Spawn → ready of one sidecar, and its tree's RSS once ready. */
 async function startOnce(
   seal: ResolvedSeal,
-  snapshot: Uint8Array | undefined,
+  snapshot: Snapshot | undefined,
 ): Promise<{ ms: number; inner: number; rss: number }> {
   const s = await SidecarProcess.start({ seal, processMemoryMb: 512, ...(snapshot ? { snapshot } : {}) });
   const rss = treeRssBytes(s.jail.pid);
@@ -324,7 +324,7 @@ export async function bench(): Promise<string> {
       2 ** 20
     ).toFixed(0)} MB`,
   );
-  row("snapshot size", `${(snapshot.length / 2 ** 20).toFixed(1)} MB`);
+  row("snapshot size", `${(snapshot.bytes / 2 ** 20).toFixed(1)} MB`);
 
   const off: ResolvedSeal = { bubblewrap: false, seccomp: false, nodePermissions: false, dropPrivileges: false };
   const cost = await sealCost(seal, off, 8);

@@ -11,9 +11,10 @@ import { ERROR_KINDS } from "../../types.ts";
 import { truncationMarker } from "../output.ts";
 import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../python/result.ts";
 import { LineReader } from "./line-reader.ts";
-import { launchSidecar } from "./launch.ts";
+import { launchSidecar, SNAPSHOT_FD } from "./launch.ts";
 import { answerFetch, runNetwork } from "./net-host.ts";
 import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";
+import { checkedSnapshot, type Snapshot } from "./snapshot.ts";
 
 /**
  * Time the in-sidecar interrupt gets to end a run before the host kills the process. The interrupt
@@ -32,7 +33,7 @@ export interface SidecarStartOptions {
   seal: ResolvedSeal;
   processMemoryMb: number;
   /** A Pyodide memory snapshot to start from (much faster than a cold load), or undefined. */
-  snapshot?: Uint8Array;
+  snapshot?: Snapshot | undefined;
   /** Keep state across runs (a session) instead of resetting after each run. */
   stateful?: boolean;
   /** The package library's host directory (mounted read-only), or undefined for the standard library only. */
@@ -93,10 +94,14 @@ export class SidecarProcess {
   /** Spawns a sidecar and resolves when it is ready to run code. */
   static async start(options: SidecarStartOptions): Promise<SidecarProcess> {
     const t0 = performance.now();
+    // Checked again at each launch (a stat, or a re-hash when the file moved): never a changed file.
+    const snapshot = options.snapshot && checkedSnapshot(options.snapshot);
+    const snapshotFd = snapshot && "fd" in snapshot.source ? snapshot.source.fd : undefined;
     const jail = await launchSidecar({
       seal: options.seal,
       processMemoryMb: options.processMemoryMb,
       ...(options.library ? { library: options.library } : {}),
+      ...(snapshotFd !== undefined ? { snapshotFd } : {}),
     });
     let stderrTail = "";
     const onStderr = (chunk: Buffer) => {
@@ -107,11 +112,12 @@ export class SidecarProcess {
     const init: InitMessage = {
       t: "init",
       mode: "serve",
-      snapshotBytes: options.snapshot?.length ?? 0,
+      snapshotBytes: snapshot?.bytes ?? 0,
+      ...(snapshotFd !== undefined ? { snapshotFd: SNAPSHOT_FD } : {}),
       stateful: options.stateful ?? false,
     };
     jail.child.stdin.write(JSON.stringify(init) + "\n");
-    if (options.snapshot) jail.child.stdin.write(options.snapshot);
+    if (snapshot && "data" in snapshot.source) jail.child.stdin.write(snapshot.source.data);
     // The jail's own wall-clock kill bounds the start (and, per run, the run: see run()).
     jail.setDeadline(START_TIMEOUT_MS);
     try {
