@@ -1,0 +1,81 @@
+// The in-process guards around Pyodide (the last, weakest layers of the seal; what stops an escape is
+// the jail, seccomp and Node's permission model, see ../launch.ts):
+// - a `process.binding` stub: Pyodide's Emscripten NODEFS calls `process.binding("constants")` at
+//   load, which the permission model denies; the stub answers that one call and throws for everything
+//   else, which also removes `process.binding("spawn_sync")` as an escape hatch when the model is off.
+// - guest hardening (harden.py): `js`, `pyodide_js`, `pyodide`, `_pyodide`, `_pyodide_core` replaced
+//   in sys.modules and blocked from import; gc introspection (the easy way to find a leftover JsProxy)
+//   refused by an audit hook. Together with the empty `jsglobals` (runtime.ts) and
+//   `--disallow-code-generation-from-strings`, a JsProxy that still leaks out cannot turn
+//   `.constructor.constructor` into code. (Freezing the intrinsic prototypes was tried and breaks
+//   Pyodide's promise conversion, which assigns `constructor` on its own objects.)
+// - Node's unused web globals removed before the checkpoint (dropUnusedWebGlobals).
+
+import { constants as fsConstants } from "node:fs";
+import { constants as osConstants } from "node:os";
+import { pythonSource, type PyodideAPI } from "./runtime.ts";
+
+export function stubProcessBinding(): void {
+  const bindingConstants = Object.freeze({ fs: fsConstants, os: osConstants });
+  Object.defineProperty(process, "binding", {
+    value: (name: string) => {
+      if (name === "constants") return bindingConstants;
+      throw new Error(`process.binding(${JSON.stringify(name)}) is not available in the sidecar`);
+    },
+    writable: false,
+    configurable: false,
+  });
+}
+
+/**
+ * The guest-level blocks on the JavaScript bridge. Run after every load: Pyodide's own start-up from
+ * a snapshot imports _pyodide_core and friends, so these cannot be in the snapshot.
+ */
+export function hardenGuest(py: PyodideAPI): void {
+  py.runPython(pythonSource("harden.py"));
+}
+
+/**
+ * Node's web globals that nothing in the sidecar uses, removed before the checkpoint. Node installs
+ * them as lazy properties: reading one's descriptor (which the checkpoint's fingerprint of the JS
+ * realm does for every global) loads its implementation (undici for `FormData` & co., web streams),
+ * which cost 0.2–0.6 s of every sidecar start (and memory) on a loaded 2-core machine. Deleting does
+ * not load them. Pyodide uses `fetch` only to load files by URL and `WebSocket` only for Emscripten's
+ * socket emulation; the sidecar has no network of its own, so both would fail anyway.
+ */
+const UNUSED_WEB_GLOBALS = [
+  "fetch",
+  "FormData",
+  "Headers",
+  "Request",
+  "Response",
+  "WebSocket",
+  "EventSource",
+  "MessageEvent",
+  "CloseEvent",
+  "ErrorEvent",
+  "ReadableStream",
+  "ReadableStreamDefaultReader",
+  "ReadableStreamBYOBReader",
+  "ReadableStreamBYOBRequest",
+  "ReadableByteStreamController",
+  "ReadableStreamDefaultController",
+  "TransformStream",
+  "TransformStreamDefaultController",
+  "WritableStream",
+  "WritableStreamDefaultController",
+  "WritableStreamDefaultWriter",
+  "ByteLengthQueuingStrategy",
+  "CountQueuingStrategy",
+  "TextEncoderStream",
+  "TextDecoderStream",
+  "CompressionStream",
+  "DecompressionStream",
+  "Storage",
+  "localStorage",
+  "sessionStorage",
+];
+
+export function dropUnusedWebGlobals(): void {
+  for (const name of UNUSED_WEB_GLOBALS) Reflect.deleteProperty(globalThis, name);
+}
