@@ -222,7 +222,7 @@ export async function bench(): Promise<string> {
   row(
     "createSandbox → first `print(1)` result, fresh Node process (snapshot cached on disk)",
     `${ms(fresh.first)} ms (createSandbox ${ms(fresh.create)} ms)`,
-    "≤ 1 500 ms",
+    "≤ 1 000 ms",
   );
 
   const engine = (await createEngine(options)) as PyodideEngine;
@@ -276,7 +276,7 @@ export async function bench(): Promise<string> {
     row(
       "timeout kill → pool full again (sidecar from snapshot), 3 kills",
       `p50 ${ms(pct(kills, 50))} ms · max ${ms(Math.max(...kills))} ms`,
-      "≤ 1 500 ms",
+      "≤ 1 000 ms",
     );
   } finally {
     await engine.close();
