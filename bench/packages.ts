@@ -12,7 +12,7 @@ import { resolveOptions, resolveRequest, type ResolvedOptions } from "../src/opt
 import { createSandbox } from "../src/index.ts";
 import { setup } from "../src/setup/index.ts";
 import { installedLibrary } from "../src/setup/library.ts";
-import { seedRecipe } from "./python.ts";
+import { seedRecipe, timeoutKillToFull } from "./python.ts";
 
 const N = Number(process.env.BENCH_N ?? 200);
 const INDEX = fileURLToPath(new URL("../src/index.ts", import.meta.url));
@@ -157,27 +157,7 @@ export async function bench(): Promise<string> {
       `${ms(t.readyMs)} ms (${ms(t.readyMs - t.innerStartMs)} · ${phase("received")} · ${ms(t.loadMs)} · ${phase("setup")} · ${phase("checkpoint")})`,
     );
 
-    // A guest that swallows every KeyboardInterrupt: the jail's deadline kills the sidecar at
-    // timeoutMs + 1 s, and a fresh one (from the snapshot) takes its place.
-    const kills: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      await engine.pool.whenFull();
-      const killed = await engine.run(
-        resolveRequest(
-          {
-            language: "python",
-            code: "while True:\n    try:\n        while True: pass\n    except KeyboardInterrupt:\n        pass",
-            limits: { timeoutMs: 200 },
-          },
-          options,
-        ),
-      );
-      const k = performance.now();
-      if (killed.ok || killed.error.kind !== "timeout")
-        throw new Error(`expected a timeout: ${JSON.stringify(killed)}`);
-      await engine.pool.whenFull();
-      kills.push(performance.now() - k);
-    }
+    const kills = await timeoutKillToFull(engine, options, 3);
     row(
       "timeout kill → pool full again (pool of 2, library mounted), 3 kills",
       `p50 ${ms(pct(kills, 50))} ms · max ${ms(Math.max(...kills))} ms`,
