@@ -180,6 +180,11 @@ export class WorkerHandle {
     return false;
   }
 
+  /** When the thread's event loop last turned (epoch ms, its own word: only ever used to wait longer). */
+  lastBeat(): number {
+    return this.#heartbeat[0] ?? 0;
+  }
+
   post(m: HostMessage): void {
     this.worker.postMessage(m);
     this.updateRef();

@@ -364,8 +364,14 @@ export class ThreadEngine implements Engine {
       const begun = handle.begunAt(job.seq);
       const limit = job.req.limits.timeoutMs + KILL_GRACE_MS;
       if (begun === undefined) return this.#watch(handle, job, limit);
-      const left = begun + limit - epochNow();
+      const now = epochNow();
+      const left = begun + limit - now;
       if (left > 0) this.#watch(handle, job, left + 1);
+      // A thread whose event loop turned after the run's deadline is not held by that run's guest code:
+      // on a starved machine its answer may be in the port's queue, or its engine's own deadline about to
+      // end the run. It gets one more grace, not more.
+      else if (handle.lastBeat() > begun + job.req.limits.timeoutMs && left > -KILL_GRACE_MS)
+        this.#watch(handle, job, STALL_MS);
       else this.#kill(handle, job, "timeout");
     }, afterMs);
   }
