@@ -3,6 +3,7 @@
 // heartbeat). `stalled()` is the scheduler's question: is this thread inside one long synchronous
 // stretch, so that a run sent to it now would wait for somebody else's CPU loop?
 
+import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { fileURLToPath } from "node:url";
 import type { ResolvedRequest } from "../../options.ts";
@@ -14,6 +15,7 @@ import {
   parseWorkerMessage,
   PROGRESS_BYTES,
   PROGRESS_RING,
+  TID_OFFSET,
   type HostMessage,
   type WireRequest,
   type WorkerMessage,
@@ -21,11 +23,22 @@ import {
 import type { ThreadSession } from "./threads.ts";
 
 /**
- * A worker whose heartbeat is this much older than its runs need counts as held by a long synchronous
- * stretch: several missed beats, so a benign run that computes for a few milliseconds, or a thread the
- * OS preempted for a moment, does not count.
+ * A worker whose heartbeat is this much older counts as held by a long synchronous stretch — on Linux
+ * only once the thread has also burned this much CPU since its heartbeat went stale: a thread the OS
+ * preempted (a loaded machine) is late but not spinning, and growing threads for it only adds load.
  */
 export const STALL_MS = 5 * HEARTBEAT_MS;
+
+/** CPU nanoseconds the thread has run, from /proc/self/task/TID/schedstat; undefined where unreadable. */
+function threadCpuNs(tid: number): number | undefined {
+  if (!(tid > 0)) return undefined;
+  try {
+    const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, "latin1").split(" ", 1)[0]);
+    return Number.isFinite(ns) ? ns : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The worker's native stack, as big as the main thread's (V8's ~1 MB default): the QuickJS engine's
@@ -94,6 +107,10 @@ export class WorkerHandle {
   readonly #begunSeq = new Int32Array(this.#progress, 0, 1);
   readonly #begunAt = new Float64Array(this.#progress, 8, PROGRESS_RING);
   readonly #heartbeat = new Float64Array(this.#progress, HEARTBEAT_OFFSET, 1);
+  readonly #tid = new Int32Array(this.#progress, TID_OFFSET, 1);
+  /** The stale heartbeat last looked at, and the thread's CPU time then. */
+  #staleBeat = 0;
+  #staleCpuNs: number | undefined;
   #posted = 0;
   /** Its loss was told on the event channel (the exit and error handlers may both report it). */
   reported = false;
@@ -176,8 +193,18 @@ export class WorkerHandle {
     if (this.dead || !this.started || this.jobs.size === 0) return false;
     const beat = this.#heartbeat[0] ?? 0;
     if (now - beat <= STALL_MS) return false;
-    for (const job of this.jobs.values()) if (this.begunAt(job.seq) !== undefined) return true;
-    return false;
+    let begun = false;
+    for (const job of this.jobs.values()) if (this.begunAt(job.seq) !== undefined) begun = true;
+    if (!begun) return false;
+    // The tid is the worker's word: at worst a wrong one reads another thread of this process.
+    const cpu = threadCpuNs(Atomics.load(this.#tid, 0));
+    if (cpu === undefined) return true;
+    if (this.#staleBeat !== beat) {
+      this.#staleBeat = beat;
+      this.#staleCpuNs = cpu;
+      return false;
+    }
+    return cpu - (this.#staleCpuNs ?? cpu) >= STALL_MS * 1e6;
   }
 
   /** When the thread's event loop last turned (epoch ms, its own word: only ever used to wait longer). */

@@ -50,7 +50,9 @@ export const REVOKED = 2;
  */
 export const PROGRESS_RING = 1024;
 export const HEARTBEAT_OFFSET = 8 + 8 * PROGRESS_RING;
-export const PROGRESS_BYTES = HEARTBEAT_OFFSET + 8;
+/** Int32: the worker's Linux thread id (0 elsewhere), so the host can read how much CPU it burns. */
+export const TID_OFFSET = HEARTBEAT_OFFSET + 8;
+export const PROGRESS_BYTES = TID_OFFSET + 8;
 /** How often a worker with runs rewrites its heartbeat. */
 export const HEARTBEAT_MS = 10;
 

@@ -6,6 +6,7 @@
 // A run the engine cannot stop (a C builtin that never polls the interrupt handler) blocks this thread;
 // the host then terminates it. Nothing here has to clean up after that: the thread and its memory go.
 
+import { readlinkSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import type { EngineSession } from "../engine.ts";
 import type { ResolvedRequest } from "../../options.ts";
@@ -18,6 +19,7 @@ import {
   HEARTBEAT_MS,
   HEARTBEAT_OFFSET,
   PROGRESS_RING,
+  TID_OFFSET,
   type HostMessage,
   type WireRequest,
   type WorkerMessage,
@@ -32,6 +34,13 @@ const progress = data.progress;
 const begunSeq = new Int32Array(progress, 0, 1);
 const begunAt = new Float64Array(progress, 8, PROGRESS_RING);
 const heartbeat = new Float64Array(progress, HEARTBEAT_OFFSET, 1);
+// This thread's id, for the host's CPU reading (handle.ts); /proc/thread-self is "PID/task/TID".
+try {
+  const tid = Number(/\/task\/(\d+)$/.exec(readlinkSync("/proc/thread-self"))?.[1] ?? 0);
+  if (Number.isSafeInteger(tid)) Atomics.store(new Int32Array(progress, TID_OFFSET, 1), 0, tid);
+} catch {
+  // Not Linux: the host judges stalls by the heartbeat alone.
+}
 let seq = 0;
 
 /**
