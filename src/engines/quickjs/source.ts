@@ -13,6 +13,31 @@ interface Stripper {
   blank: typeof blankSourceFile;
 }
 let stripper: Promise<Stripper> | undefined;
+let stripperLoaded = false;
+
+/**
+ * Loads the TypeScript parser, on the first TypeScript run only: it is large, and JavaScript-only hosts
+ * never pay for it. A load that failed (Deno without the env permissions TypeScript reads at load) is
+ * not cached: the run throws the runtime's own message, and the next TypeScript run tries again.
+ */
+export function loadStripper(): Promise<Stripper> {
+  stripper ??= Promise.all([import("typescript"), import("ts-blank-space")]).then(
+    ([ts, tbs]) => {
+      stripperLoaded = true;
+      return { ts: ts.default, blank: tbs.blankSourceFile };
+    },
+    (error: unknown) => {
+      stripper = undefined;
+      throw error;
+    },
+  );
+  return stripper;
+}
+
+/** Whether a TypeScript run would start at once (the parser is loaded) or wait for `loadStripper`. */
+export function isStripperLoaded(): boolean {
+  return stripperLoaded;
+}
 
 // Constructs that need a transform, not just blanking, by the syntax kind ts-blank-space reports
 // (for a parameter property it reports the modifier): what to call it, and what to write instead.
@@ -47,17 +72,7 @@ function at(error: GuestError, ts: TypeScript, file: SourceFile, pos: number): G
  * (a stack overflow on deeply nested types) leaves nothing behind for the next run.
  */
 export async function stripTypes(code: string): Promise<{ code: string } | { error: GuestError }> {
-  // Loaded on the first TypeScript run only: the parser is large, JavaScript-only hosts never pay for it.
-  // A load that failed (Deno without the env permissions TypeScript reads at load) is not cached: the
-  // run throws the runtime's own message, and the next TypeScript run tries again.
-  stripper ??= Promise.all([import("typescript"), import("ts-blank-space")]).then(
-    ([ts, tbs]) => ({ ts: ts.default, blank: tbs.blankSourceFile }),
-    (error: unknown) => {
-      stripper = undefined;
-      throw error;
-    },
-  );
-  const { ts, blank } = await stripper;
+  const { ts, blank } = await loadStripper();
   try {
     const file = ts.createSourceFile(
       "main.ts",
