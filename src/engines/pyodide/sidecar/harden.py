@@ -28,6 +28,10 @@ _js_stub = types.ModuleType("pyodide_js", "wasmcell stand-in: no JavaScript obje
 _js_stub._api = _api_stub
 sys.modules["pyodide_js"] = _js_stub
 sys.modules["pyodide_js._api"] = _api_stub
+# The one name of Pyodide's that stays: pyodide.http, as the sandbox's own module over the host's
+# gated fetch (pyfetch.py), never Pyodide's (which holds JavaScript objects). `pyodide` itself stays
+# blocked, so `from pyodide.http import pyfetch` works and `import pyodide` does not.
+sys.modules["pyodide.http"] = sys.modules["wasmcell_pyfetch"]
 del _api_stub, _js_stub, _config
 sys.meta_path.insert(0, _WasmcellBlockedFinder)
 

@@ -31,6 +31,7 @@ import {
   loadPyodideRuntime,
   pythonSource,
   reserveMemoryFor,
+  SITE_PACKAGES,
   WORKDIR,
   type PyodideAPI,
   type PyProxyFn,
@@ -56,8 +57,12 @@ function makeFailure(kind: SidecarFailure["kind"], name: string, message: string
   return { kind, name, message };
 }
 
-/** setup.py, then net.py, in __main__'s globals (one interpreter-wide setup, as one script). */
+/**
+ * setup.py, then net.py, in __main__'s globals (one interpreter-wide setup, as one script); net.py
+ * imports pyfetch.py (the guest's pyodide.http), installed beside the harness.
+ */
 function runSetup(py: PyodideAPI): void {
+  py._module.FS.writeFile(`${SITE_PACKAGES}/wasmcell_pyfetch.py`, pythonSource("pyfetch.py"));
   py.runPython(pythonSource("setup.py"));
   py.runPython(pythonSource("net.py"));
 }
@@ -87,8 +92,8 @@ async function main(dir: string, harness: string): Promise<void> {
   const FS = M.FS;
 
   if (!init.snapshotBytes) {
-    FS.mkdirTree(`/lib/python3.14/site-packages`);
-    FS.writeFile(`/lib/python3.14/site-packages/${HARNESS_MODULE}.py`, readFileSync(harness));
+    FS.mkdirTree(SITE_PACKAGES);
+    FS.writeFile(`${SITE_PACKAGES}/${HARNESS_MODULE}.py`, readFileSync(harness));
   }
   if (libraryDir) mountLibrary(FS as unknown as MountFS, libraryDir);
   // The library goes after the standard library on sys.path (it cannot shadow it), and what the init

@@ -44,6 +44,11 @@ def _wasmcell_net_call(method, url, headers, body):
         raise OSError(_errno.ECONNREFUSED, message)
     return reply
 
+# pyodide.http.pyfetch and open_url (pyfetch.py, installed as wasmcell_pyfetch) send through the same call.
+import wasmcell_pyfetch as _pf
+_pf._send = _wasmcell_net_call
+del _pf
+
 class _WasmcellHTTPConnection(_hc.HTTPConnection):
     """An http.client connection whose requests go through the host's gated fetch."""
     _wasmcell_scheme = "http"
