@@ -66,7 +66,7 @@ out`);
       `[Errno 2] network: 127.0.0.1:${other.port} refused: not in the allowlist`,
       `[Errno 2] network: 127.0.0.1:${other.port} refused: not in the allowlist`,
       `[Errno 2] network: the response from 127.0.0.1:${server.port} is over the 1000-byte cap (network.maxResponseBytes)`,
-      "socket: direct sockets are not available in the sandbox; use urllib.request or http.client, which go through the host's allowlist",
+      "socket: direct sockets are not available in the sandbox; use urllib.request, http.client or pyodide.http.pyfetch, which go through the host's allowlist",
     ]);
     assert.equal(other.requests.length, 0);
     assert.ok(events.some((e) => e.type === "egress" && e.engine === "pyodide" && e.allowed));

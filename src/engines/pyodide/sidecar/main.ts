@@ -21,7 +21,7 @@ import type { RunMessage, SidecarFailure } from "../protocol.ts";
 import { claimStdout, die, initMessage, listen, nextMessage, send, takeSnapshot, writeAll } from "./channel.ts";
 import { restoreCheckpoint, takeCheckpoint } from "./checkpoint.ts";
 import { collectOutputFiles, placeInputFiles } from "./files.ts";
-import { hardenGuest, stubProcessBinding } from "./guards.ts";
+import { hardenGuest, refuseSockets, stubProcessBinding } from "./guards.ts";
 import { LIBRARY_MOUNT, mountLibrary, mountZoneinfo, type MountFS } from "./library.ts";
 import { capMemoryGrowth, deadline, interruptSource, memory } from "./limits.ts";
 import { hostFetchForPython } from "./net.ts";
@@ -126,6 +126,7 @@ async function main(dir: string, harness: string): Promise<void> {
   // From a snapshot the setup already ran.
   if (!init.snapshotBytes) runSetup(py);
   py.runPython(chdir);
+  refuseSockets(M);
   hardenGuest(py);
   const connectNet = py.globals.get("_wasmcell_net_connect");
   if (!connectNet) die("setup did not define _wasmcell_net_connect");
