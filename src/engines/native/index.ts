@@ -28,12 +28,15 @@ import type { GuestError, Limits, OutputFile, RunResult } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { exitError, parseEnvelope, parseFiles, type Observed } from "../python/result.ts";
 import { installedLibrary, type InstalledLibrary } from "../../setup/library.ts";
+import { checkLibrary } from "../../setup/verify.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { CappedOutput } from "./output.ts";
 
 const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
 const HARNESS = fileURLToPath(new URL("../python/harness.py", import.meta.url));
+/** The package's own files the native tier binds into its jail (doctor checks the drop uid reaches them). */
+export const NATIVE_RUNTIME_FILES = [DRIVER, HARNESS] as const;
 const JAIL_DIR = "/sandbox/python";
 /** The package library (`wasmcell setup`), bound read-only; driver.py puts it ahead of Debian's dist-packages. */
 const PACKAGES_DIR = "/sandbox/packages";
@@ -58,6 +61,8 @@ export const createEngine: EngineFactory = async (options) => {
   // A seal layer asked for and unavailable is an error here, before any code runs: never an unjailed interpreter.
   await checkSeal(options.seal);
   const engine = new NativeEngine(options, pythonLayout(NATIVE_PYTHON));
+  // The library is checked against setup's record before any jail binds it (IntegrityError naming the file).
+  if (engine.library) await checkLibrary(engine.library, "native", options.emit);
   // The slots are free to make: have them all ready, so the first runs take one at once.
   await engine.slots.prewarm();
   await engine.slots.whenFull();
