@@ -70,3 +70,16 @@ for url in ${JSON.stringify(urls)}:
     except urllib.error.URLError as e:
         out.append(str(e.reason).split("] ", 1)[-1])
 out`;
+
+/** Python: `pyodide.http.pyfetch` each URL (top-level await), collect "reached" or the refusal. */
+export const pyFetchProbe = (urls: string[]) => `
+from pyodide.http import pyfetch
+out = []
+for url in ${JSON.stringify(urls)}:
+    try:
+        r = await pyfetch(url)
+        await r.bytes()
+        out.append("reached %d" % r.status)
+    except OSError as e:
+        out.append(e.strerror or str(e))
+out`;

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { tableResolver } from "../helpers/http.ts";
-import { jsProbe, networkWorld, pyProbe, type NetworkWorld } from "../helpers/network.ts";
+import { jsProbe, networkWorld, pyFetchProbe, pyProbe, type NetworkWorld } from "../helpers/network.ts";
 
 let w: NetworkWorld;
 before(async () => {
@@ -40,6 +40,13 @@ describe("redirect escape", () => {
   it("pyodide: urllib follows redirects hop by hop, each one checked by the host", async () => {
     const v = (await w.py(pyProbe(urls()))) as string[];
     // urllib sees the hop as a new request: the refusal names the target, not the redirect.
+    assert.deepEqual(
+      v,
+      expected().map((m) => m.replace(/redirect from .*/, "not in the allowlist")),
+    );
+  });
+  it("pyodide: pyfetch follows redirects hop by hop, each one checked by the host", async () => {
+    const v = (await w.py(pyFetchProbe(urls()))) as string[];
     assert.deepEqual(
       v,
       expected().map((m) => m.replace(/redirect from .*/, "not in the allowlist")),

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { tableResolver } from "../helpers/http.ts";
-import { jsProbe, networkWorld, pyProbe, type NetworkWorld } from "../helpers/network.ts";
+import { jsProbe, networkWorld, pyFetchProbe, pyProbe, type NetworkWorld } from "../helpers/network.ts";
 
 let w: NetworkWorld;
 const dns = tableResolver({
@@ -57,10 +57,13 @@ describe("ssrf to private addresses", () => {
   it("pyodide: the same refusals", async () => {
     assert.deepEqual(await w.py(pyProbe(urls())), expected());
   });
+  it("pyodide: the same refusals through pyodide.http.pyfetch", async () => {
+    assert.deepEqual(await w.py(pyFetchProbe(urls())), expected());
+  });
   it("nothing reached either server, and each refusal is an event", () => {
     assert.equal(w.forbidden.requests.length, 0);
     assert.equal(w.allowed.requests.length, 0);
     const refused = w.events.filter((e) => e.type === "egress" && !e.allowed);
-    assert.equal(refused.length, 16);
+    assert.equal(refused.length, 24);
   });
 });

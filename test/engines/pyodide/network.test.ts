@@ -66,7 +66,7 @@ out`);
       `[Errno 2] network: 127.0.0.1:${other.port} refused: not in the allowlist`,
       `[Errno 2] network: 127.0.0.1:${other.port} refused: not in the allowlist`,
       `[Errno 2] network: the response from 127.0.0.1:${server.port} is over the 1000-byte cap (network.maxResponseBytes)`,
-      "socket: direct sockets are not available in the sandbox; use urllib.request or http.client, which go through the host's allowlist",
+      "socket: direct sockets are not available in the sandbox; use urllib.request, http.client or pyodide.http.pyfetch, which go through the host's allowlist",
     ]);
     assert.equal(other.requests.length, 0);
     assert.ok(events.some((e) => e.type === "egress" && e.engine === "pyodide" && e.allowed));
@@ -117,5 +117,96 @@ out`);
       typeof: "function",
       reply: '{"ok":false,"error":"network: bad request"}',
     });
+  });
+
+  it("pyodide.http.pyfetch: an async FetchResponse over the same gated bridge, redirects followed", async () => {
+    const v = await py(`
+from pyodide.http import pyfetch, open_url, HttpStatusError, FetchResponse
+r = await pyfetch("${server.origin}/echo", method="POST", body="abc", headers={"X-A": "1"})
+seen = await r.json()
+hop = await pyfetch("${server.origin}/redirect?status=303&to=/hello", method="POST", body=b"x")
+missing = await pyfetch("${server.origin}/nope")
+try:
+    missing.raise_for_status()
+    raised = None
+except HttpStatusError as e:
+    raised = [e.status, isinstance(e, OSError)]
+again = await pyfetch("${server.origin}/hello")
+first = (await again.clone().bytes()).decode()
+text = await again.string()
+try:
+    await again.text()
+    used = "read twice"
+except OSError as e:
+    used = type(e).__name__
+manual = await pyfetch("${server.origin}/redirect?to=/hello", redirect="manual")
+[r.status, r.ok, r.headers["x-reply"], r.url, isinstance(r, FetchResponse), seen["method"], seen["body"],
+ seen["headers"]["x-a"], seen["headers"]["x-api-key"],
+ hop.status, await hop.text(), hop.redirected, hop.url,
+ missing.ok, raised, first, text, used, manual.status, manual.headers["location"],
+ open_url("${server.origin}/redirect?to=/hello").read()]`);
+    assert.deepEqual(v, [
+      200,
+      true,
+      "yes",
+      `${server.origin}/echo`,
+      true,
+      "POST",
+      "abc",
+      "1",
+      "secret",
+      200,
+      "hello",
+      true,
+      `${server.origin}/hello`,
+      false,
+      [404, true],
+      "hello",
+      "hello",
+      "BodyUsedError",
+      302,
+      "/hello",
+      "hello",
+    ]);
+  });
+
+  it("pyfetch: refusals name the host and why; without network it fails at once; pyodide itself stays blocked", async () => {
+    const v = await py(`
+from pyodide.http import pyfetch
+out = []
+for url in ["${other.origin}/hello", "${server.origin}/redirect?to=${encodeURIComponent(`${other.origin}/hello`)}"]:
+    try:
+        await pyfetch(url)
+        out.append("reached")
+    except OSError as e:
+        out.append(type(e).__name__ + ": " + e.strerror)
+for name in ["pyodide", "pyodide.ffi", "pyodide.code", "js", "pyodide_js._module"]:
+    try:
+        __import__(name)
+        out.append(name + " imported")
+    except ImportError as e:
+        out.append(type(e).__name__)
+out`);
+    const refused = `PermissionError: network: 127.0.0.1:${other.port} refused: not in the allowlist`;
+    assert.deepEqual(v, [refused, refused, ...Array(5).fill("ModuleNotFoundError")]);
+    assert.equal(other.requests.length, 0);
+    // A hang would end the run at its deadline (a timeout, not this value).
+    const off = await py(
+      `
+from pyodide.http import pyfetch, open_url
+out = []
+try:
+    await pyfetch("${server.origin}/hello")
+except OSError as e:
+    out.append(type(e).__name__ + ": " + e.strerror)
+try:
+    open_url("${server.origin}/hello")
+except OSError as e:
+    out.append(type(e).__name__ + ": " + e.strerror)
+out`,
+      { network: false, limits: { timeoutMs: 20_000 } },
+    );
+    const none = "PermissionError: network: this sandbox grants no network (the network option)";
+    assert.deepEqual(off, [none, none]);
   });
 });

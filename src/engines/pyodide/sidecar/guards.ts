@@ -9,6 +9,12 @@
 //   `--disallow-code-generation-from-strings`, a JsProxy that still leaks out cannot turn
 //   `.constructor.constructor` into code. (Freezing the intrinsic prototypes was tried and breaks
 //   Pyodide's promise conversion, which assigns `constructor` on its own objects.)
+// - no sockets at the syscall layer: Emscripten's socket emulation (SOCKFS) under Node has nowhere to
+//   go here (no network in the jail, none in the permission model) and fails slowly, or crashes the
+//   interpreter (a listening socket wants the `ws` package). Every socket starts as
+//   SOCKFS.createSocket, called by the `socket` syscall in JavaScript: refusing there stops `_socket`,
+//   ctypes' libc socket() and anything else compiled to WASM, and no Python can undo it. harden.py's
+//   audit hook gives the same refusal a message that says what works instead.
 // - Node's unused web globals removed before the checkpoint (dropUnusedWebGlobals).
 
 import { constants as fsConstants } from "node:fs";
@@ -25,6 +31,22 @@ export function stubProcessBinding(): void {
     writable: false,
     configurable: false,
   });
+}
+
+const ENETUNREACH = 40; // Emscripten's errno numbering
+
+interface SocketFS {
+  SOCKFS: { createSocket(...args: unknown[]): unknown };
+  FS: { ErrnoError: new (errno: number) => Error };
+}
+
+/** Every socket() fails with ENETUNREACH, inside WASM, before any socket exists. */
+export function refuseSockets(M: object): void {
+  const { SOCKFS, FS } = M as SocketFS;
+  if (typeof SOCKFS?.createSocket !== "function") throw new Error("Pyodide has no SOCKFS.createSocket to refuse");
+  SOCKFS.createSocket = () => {
+    throw new FS.ErrnoError(ENETUNREACH);
+  };
 }
 
 /**

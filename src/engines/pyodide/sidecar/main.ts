@@ -21,7 +21,7 @@ import type { RunMessage, SidecarFailure } from "../protocol.ts";
 import { claimStdout, die, initMessage, listen, nextMessage, send, takeSnapshot, writeAll } from "./channel.ts";
 import { restoreCheckpoint, takeCheckpoint } from "./checkpoint.ts";
 import { collectOutputFiles, placeInputFiles } from "./files.ts";
-import { dropUnusedWebGlobals, hardenGuest, stubProcessBinding } from "./guards.ts";
+import { dropUnusedWebGlobals, hardenGuest, refuseSockets, stubProcessBinding } from "./guards.ts";
 import { LIBRARY_MOUNT, mountLibrary, mountZoneinfo, type MountFS } from "./library.ts";
 import { capMemoryGrowth, deadline, interruptSource, memory } from "./limits.ts";
 import { hostFetchForPython } from "./net.ts";
@@ -31,6 +31,7 @@ import {
   loadPyodideRuntime,
   pythonSource,
   reserveMemoryFor,
+  SITE_PACKAGES,
   WORKDIR,
   type PyodideAPI,
   type PyProxyFn,
@@ -61,8 +62,12 @@ function makeFailure(kind: SidecarFailure["kind"], name: string, message: string
   return { kind, name, message };
 }
 
-/** setup.py, then net.py, in __main__'s globals (one interpreter-wide setup, as one script). */
+/**
+ * setup.py, then net.py, in __main__'s globals (one interpreter-wide setup, as one script); net.py
+ * imports pyfetch.py (the guest's pyodide.http), installed beside the harness.
+ */
 function runSetup(py: PyodideAPI): void {
+  py._module.FS.writeFile(`${SITE_PACKAGES}/wasmcell_pyfetch.py`, pythonSource("pyfetch.py"));
   py.runPython(pythonSource("setup.py"));
   py.runPython(pythonSource("net.py"));
 }
@@ -92,8 +97,8 @@ async function main(dir: string, harness: string): Promise<void> {
   const FS = M.FS;
 
   if (!init.snapshotBytes) {
-    FS.mkdirTree(`/lib/python3.14/site-packages`);
-    FS.writeFile(`/lib/python3.14/site-packages/${HARNESS_MODULE}.py`, readFileSync(harness));
+    FS.mkdirTree(SITE_PACKAGES);
+    FS.writeFile(`${SITE_PACKAGES}/${HARNESS_MODULE}.py`, readFileSync(harness));
   }
   if (libraryDir) mountLibrary(FS as unknown as MountFS, libraryDir);
   // The library goes after the standard library on sys.path (it cannot shadow it), and what the init
@@ -126,6 +131,7 @@ async function main(dir: string, harness: string): Promise<void> {
   // From a snapshot the setup already ran.
   if (!init.snapshotBytes) runSetup(py);
   py.runPython(chdir);
+  refuseSockets(M);
   hardenGuest(py);
   const connectNet = py.globals.get("_wasmcell_net_connect");
   if (!connectNet) die("setup did not define _wasmcell_net_connect");

@@ -3,8 +3,9 @@
 # socket: a request is handed to _wasmcell_net_call, a synchronous call into the host's gated fetch
 # (net.ts), and the reply — plain bytes, never a JS object — is parsed by http.client's own
 # HTTPResponse. Redirects are not followed by the host here (urllib's handler follows them, each hop
-# a new, checked request). Direct sockets fail at once: the sidecar has no network of its own, and
-# Emscripten's socket emulation would otherwise hang to the deadline.
+# a new, checked request). Direct sockets fail at once (here, in harden.py's audit hook and in
+# guards.ts): the sidecar has no network of its own, and Emscripten's socket emulation would only
+# fail slowly or crash the interpreter.
 import json
 import http.client as _hc, urllib.request as _ur, io as _io, base64 as _b64, socket as _socket, errno as _errno
 
@@ -12,8 +13,11 @@ _wasmcell_host_fetch = [None]
 def _wasmcell_net_connect(fn):
     _wasmcell_host_fetch[0] = fn
 
+_WASMCELL_NO_SOCKET = "direct sockets are not available in the sandbox; use urllib.request, http.client or pyodide.http.pyfetch, which go through the host's allowlist"
+_WASMCELL_NO_LOOKUP = "name lookups are not available in the sandbox; use urllib.request, http.client or pyodide.http.pyfetch, whose requests the host resolves and checks against its allowlist"
+# The clean answer for the usual entry points; harden.py's audit hook and guards.ts hold below them.
 def _wasmcell_no_socket(*args, **kwargs):
-    raise OSError(_errno.ENETUNREACH, "direct sockets are not available in the sandbox; use urllib.request or http.client, which go through the host's allowlist")
+    raise OSError(_errno.ENETUNREACH, _WASMCELL_NO_SOCKET)
 _socket.socket.connect = _wasmcell_no_socket
 _socket.socket.connect_ex = _wasmcell_no_socket
 _socket.create_connection = _wasmcell_no_socket
@@ -43,6 +47,11 @@ def _wasmcell_net_call(method, url, headers, body):
             raise TimeoutError(_errno.ETIMEDOUT, message)
         raise OSError(_errno.ECONNREFUSED, message)
     return reply
+
+# pyodide.http.pyfetch and open_url (pyfetch.py, installed as wasmcell_pyfetch) send through the same call.
+import wasmcell_pyfetch as _pf
+_pf._send = _wasmcell_net_call
+del _pf
 
 class _WasmcellHTTPConnection(_hc.HTTPConnection):
     """An http.client connection whose requests go through the host's gated fetch."""

@@ -22,6 +22,8 @@ export interface PyodideAPI {
 
 /** The guest's home and working directory (setup.py changes into it). */
 export const WORKDIR = "/home/pyodide";
+/** Where the harness and pyfetch.py are installed in Pyodide's file system. */
+export const SITE_PACKAGES = "/lib/python3.14/site-packages";
 /** The module name the harness is installed under (setup.py imports it). */
 export const HARNESS_MODULE = "wasmcell_harness";
 
