@@ -1,7 +1,7 @@
 // Threat: a stateless run leaves bytes in the WASM linear memory — in memory that was free at the
 // checkpoint, in memory it grew past the checkpoint's size — that a later run reads back raw (ctypes
 // reads any address). The reset compares every 64 KiB block against the checkpoint and copies back or
-// zeroes the ones that differ (src/engines/pyodide/sidecar-checkpoint.ts); the next run, served by the
+// zeroes the ones that differ (src/engines/pyodide/sidecar/checkpoint.ts); the next run, served by the
 // same sidecar, must find none of what the attacker wrote anywhere in the memory.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";

@@ -1,9 +1,9 @@
-// The checkpoint's memory record and restore (sidecar-checkpoint.ts), on a plain WebAssembly.Memory:
+// The checkpoint's memory record and restore (sidecar/checkpoint.ts), on a plain WebAssembly.Memory:
 // after a restore the memory is byte-identical to what was recorded, whatever a run wrote (stored
 // blocks, blocks that were zero, memory grown past the record), and only differing blocks are written.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { recordMemory, restoreMemory } from "../../../src/engines/pyodide/sidecar-checkpoint.ts";
+import { recordMemory, restoreMemory } from "../../../../src/engines/pyodide/sidecar/checkpoint.ts";
 
 const PAGE = 65536;
 
