@@ -31,7 +31,9 @@
 // | JS references held by Python   | hiwire table                           | entries set back                 | slot table compared first        |
 // | dynamic code, libraries        | wasmTable, LDSO                        | cannot be undone                 | size compared: retire            |
 // | the JS realm's built-ins       | globalThis, prototypes                 | cannot be undone                 | fingerprinted: retire            |
-// | timers, background tasks       | Node's timer lists                     | cancelled (sidecar.ts)           | (tracked set emptied)            |
+// | timers, background tasks       | Node's timer lists                     | cancelled (timers.ts)            | (tracked set emptied)            |
+// | top-level await's event loop   | Python objects (loop.py): tasks,       | WASM memory, as above            | (is the memory)                  |
+// |                                |  futures, call_later handles           |                                  |                                  |
 //
 // HEAP8…HEAPF64 on Module are views the runtime re-creates when the memory grows: they are proven to
 // view the current memory rather than compared by identity. Everything else compares by identity.
