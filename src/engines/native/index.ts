@@ -28,6 +28,7 @@ import type { GuestError, Limits, OutputFile, RunResult } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { exitError, parseEnvelope, parseFiles, type Observed } from "../python/result.ts";
 import { installedLibrary, type InstalledLibrary } from "../../setup/library.ts";
+import { checkLibrary } from "../../setup/verify.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { CappedOutput } from "./output.ts";
@@ -58,6 +59,8 @@ export const createEngine: EngineFactory = async (options) => {
   // A seal layer asked for and unavailable is an error here, before any code runs: never an unjailed interpreter.
   await checkSeal(options.seal);
   const engine = new NativeEngine(options, pythonLayout(NATIVE_PYTHON));
+  // The library is checked against setup's record before any jail binds it (IntegrityError naming the file).
+  if (engine.library) await checkLibrary(engine.library, "native", options.emit);
   // The slots are free to make: have them all ready, so the first runs take one at once.
   await engine.slots.prewarm();
   await engine.slots.whenFull();
