@@ -35,6 +35,8 @@ import { CappedOutput } from "./output.ts";
 
 const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
 const HARNESS = fileURLToPath(new URL("../python/harness.py", import.meta.url));
+/** The package's own files the native tier binds into its jail (doctor checks the drop uid reaches them). */
+export const NATIVE_RUNTIME_FILES = [DRIVER, HARNESS] as const;
 const JAIL_DIR = "/sandbox/python";
 /** The package library (`wasmcell setup`), bound read-only; driver.py puts it ahead of Debian's dist-packages. */
 const PACKAGES_DIR = "/sandbox/packages";
