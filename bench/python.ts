@@ -84,6 +84,28 @@ async function throughput(
   return done / seconds;
 }
 
+const ASYNC_CODE = "import asyncio\nawait asyncio.sleep(0)\n1";
+
+/** The resets the engine counted while `during` ran: their mean cost and how many retired a sidecar. */
+async function resetsDuring(
+  engine: PyodideEngine,
+  during: () => Promise<unknown>,
+): Promise<{ meanMs: number; retired: number }> {
+  const before = { ...engine.resets };
+  await during();
+  await engine.pool.whenFull();
+  const proven = engine.resets.proven - before.proven;
+  return {
+    meanMs: (engine.resets.totalMs - before.totalMs) / Math.max(1, proven),
+    retired: engine.resets.retired - before.retired,
+  };
+}
+
+function ownRssBytes(): number {
+  const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
+  return rss ? Number(rss[1]) * 1024 : 0;
+}
+
 /** Spawn → ready of one sidecar, and its tree's RSS once ready. */
 async function startOnce(
   seal: ResolvedSeal,
@@ -274,10 +296,34 @@ export async function bench(): Promise<string> {
       `${rps.toFixed(1)} runs/s`,
       "≥ 20 runs/s",
     );
-    const asyncRps = await throughput(engine, options, 4, 5, "import asyncio\nawait asyncio.sleep(0)\n1");
+    const asyncRps = await throughput(engine, options, 4, 5, ASYNC_CODE);
     row(
-      "the same with top-level `await` (each such run retires its sidecar: Pyodide's JS-reference table changed)",
+      "the same with top-level `await` (a pure-Python event loop: reset in place, no retirement)",
       `${asyncRps.toFixed(1)} runs/s`,
+    );
+    // The reset's cost where runs dirty more of the memory (imports), and what an async run costs
+    // back to back (it used to retire its sidecar: ~1.6 s each).
+    const importResets = await resetsDuring(engine, () => latency(engine, options, "import json, re, datetime", N));
+    row(
+      `reset after each stateless \`import json, re, datetime\` (n=${N}; dirty 64 KiB blocks copied back)`,
+      `mean ${ms(importResets.meanMs)} ms · ${importResets.retired} retired`,
+      "off the caller's path",
+    );
+    const started = engine.sidecarsStarted;
+    let asyncLat: number[] = [];
+    const asyncResets = await resetsDuring(engine, async () => {
+      asyncLat = await latency(engine, options, ASYNC_CODE, Math.min(N, 100));
+    });
+    row(
+      `stateless top-level \`await\` run, sequential (n=${Math.min(N, 100)})`,
+      `p50 ${ms(pct(asyncLat, 50))} ms · mean ${ms(asyncLat.reduce((a, b) => a + b, 0) / asyncLat.length)} ms · reset mean ${ms(asyncResets.meanMs)} ms · ${engine.sidecarsStarted - started} sidecars started`,
+      "no retirement",
+    );
+    // Both pool members have served hundreds of runs by now: their steady-state RSS.
+    await engine.pool.whenFull();
+    row(
+      "memory per warm sidecar after those runs (RSS of the sidecars' process trees / pool of 2)",
+      `${((treeRssBytes(process.pid) - ownRssBytes()) / 2 / 2 ** 20).toFixed(0)} MB`,
     );
 
     const kills = await timeoutKillToFull(engine, options, 3);

@@ -12,8 +12,10 @@
 // |  /dev/shm, inode + pipe counters   |                        |                               |                             |
 // | open streams, dup'd fds            | FS.streams             | closed, table rebuilt         | pristine, same sidecar      |
 // | terminal buffers                   | TTY.ttys               | rebuilt from the record       | pristine, same sidecar      |
-// | background asyncio tasks, timers   | Node timer lists       | cancelled; the JS reference   | sidecar retired             |
-// |                                    |  + hiwire              |  its callback held: compared  |                             |
+// | background tasks on Pyodide's      | Node timer lists       | cancelled; the JS reference   | sidecar retired             |
+// |  WebLoop (a sync run), timers      |  + hiwire              |  its callback held: compared  |                             |
+// | tasks of a top-level-await run     | WASM memory (loop.py)  | memory copied back            | pristine, same sidecar      |
+// |                                    |                        |  (cross-run-pyodide-async)    |                             |
 // | JS references (a leaked JsProxy)   | hiwire table           | cannot be proven: compared    | sidecar retired             |
 // | dynamic code (ctypes callbacks)    | WASM function table    | cannot be undone: compared    | sidecar retired             |
 // | JS built-ins (through a JsProxy)   | the realm              | cannot be undone: fingerprint | sidecar retired             |

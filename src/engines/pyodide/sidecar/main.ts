@@ -24,6 +24,7 @@ import { collectOutputFiles, placeInputFiles } from "./files.ts";
 import { dropUnusedWebGlobals, hardenGuest, refuseSockets, stubProcessBinding } from "./guards.ts";
 import { LIBRARY_MOUNT, mountLibrary, mountZoneinfo, type MountFS } from "./library.ts";
 import { capMemoryGrowth, deadline, interruptSource, memory } from "./limits.ts";
+import { idleForPython } from "./loop.ts";
 import { hostFetchForPython } from "./net.ts";
 import { flushOutput, output, startOutput, writer } from "./output.ts";
 import {
@@ -63,12 +64,13 @@ function makeFailure(kind: SidecarFailure["kind"], name: string, message: string
 }
 
 /**
- * setup.py, then net.py, in __main__'s globals (one interpreter-wide setup, as one script); net.py
- * imports pyfetch.py (the guest's pyodide.http), installed beside the harness.
+ * setup.py, loop.py, then net.py, in __main__'s globals (one interpreter-wide setup, as one script);
+ * net.py imports pyfetch.py (the guest's pyodide.http), installed beside the harness.
  */
 function runSetup(py: PyodideAPI): void {
   py._module.FS.writeFile(`${SITE_PACKAGES}/wasmcell_pyfetch.py`, pythonSource("pyfetch.py"));
   py.runPython(pythonSource("setup.py"));
+  py.runPython(pythonSource("loop.py"));
   py.runPython(pythonSource("net.py"));
 }
 
@@ -137,6 +139,10 @@ async function main(dir: string, harness: string): Promise<void> {
   if (!connectNet) die("setup did not define _wasmcell_net_connect");
   connectNet(hostFetchForPython);
   connectNet.destroy();
+  const connectIdle = py.globals.get("_wasmcell_idle_connect");
+  if (!connectIdle) die("setup did not define _wasmcell_idle_connect");
+  connectIdle(idleForPython);
+  connectIdle.destroy();
   const start = py.globals.get("_wasmcell_start");
   if (!start) die("setup did not define _wasmcell_start");
   const stateful = init.stateful;
@@ -178,7 +184,7 @@ async function main(dir: string, harness: string): Promise<void> {
     const message = await nextMessage();
     if (message === "init" || message.t !== "run") continue;
     running = true;
-    await runOne(py, start, message, stateful);
+    runOne(py, start, message, stateful);
     running = false;
     if (checkpoint) {
       const t0 = performance.now();
@@ -192,7 +198,7 @@ async function main(dir: string, harness: string): Promise<void> {
   }
 }
 
-async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful: boolean): Promise<void> {
+function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful: boolean): void {
   const { limits } = message;
   const M = py._module;
   startOutput(message);
@@ -219,8 +225,8 @@ async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, sta
     deadline.fired = false;
     deadline.lastSent = Number.NEGATIVE_INFINITY;
     deadline.at = performance.now() + limits.timeoutMs;
-    let value = start(message.code, limits.maxResultBytes, !stateful);
-    if (typeof value !== "string") value = await value;
+    // Synchronous for async code too (loop.py runs it to completion): nothing is awaited here.
+    const value = start(message.code, limits.maxResultBytes, !stateful);
     if (typeof value === "string") envelope = value;
     else failure = makeFailure("crashed", "InternalError", "the harness returned no envelope");
   } catch (error) {

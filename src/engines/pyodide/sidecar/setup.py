@@ -33,9 +33,8 @@ def _wasmcell_start(code, max_result_bytes, fresh):
     body, last = prepared
     ns = _h.new_namespace() if fresh else _wasmcell_session_ns
     if _h._is_coroutine_code(body) or _h._is_coroutine_code(last):
-        async def _go():
-            return _h.encode_envelope(await _h.run_async_envelope(code, ns, max_result_bytes))
-        return _go()
+        # loop.py: a pure-Python event loop, so the run leaves no JavaScript state behind.
+        return _h.encode_envelope(_wasmcell_run_async(_h.run_async_envelope(code, ns, max_result_bytes)))
     return _h.encode_envelope(_h.run_envelope(code, ns, max_result_bytes))
 
 _wasmcell_session_ns = _h.new_namespace()
