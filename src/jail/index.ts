@@ -60,7 +60,7 @@
 export { checkSeal, type SealPlan } from "./check.ts";
 export { nodePermissionStatus, sealReport, type LayerStatus, type SealReport } from "./doctor.ts";
 export { cgroupSupport, isExecutable, isRoot, sharedLibraries, type HostTools } from "./host.ts";
-export { NODE_PYODIDE, PROFILES, PYTHON_NATIVE, type SeccompProfileName } from "./profiles.ts";
+export { NODE_PYODIDE, PROFILES, PYTHON_NATIVE, PYTHON_NATIVE_NET, type SeccompProfileName } from "./profiles.ts";
 export { compileProfile, disassemble, encodeFilter, type SeccompProfile } from "./seccomp.ts";
 export {
   jailArgv,
