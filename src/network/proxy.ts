@@ -156,15 +156,22 @@ export class NetworkProxy implements AsyncDisposable {
         redirect: "manual",
       });
     } catch (error) {
-      if (error instanceof NetworkDeniedError) refuse(res, error.reason === "timeout" ? 504 : 403, error.message);
-      else refuse(res, 502, error instanceof Error ? error.message : String(error));
+      refuse(res, statusOf(error), messageOf(error));
+      return;
+    }
+    // The first chunk is read before the head is sent: a cap that fires on it is still a readable 403.
+    let first: Uint8Array | null;
+    try {
+      first = await response.body.read();
+    } catch (error) {
+      refuse(res, statusOf(error), messageOf(error));
       return;
     }
     const out: Array<[string, string]> = response.headers.filter(([n]) => !HOP_HEADERS.has(n));
     res.writeHead(response.status, printable(response.statusText), out.flat());
     res.on("close", () => response.body.cancel());
     try {
-      for (let chunk = await response.body.read(); chunk; chunk = await response.body.read()) {
+      for (let chunk = first; chunk; chunk = await response.body.read()) {
         if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
         if (res.destroyed) break;
       }
@@ -197,9 +204,7 @@ export class NetworkProxy implements AsyncDisposable {
       socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       tunnel.splice(socket, head);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const status = error instanceof NetworkDeniedError ? (error.reason === "timeout" ? 504 : 403) : 502;
-      refuseTunnel(socket, status, message);
+      refuseTunnel(socket, statusOf(error), messageOf(error));
     }
   }
 
@@ -231,6 +236,15 @@ export function parseAuthority(text: string): { host: string; port: number } | u
   const port = url.port === "" ? 443 : Number(url.port);
   if (port < 1 || port > 65535) return undefined;
   return { host: url.hostname.replace(/^\[|\]$/g, ""), port };
+}
+
+/** A refusal is a 403, a request that ran out of time a 504, anything else (the server failed) a 502. */
+function statusOf(error: unknown): number {
+  return error instanceof NetworkDeniedError ? (error.reason === "timeout" ? 504 : 403) : 502;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Text safe for a status line or a header value: printable ASCII only. */
