@@ -1,10 +1,8 @@
 // The native tier's host proxy on its own: forward requests and CONNECT tunnels through a unix
 // socket, each one decided by the run's RunNetwork, against local HTTP and TLS servers.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import * as http from "node:http";
-import * as https from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
@@ -15,41 +13,30 @@ import { parseAllowEntry } from "../../src/network/allowlist.ts";
 import { RunNetwork } from "../../src/network/gate.ts";
 import type { NetworkPolicy } from "../../src/network/policy.ts";
 import { NetworkProxy, parseAuthority } from "../../src/network/proxy.ts";
-import { startHttpServer, type TestServer } from "../helpers/http.ts";
+import { startHttpServer, startTlsServer, type TestServer } from "../helpers/http.ts";
 
 let dir: string;
 let allowed: TestServer;
 let forbidden: TestServer;
-let tlsServer: https.Server;
+let closeTls: () => Promise<void>;
 let tlsPort: number;
 let tlsHits = 0;
 let ca: Buffer;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), "wasmcell-proxy-test-"));
-  // A self-signed certificate for 127.0.0.1, made for this test.
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
-      .concat(["-addext", "subjectAltName=IP:127.0.0.1"])
-      .concat(["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")]),
-    { stdio: "ignore" },
-  );
-  ca = readFileSync(join(dir, "cert.pem"));
-  tlsServer = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert: ca }, (req, res) => {
+  const server = await startTlsServer(dir, (req, res) => {
     tlsHits++;
     if (req.url === "/big") res.end("y".repeat(200_000));
     else if (req.url === "/slow") res.write("start");
-    else res.end(`tls hello ${req.headers["x-api-key"] ?? "no key"}`);
+    else res.end(`tls hello ${String(req.headers["x-api-key"] ?? "no key")}`);
   });
-  await new Promise<void>((resolve) => tlsServer.listen(0, "127.0.0.1", resolve));
-  tlsPort = (tlsServer.address() as { port: number }).port;
+  ({ ca, port: tlsPort, close: closeTls } = server);
   allowed = await startHttpServer();
   forbidden = await startHttpServer();
 });
 after(async () => {
-  tlsServer.closeAllConnections();
-  await new Promise((r) => tlsServer.close(r));
+  await closeTls();
   await allowed.close();
   await forbidden.close();
   rmSync(dir, { recursive: true, force: true });

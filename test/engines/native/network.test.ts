@@ -3,40 +3,27 @@
 // caps, narrowing and deadline hold. The threats (bypass, rebinding, SSRF, redirects) are in
 // test/security/.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import * as https from "node:https";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import type { SandboxEvent } from "../../../src/events.ts";
-import { startHttpServer, type TestServer } from "../../helpers/http.ts";
+import { startHttpServer, startTlsServer, type TestServer } from "../../helpers/http.ts";
 
 let dir: string;
 let ca: Buffer;
 let web: TestServer;
 let other: TestServer;
-let secure: https.Server;
+let closeSecure: () => Promise<void>;
 let securePort: number;
 let sandbox: Sandbox;
 const events: SandboxEvent[] = [];
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), "wasmcell-native-net-"));
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
-      .concat(["-addext", "subjectAltName=IP:127.0.0.1"])
-      .concat(["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")]),
-    { stdio: "ignore" },
-  );
-  ca = readFileSync(join(dir, "cert.pem"));
-  secure = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert: ca }, (req, res) =>
-    res.end(`secure ${req.method} ${req.url}`),
-  );
-  await new Promise<void>((resolve) => secure.listen(0, "127.0.0.1", resolve));
-  securePort = (secure.address() as { port: number }).port;
+  const server = await startTlsServer(dir, (req, res) => res.end(`secure ${req.method} ${req.url}`));
+  ({ ca, port: securePort, close: closeSecure } = server);
   web = await startHttpServer();
   other = await startHttpServer();
   sandbox = await createSandbox({
@@ -48,8 +35,7 @@ before(async () => {
 });
 after(async () => {
   await sandbox.close();
-  secure.closeAllConnections();
-  await new Promise((r) => secure.close(r));
+  await closeSecure();
   await web.close();
   await other.close();
   rmSync(dir, { recursive: true, force: true });
