@@ -69,12 +69,6 @@ const cases: Array<{ invariant: string; path: string; bad: string; good: string 
     good: `import { InvalidOptionError } from "./errors.ts";`,
   },
   {
-    invariant: "the sidecar imports only node:* and types",
-    path: "src/engines/pyodide/sidecar.ts",
-    bad: `import { sidecarFiles } from "./launch.ts";`,
-    good: `import { readFileSync } from "node:fs";\nimport type { RunMessage } from "./protocol.ts";`,
-  },
-  {
     invariant: "a sidecar folder imports only node:*, its own files and types",
     path: "src/engines/pyodide/sidecar/main.ts",
     bad: `import { snapshotKey } from "../snapshot.ts";`,

@@ -2,7 +2,7 @@
 // the inventory: every such piece, where it lives, how the sidecar resets it, and a hostile run that
 // changes it, after which the next run (same sidecar, pool 1) must see exactly the pristine state
 // (STATE_PROBE: the whole file system with metadata, the next inode/fd/pipe, env, cwd, modules…).
-// The sidecar's side of the same table is in src/engines/pyodide/sidecar-checkpoint.ts.
+// The sidecar's side of the same table is in src/engines/pyodide/sidecar/checkpoint.ts.
 //
 // | state                              | lives in               | reset                         | verdict after a hostile run |
 // |------------------------------------|------------------------|-------------------------------|-----------------------------|

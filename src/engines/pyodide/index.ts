@@ -1,5 +1,5 @@
 // `language: "python"` on Pyodide: CPython compiled to WebAssembly, run in a pool of sealed sidecar
-// processes (see sidecar.ts for what happens inside one, launch.ts for the seal around it).
+// processes (see sidecar/main.ts for what happens inside one, launch.ts for the seal around it).
 //
 // - Pool: `python.pool` sidecars, started from a memory snapshot (`python.snapshot`), prewarmed at
 //   createSandbox when `python.prewarm`; a run takes an idle sidecar or queues (bounded by

@@ -11,9 +11,10 @@ import type { ResolvedSeal } from "../../options.ts";
 /** Host paths of what the sidecar needs to read: nothing else is bound into its jail. */
 export interface SidecarFiles {
   pyodideDir: string;
+  /** The sidecar's own folder (its modules and Python files), bound and allowed as a whole. */
+  sidecarDir: string;
+  /** The sidecar's entry point, inside sidecarDir (same extension as this module). */
   sidecar: string;
-  /** The sidecar's checkpoint module, which it imports (beside it, same extension). */
-  checkpoint: string;
   harness: string;
   /** The host's tz database (Debian's tzdata), bound read-only for zoneinfo; absent when the host has none. */
   zoneinfo?: string;
@@ -28,8 +29,8 @@ export function sidecarFiles(): SidecarFiles {
   const ext = self.slice(self.lastIndexOf("."));
   return {
     pyodideDir: dirname(fileURLToPath(import.meta.resolve("pyodide/pyodide.mjs"))),
-    sidecar: fileURLToPath(new URL(`./sidecar${ext}`, import.meta.url)),
-    checkpoint: fileURLToPath(new URL(`./sidecar-checkpoint${ext}`, import.meta.url)),
+    sidecarDir: fileURLToPath(new URL("./sidecar", import.meta.url)),
+    sidecar: fileURLToPath(new URL(`./sidecar/main${ext}`, import.meta.url)),
     harness: fileURLToPath(new URL("../python/harness.py", import.meta.url)),
     ...(existsSync(ZONEINFO) ? { zoneinfo: realpathSync(ZONEINFO) } : {}),
   };
@@ -63,18 +64,23 @@ const PROCESS_OVERHEAD_MB = 256;
 const ADDRESS_SPACE_OVERHEAD_MB = 2048;
 
 export async function launchSidecar(options: LaunchOptions): Promise<JailedProcess> {
-  const files = options.program ? { ...sidecarFiles(), sidecar: options.program } : sidecarFiles();
+  const files = sidecarFiles();
   const { seal } = options;
   const jailed = seal.bubblewrap;
   const ext = files.sidecar.slice(files.sidecar.lastIndexOf("."));
   const inJail = jailed
     ? {
         pyodideDir: "/sandbox/pyodide",
-        sidecar: `/sandbox/sidecar${ext}`,
-        checkpoint: `/sandbox/sidecar-checkpoint${ext}`,
+        sidecarDir: "/sandbox/sidecar",
+        sidecar: `/sandbox/sidecar/main${ext}`,
         harness: "/sandbox/harness.py",
       }
     : files;
+  // A test's probe runs in the entry point's place, bound and allowed beside the sidecar's folder.
+  const program = options.program && {
+    host: options.program,
+    jail: jailed ? `/sandbox/program${options.program.slice(options.program.lastIndexOf("."))}` : options.program,
+  };
   const library = options.library && { host: options.library, jail: jailed ? "/sandbox/packages" : options.library };
   // --expose-gc: the sidecar collects once after start-up (then deletes the global) to give back
   // the snapshot and load-time garbage; without it an idle sidecar holds ~100 MB more.
@@ -92,8 +98,8 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
     nodeArgs.push(
       flag,
       `--allow-fs-read=${inJail.pyodideDir}/`,
-      `--allow-fs-read=${inJail.sidecar}`,
-      `--allow-fs-read=${inJail.checkpoint}`,
+      `--allow-fs-read=${inJail.sidecarDir}/`,
+      ...(program ? [`--allow-fs-read=${program.jail}`] : []),
       `--allow-fs-read=${inJail.harness}`,
       ...(files.zoneinfo ? [`--allow-fs-read=${jailed ? ZONEINFO : files.zoneinfo}/`] : []),
     );
@@ -101,7 +107,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
   }
   const hasCgroup = cgroupSupport().memoryParent !== undefined;
   if (!hasCgroup) nodeArgs.push("--disable-wasm-trap-handler");
-  nodeArgs.push(inJail.sidecar, inJail.pyodideDir, inJail.harness);
+  nodeArgs.push(program ? program.jail : inJail.sidecar, inJail.pyodideDir, inJail.harness);
   // Positional: zoneinfo ("" when absent), then the library.
   if (files.zoneinfo || library) nodeArgs.push(files.zoneinfo ? (jailed ? ZONEINFO : files.zoneinfo) : "");
   if (library) nodeArgs.push(library.jail);
@@ -113,8 +119,8 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
     // mistaken for a path inside the private scratch that stands in for the jail's /tmp.
     roBinds: [
       { host: files.pyodideDir, jail: inJail.pyodideDir },
-      { host: files.sidecar, jail: inJail.sidecar },
-      { host: files.checkpoint, jail: inJail.checkpoint },
+      { host: files.sidecarDir, jail: inJail.sidecarDir },
+      ...(program ? [program] : []),
       { host: files.harness, jail: inJail.harness },
       ...(files.zoneinfo ? [{ host: files.zoneinfo, jail: jailed ? ZONEINFO : files.zoneinfo }] : []),
       ...(library ? [library] : []),

@@ -4,7 +4,7 @@
 // machine in a sealed sidecar that never runs guest code, and kept in the user's cache directory
 // (0700 directory, 0600 file, owner checked on read) so the next sandbox starts fast too.
 // The key covers everything that shapes the memory image: Pyodide's version, the harness and the
-// sidecar source, the modules imported before the snapshot and the package library mounted (if any).
+// sidecar's folder, the modules imported before the snapshot and the package library mounted (if any).
 // Pyodide itself rejects a snapshot from another build (it checks its build id).
 //
 // Before the snapshot is taken, the sidecar imports the standard-library modules agent code reaches
@@ -75,7 +75,11 @@ export function snapshotKey(library?: InstalledLibrary): string {
   const hash = createHash("sha256");
   hash.update(readFileSync(join(files.pyodideDir, "package.json")));
   hash.update(readFileSync(files.harness));
-  hash.update(readFileSync(files.sidecar));
+  // The sidecar's folder: its modules and the Python it runs before the snapshot is taken.
+  for (const name of readdirSync(files.sidecarDir).sort()) {
+    const path = join(files.sidecarDir, name);
+    if (statSync(path).isFile()) hash.update(`${name}\0`).update(readFileSync(path));
+  }
   hash.update(JSON.stringify(snapshotPreload(library)));
   hash.update(library ? `${library.manifest.lockDigest} ${library.manifest.files.treeSha256}` : "no library");
   return hash.digest("hex").slice(0, 24);

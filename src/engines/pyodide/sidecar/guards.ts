@@ -1,0 +1,35 @@
+// The in-process guards around Pyodide (the last, weakest layers of the seal; what stops an escape is
+// the jail, seccomp and Node's permission model, see ../launch.ts):
+// - a `process.binding` stub: Pyodide's Emscripten NODEFS calls `process.binding("constants")` at
+//   load, which the permission model denies; the stub answers that one call and throws for everything
+//   else, which also removes `process.binding("spawn_sync")` as an escape hatch when the model is off.
+// - guest hardening (harden.py): `js`, `pyodide_js`, `pyodide`, `_pyodide`, `_pyodide_core` replaced
+//   in sys.modules and blocked from import; gc introspection (the easy way to find a leftover JsProxy)
+//   refused by an audit hook. Together with the empty `jsglobals` (runtime.ts) and
+//   `--disallow-code-generation-from-strings`, a JsProxy that still leaks out cannot turn
+//   `.constructor.constructor` into code. (Freezing the intrinsic prototypes was tried and breaks
+//   Pyodide's promise conversion, which assigns `constructor` on its own objects.)
+
+import { constants as fsConstants } from "node:fs";
+import { constants as osConstants } from "node:os";
+import { pythonSource, type PyodideAPI } from "./runtime.ts";
+
+export function stubProcessBinding(): void {
+  const bindingConstants = Object.freeze({ fs: fsConstants, os: osConstants });
+  Object.defineProperty(process, "binding", {
+    value: (name: string) => {
+      if (name === "constants") return bindingConstants;
+      throw new Error(`process.binding(${JSON.stringify(name)}) is not available in the sidecar`);
+    },
+    writable: false,
+    configurable: false,
+  });
+}
+
+/**
+ * The guest-level blocks on the JavaScript bridge. Run after every load: Pyodide's own start-up from
+ * a snapshot imports _pyodide_core and friends, so these cannot be in the snapshot.
+ */
+export function hardenGuest(py: PyodideAPI): void {
+  py.runPython(pythonSource("harden.py"));
+}

@@ -1,0 +1,254 @@
+// The Pyodide sidecar: a separate Node process that loads Pyodide once and then answers runs over
+// stdio (see ../protocol.ts). It is the inside of the seal, not the seal: the host starts it under
+// bubblewrap + seccomp + Node's permission model + a dropped uid, and kills it at the deadline.
+//
+// Self-contained on purpose: under `--permission` it may read only its own folder (this one: the
+// modules and the Python files beside them), the harness and the Pyodide directory, so it imports
+// nothing but `node:` builtins, its own folder and Pyodide (type imports are erased). One concern per
+// file: channel.ts (the protocol on stdio), guards.ts (process.binding stub, guest hardening),
+// limits.ts (memory cap, deadline interrupt), timers.ts, library.ts (read-only mounts), net.ts (the
+// network bridge), checkpoint.ts (stateless runs), files.ts, output.ts, runtime.ts (loading Pyodide).
+//
+// Stateless runs: after load we take a checkpoint of every piece of mutable state the guest can
+// reach (checkpoint.ts has the inventory), and after every run rebuild all of it from the record and
+// prove it with a fingerprint: copying ~30 MB into already-committed memory costs a few ms, a fresh
+// interpreter ~0.3–1 s. Pending timers the run left (background asyncio tasks) are cancelled first.
+// Anything that cannot be rebuilt (a grown function table, a dynamic library, a changed JS built-in,
+// a fingerprint that differs, a fatal error) makes the sidecar retire instead: the host replaces it.
+
+import { readFileSync } from "node:fs";
+import type { RunMessage, SidecarFailure } from "../protocol.ts";
+import { claimStdout, die, initMessage, listen, nextMessage, send, takeSnapshot, writeAll } from "./channel.ts";
+import { restoreCheckpoint, takeCheckpoint } from "./checkpoint.ts";
+import { collectOutputFiles, placeInputFiles } from "./files.ts";
+import { hardenGuest, stubProcessBinding } from "./guards.ts";
+import { LIBRARY_MOUNT, mountLibrary, mountZoneinfo, type MountFS } from "./library.ts";
+import { capMemoryGrowth, deadline, interruptSource, memory } from "./limits.ts";
+import { hostFetchForPython } from "./net.ts";
+import { flushOutput, output, startOutput, writer } from "./output.ts";
+import {
+  HARNESS_MODULE,
+  loadPyodideRuntime,
+  pythonSource,
+  reserveMemoryFor,
+  WORKDIR,
+  type PyodideAPI,
+  type PyProxyFn,
+} from "./runtime.ts";
+import { cancelPendingTimers, trackTimers } from "./timers.ts";
+
+const started = performance.now();
+// Optional arguments (an empty string when absent): the tz database's directory and the package
+// library's directory, both mounted read-only.
+const [pyodideDir, harnessFile, zoneinfoDir, libraryDir] = process.argv.slice(2);
+if (!pyodideDir || !harnessFile) {
+  process.stderr.write("usage: sidecar <pyodide dir> <harness.py>\n");
+  process.exit(64);
+}
+
+claimStdout();
+stubProcessBinding();
+trackTimers();
+capMemoryGrowth();
+listen();
+
+function makeFailure(kind: SidecarFailure["kind"], name: string, message: string): SidecarFailure {
+  return { kind, name, message };
+}
+
+/** setup.py, then net.py, in __main__'s globals (one interpreter-wide setup, as one script). */
+function runSetup(py: PyodideAPI): void {
+  py.runPython(pythonSource("setup.py"));
+  py.runPython(pythonSource("net.py"));
+}
+
+/** Pyodide, from the snapshot the host sent (if any); nothing keeps the snapshot's bytes afterwards. */
+async function load(dir: string, makeSnapshot: boolean): Promise<PyodideAPI> {
+  const snapshot = takeSnapshot();
+  const restoreInstantiate = snapshot?.length ? reserveMemoryFor(snapshot.length) : () => {};
+  const py = await loadPyodideRuntime(dir, snapshot, makeSnapshot);
+  restoreInstantiate();
+  // Pyodide keeps its load options; drop its reference to the 30 MB snapshot so it can be collected.
+  const config = (py as unknown as { _api?: { config?: Record<string, unknown> } })._api?.config;
+  if (config) delete config._loadSnapshot;
+  return py;
+}
+
+async function main(dir: string, harness: string): Promise<void> {
+  const first = await nextMessage();
+  const init = initMessage();
+  if (first !== "init" || !init) die("expected init");
+  const receivedAt = performance.now() - started;
+  const mode = init.mode;
+  const loadStart = performance.now();
+  const py = await load(dir, mode === "snapshot");
+  const loadMs = performance.now() - loadStart;
+  const M = py._module;
+  const FS = M.FS;
+
+  if (!init.snapshotBytes) {
+    FS.mkdirTree(`/lib/python3.14/site-packages`);
+    FS.writeFile(`/lib/python3.14/site-packages/${HARNESS_MODULE}.py`, readFileSync(harness));
+  }
+  if (libraryDir) mountLibrary(FS as unknown as MountFS, libraryDir);
+  // The library goes after the standard library on sys.path (it cannot shadow it), and what the init
+  // message names is imported before the snapshot is taken: runs that use it find it loaded. Only
+  // module names the host validated reach here; importing them runs library code, never guest code.
+  if (mode === "snapshot" || !init.snapshotBytes) {
+    py.runPython(
+      `import sys, importlib\n` +
+        (libraryDir ? `sys.path.append(${JSON.stringify(LIBRARY_MOUNT)})\n` : "") +
+        (mode === "snapshot" ? `for _m in ${JSON.stringify(init.preload ?? [])}: importlib.import_module(_m)\n` : ""),
+    );
+  }
+  // The cwd is JS-side file-system state (not in a snapshot): set on every start.
+  const chdir = `import os\nos.chdir(${JSON.stringify(WORKDIR)})`;
+  if (mode === "snapshot") {
+    // The setup (imports, hardening, entry point) is pure Python state, so it goes into the snapshot
+    // and a sidecar started from it skips that work (~0.1 s). It never ran guest code.
+    runSetup(py);
+    py.runPython(chdir);
+    const bytes = py.makeMemorySnapshot();
+    send({ t: "snapshot", bytes: bytes.length });
+    writeAll(bytes);
+    process.exit(0);
+  }
+  if (zoneinfoDir) mountZoneinfo(FS as unknown as MountFS, zoneinfoDir);
+  const setupStart = performance.now();
+  py.setStdout(writer("stdout"));
+  py.setStderr(writer("stderr"));
+  py.setInterruptBuffer(interruptSource);
+  // From a snapshot the setup already ran.
+  if (!init.snapshotBytes) runSetup(py);
+  py.runPython(chdir);
+  hardenGuest(py);
+  const connectNet = py.globals.get("_wasmcell_net_connect");
+  if (!connectNet) die("setup did not define _wasmcell_net_connect");
+  connectNet(hostFetchForPython);
+  connectNet.destroy();
+  const start = py.globals.get("_wasmcell_start");
+  if (!start) die("setup did not define _wasmcell_start");
+  const stateful = init.stateful;
+  if (!stateful) {
+    // Proxies created during a run would be decref'd by the FinalizationRegistry *after* the reset,
+    // on memory that no longer holds them. The reset frees everything a run made, so nothing leaks.
+    M.finalizationRegistry = { register() {}, unregister() {} };
+  }
+  const checkpointStart = performance.now();
+  const checkpoint = stateful ? undefined : takeCheckpoint(M);
+  // The snapshot (30 MB) and load-time garbage are unreachable now; an idle process would keep them
+  // mapped until some later allocation triggers a collection, so collect once. (The `gc` global
+  // cannot be deleted; code that reaches it can only spend its own CPU, which the deadline bounds.)
+  (globalThis as { gc?: () => void }).gc?.();
+  send({
+    t: "ready",
+    startMs: performance.now() - started,
+    loadMs,
+    phases: {
+      received: receivedAt,
+      setup: checkpointStart - setupStart,
+      checkpoint: performance.now() - checkpointStart,
+    },
+    fromSnapshot: init.snapshotBytes > 0,
+  });
+
+  for (;;) {
+    const message = await nextMessage();
+    if (message === "init" || message.t !== "run") continue;
+    await runOne(py, start, message, stateful);
+    if (checkpoint) {
+      const t0 = performance.now();
+      cancelPendingTimers();
+      const problem = restoreCheckpoint(M, checkpoint);
+      send({ t: "reset", id: message.id, ms: performance.now() - t0, ...(problem ? { retire: problem } : {}) });
+      if (problem) process.exit(0);
+    }
+  }
+}
+
+async function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful: boolean): Promise<void> {
+  const { limits } = message;
+  const M = py._module;
+  startOutput(message);
+  memory.hit = false;
+  memory.peakBytes = M.HEAPU8.length;
+  // The cap, and how this process sees it fire. Normally the grow hook: every allocation past the
+  // memory already there asks to grow it, and the hook refuses past the cap (and records it).
+  // malloc's own footprint limit would refuse first and silently, so it is off then (MAX_SIZE_T).
+  // When an earlier run grew the memory past this run's cap (WASM memory cannot shrink), the grow
+  // hook cannot hold it and the footprint limit does (dlmalloc state, in linear memory: the reset
+  // restores it). Its only trace is malloc's peak footprint: a run that grew to within a MiB of the
+  // limit hit it. One request larger than what is left is refused without that trace and is then a
+  // runtime MemoryError: the guest's word alone never makes a `memory` kind.
+  const capBytes = limits.memoryMb * 1024 * 1024;
+  const footprintBinding = capBytes < M.HEAPU8.length;
+  const footprintLimit = Math.min(capBytes, 0xffff0000);
+  M._malloc_set_footprint_limit(footprintBinding ? footprintLimit : 0xffffffff);
+  memory.capBytes = Math.max(capBytes, M.HEAPU8.length);
+  let envelope: string | undefined;
+  let failure: SidecarFailure | undefined;
+  let fatal: string | undefined;
+  try {
+    placeInputFiles(M.FS, message.files);
+    deadline.fired = false;
+    deadline.lastSent = Number.NEGATIVE_INFINITY;
+    deadline.at = performance.now() + limits.timeoutMs;
+    let value = start(message.code, limits.maxResultBytes, !stateful);
+    if (typeof value !== "string") value = await value;
+    if (typeof value === "string") envelope = value;
+    else failure = makeFailure("crashed", "InternalError", "the harness returned no envelope");
+  } catch (error) {
+    // A PythonError escaping the harness (KeyboardInterrupt while building the envelope, a guest that
+    // replaced the harness's encoder), or a JavaScript error from inside WASM (a trap, a stack
+    // overflow): the interpreter may be broken. A PythonError's message and type are the guest's
+    // words, so they decide nothing alone: the kind comes from what this process saw (its interrupt
+    // fired, its memory cap refused a growth) or from the class of a JavaScript error.
+    const text = String((error as Error)?.message ?? error);
+    const pythonType =
+      (error as Error)?.name === "PythonError" ? String((error as { type?: unknown }).type) : undefined;
+    const code = (error as NodeJS.ErrnoException)?.code ?? ((error as Error)?.cause as NodeJS.ErrnoException)?.code;
+    if (deadline.fired && (pythonType === undefined || pythonType === "KeyboardInterrupt"))
+      failure = makeFailure("timeout", "KeyboardInterrupt", "the run was stopped at its deadline (limits.timeoutMs)");
+    else if (memory.hit && (pythonType === undefined || pythonType === "MemoryError"))
+      failure = makeFailure("memory", "MemoryError", "out of memory (limits.memoryMb)");
+    else if (pythonType !== undefined)
+      failure = makeFailure("crashed", "InternalError", `the harness failed: ${pythonType.slice(0, 200)}`);
+    else if (error instanceof RangeError && /Maximum call stack/.test(text))
+      failure = makeFailure("stack", "RangeError", "the call stack overflowed");
+    else if (code === "ERR_ACCESS_DENIED" || /ERR_ACCESS_DENIED|Access to this API has been restricted/.test(text)) {
+      failure = makeFailure("denied", "PermissionError", `the sandbox denied an operation: ${text.slice(0, 300)}`);
+    } else failure = makeFailure("crashed", "InternalError", `the interpreter failed: ${text.slice(0, 500)}`);
+    fatal = text;
+  } finally {
+    deadline.at = Number.POSITIVE_INFINITY;
+    if (footprintBinding && M._malloc_max_footprint() >= footprintLimit - (1 << 20)) memory.hit = true;
+  }
+  flushOutput();
+  let collected: { files: { path: string; data: string }[]; over?: string };
+  try {
+    collected = collectOutputFiles(M.FS, message.files, limits);
+  } catch (error) {
+    collected = { files: [], over: `the output files could not be read: ${String(error)}` };
+  }
+  send({
+    t: "result",
+    id: message.id,
+    ...(failure ? { failure } : { envelope: envelope ?? "" }),
+    files: collected.files,
+    ...(collected.over ? { filesOverLimit: collected.over } : {}),
+    outputBytes: output.attempted,
+    outputTruncated: output.truncated,
+    peakMemoryBytes: memory.peakBytes,
+    interrupted: deadline.fired,
+    memoryCapHit: memory.hit,
+  });
+  if (fatal !== undefined) {
+    // Never reuse an interpreter that threw through WASM: exit, the host starts a fresh one.
+    send({ t: "reset", id: message.id, ms: 0, retire: `interpreter error: ${fatal.slice(0, 300)}` });
+    process.exit(0);
+  }
+}
+
+main(pyodideDir, harnessFile).catch((error: unknown) =>
+  die(`sidecar failed: ${String((error as Error)?.stack ?? error)}`),
+);

@@ -1,0 +1,41 @@
+# Run once per interpreter by the sidecar (main.ts), before the checkpoint (and before the memory
+# snapshot is taken, so a sidecar started from the snapshot skips it), in __main__'s globals:
+# imports, the guest-visible refusals, the entry point. Never runs guest code.
+import sys, os, asyncio, json, ast, linecache, traceback, types, inspect, random
+import wasmcell_harness as _h  # the harness, installed under this name (runtime.ts HARNESS_MODULE)
+
+# Emscripten's libc system() calls Node's child_process.spawnSync(cmd, {shell: true}) when it runs
+# in Node: a path from Python to a host shell that needs no JS bridge. The seal stops it (permission
+# model, seccomp, no shell in the jail); this makes the Python-level answer a clean error. (ctypes can
+# still call the C function; then the sidecar's JS error is reported as kind "denied" and it retires.)
+def _wasmcell_no_system(*args, **kwargs):
+    raise PermissionError(1, "starting processes is not available in the sandbox")
+os.system = _wasmcell_no_system
+os.popen = _wasmcell_no_system
+
+# Pyodide's event loop is always running here, and blocking on it (its asyncio.run) needs a stack
+# switch our entry point cannot offer: say what works instead of Pyodide's internal message.
+_pyodide_asyncio_run = asyncio.run
+def _wasmcell_asyncio_run(main, *, debug=None, loop_factory=None):
+    if asyncio.events._get_running_loop() is not None and loop_factory is None:
+        if inspect.iscoroutine(main):
+            main.close()
+        raise RuntimeError("asyncio.run() cannot block inside the sandbox's running event loop; use top-level 'await main()' instead")
+    return _pyodide_asyncio_run(main, debug=debug, loop_factory=loop_factory)
+asyncio.run = _wasmcell_asyncio_run
+
+def _wasmcell_start(code, max_result_bytes, fresh):
+    # Every run starts from the checkpoint, which holds one random state: reseed so runs differ.
+    random.seed()
+    prepared = _h._prepare(code)
+    if isinstance(prepared, dict):
+        return _h.encode_envelope(prepared)
+    body, last = prepared
+    ns = _h.new_namespace() if fresh else _wasmcell_session_ns
+    if _h._is_coroutine_code(body) or _h._is_coroutine_code(last):
+        async def _go():
+            return _h.encode_envelope(await _h.run_async_envelope(code, ns, max_result_bytes))
+        return _go()
+    return _h.encode_envelope(_h.run_envelope(code, ns, max_result_bytes))
+
+_wasmcell_session_ns = _h.new_namespace()
