@@ -149,6 +149,16 @@ describe("network proxy (native tier)", () => {
     await p.close();
   });
 
+  it("refuses a request body over maxRequestBytes before anything is sent upstream", async () => {
+    const p = await proxyFor(policy());
+    const before = allowed.requests.length;
+    const r = await forward(p.proxy.path, `${allowed.origin}/echo`, {}, "z".repeat(5000));
+    assert.equal(r.status, 403);
+    assert.match(r.reason, /over the 1024-byte cap \(network\.maxRequestBytes\)/);
+    assert.equal(allowed.requests.length, before);
+    await p.close();
+  });
+
   it("takes absolute URLs only, and refuses everything for a run without network", async () => {
     const p = await proxyFor(policy());
     assert.equal((await forward(p.proxy.path, "/hello")).status, 400);
