@@ -212,8 +212,14 @@ export class RunNetwork {
     const event = { engine: this.#ctx.engine, method, host: target.host, port: target.port, address };
     const socket = await new Promise<net.Socket>((resolve, reject) => {
       const s = net.connect({ host: address, port: target.port, signal: abort });
-      s.once("connect", () => resolve(s));
-      s.once("error", (error) => {
+      let connected = false;
+      s.once("connect", () => {
+        connected = true;
+        resolve(s);
+      });
+      // Stays attached for the socket's life: an error between connect and splice must not go unhandled.
+      s.on("error", (error) => {
+        if (connected) return;
         this.#ctx.emit?.({ type: "egress", ...event, allowed: true, bytesSent: 0, bytesReceived: 0 });
         reject(
           abort.aborted

@@ -172,7 +172,11 @@ export class NetworkProxy implements AsyncDisposable {
     res.on("close", () => response.body.cancel());
     try {
       for (let chunk = first; chunk; chunk = await response.body.read()) {
-        if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
+        if (!res.write(chunk))
+          await new Promise((resolve) => {
+            res.once("drain", resolve);
+            res.once("close", resolve);
+          });
         if (res.destroyed) break;
       }
       res.end();
