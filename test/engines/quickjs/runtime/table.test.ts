@@ -32,7 +32,7 @@ describe("the runtime table", () => {
     // Reached reflectively, each global is there on first touch (lazy stubs, as for every family).
     const lazy = await sandbox.run({
       language: "javascript",
-      // present, and the user realm's own (as test/security/runtime-globals-host-reach checks for the rest)
+      // present, and the user realm's own (as test/security/runtime-globals-host-reach.test.ts checks for the rest)
       code: `${names}.filter((n) => { const g = globalThis[n]; return !g || (typeof g === "function" && g.constructor !== Function); })`,
     });
     assert.deepEqual(lazy.ok && lazy.value, []);
