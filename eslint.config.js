@@ -23,6 +23,7 @@ export default tseslint.config(
       "examples/deno/",
       "examples/bun/",
       "test/edge/fixtures/",
+      "bench/edge/",
     ],
   },
   js.configs.recommended,

@@ -17,6 +17,16 @@ echo "== newcomer: npm ci && npm start"
 npm ci --no-audit --no-fund >/dev/null
 npm start
 
+if [ "$(id -u)" = 0 ]; then
+  echo "== newcomer: doctor says the runtime files are staged for the jail's uid, and that it works"
+  report="$(node dist/cli/main.js doctor || true)"
+  echo "$report" | grep -E '^  ok  staging +[0-9]+ runtime path\(s\).* are staged under ' || {
+    echo "newcomer: doctor does not report working staging from the 0700 install:" >&2
+    echo "$report" >&2
+    exit 1
+  }
+fi
+
 echo "== newcomer: Python on both tiers from the 0700 install"
 for engine in pyodide native; do
   out="$(node dist/cli/main.js run -e 'sum(range(10))' --lang python --engine "$engine")"

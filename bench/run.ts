@@ -13,6 +13,7 @@ const AREAS = [
   "server",
   "packages",
   "network",
+  "edge",
 ] as const;
 type Area = (typeof AREAS)[number];
 

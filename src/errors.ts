@@ -17,7 +17,9 @@ export type WasmcellErrorCode =
   /** More runs are waiting than the queue allows. */
   | "QUEUE_FULL"
   /** `wasmcell setup` could not install the package library (a download, a checksum, a build step). */
-  | "SETUP_FAILED";
+  | "SETUP_FAILED"
+  /** A file setup installed no longer matches its record; the engine refuses to use it. */
+  | "INTEGRITY";
 
 export class WasmcellError extends Error {
   override name = "WasmcellError";
@@ -98,6 +100,22 @@ export class ChecksumError extends SetupError {
     this.subject = subject;
     this.expected = expected;
     this.actual = actual;
+  }
+}
+
+/**
+ * A file `wasmcell setup` installed (the package library) no longer matches what setup recorded: the
+ * engine does not use it. `file` names it; `wasmcell setup --force` reinstalls.
+ */
+export class IntegrityError extends WasmcellError {
+  override name = "IntegrityError";
+  readonly file: string;
+  constructor(file: string, problem: string) {
+    super(
+      "INTEGRITY",
+      `the package library is not used: ${file} ${problem}. Run \`wasmcell setup --force\` to reinstall it`,
+    );
+    this.file = file;
   }
 }
 

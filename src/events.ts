@@ -74,8 +74,28 @@ export interface PackagesMissingEvent extends EventBase {
   message: string;
 }
 
+/**
+ * A file `wasmcell setup` (or an earlier build) recorded did not match its record when an engine went
+ * to use it: the Pyodide snapshot is then removed and `rebuilt`; the package library is `refused`
+ * (the engine does not start: the error names the file, `wasmcell setup --force` reinstalls).
+ */
+export interface IntegrityEvent extends EventBase {
+  type: "integrity";
+  /** The file that did not match (absent when only the message can say). */
+  file?: string;
+  action: "rebuilt" | "refused";
+  message: string;
+}
+
 export type SandboxEvent =
-  EgressEvent | LimitEvent | DenialEvent | RestartEvent | EngineBuildingEvent | EngineBuiltEvent | PackagesMissingEvent;
+  | EgressEvent
+  | LimitEvent
+  | DenialEvent
+  | RestartEvent
+  | EngineBuildingEvent
+  | EngineBuiltEvent
+  | PackagesMissingEvent
+  | IntegrityEvent;
 export type SandboxEventListener = (event: SandboxEvent) => void;
 
 /** Distributive Omit, so each member keeps its own fields. */

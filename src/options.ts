@@ -106,6 +106,24 @@ export interface JavaScriptOptions {
    */
   workers?: number;
   /**
+   * The most worker threads the pool grows to (`isolation: "thread"`). When every worker with room is
+   * held by one long synchronous stretch (a CPU-bound run), the pool starts an overflow worker rather
+   * than queue other runs behind it, so the OS time-slices them beside the spinning one; overflow
+   * workers retire after 30 s idle. Each warm worker holds about 30 MB; at least `workers`.
+   * @defaultValue `MAX_WORKERS_PER_CORE` (4) × `availableParallelism()`, at least `workers`
+   */
+  maxWorkers?: number;
+  /**
+   * Runs one worker thread is given at once (`isolation: "thread"`), 1 to 8. Runs on one thread take
+   * turns: a run's deadline counts from when its worker takes it, so runs queued on a thread behind a
+   * CPU-bound one wait out that one's stretch on their own clock. 1 gives every run a thread of its own
+   * (the rest wait on the host, their clock not started, and the pool grows for them while threads are
+   * stalled): what a server facing untrusted CPU loops wants (`wasmcell mcp` sets it). 8 packs runs that
+   * mostly await host functions onto few threads.
+   * @defaultValue 8
+   */
+  runsPerWorker?: number;
+  /**
    * Runs that may wait for a free slot (each worker, or the in-process engine, runs up to 8 at once)
    * before `run()` throws `QueueFullError`.
    * @defaultValue 256
@@ -233,9 +251,11 @@ export const DEFAULT_PYTHON: Readonly<Required<Omit<PythonOptions, "prewarm">>> 
  * The JavaScript defaults that are constants. `isolation` and `workers` depend on the runtime and the
  * machine (worker threads there or not, `availableParallelism()`), so they are resolved, not listed.
  */
-export const DEFAULT_JAVASCRIPT: Readonly<Required<Pick<JavaScriptOptions, "maxQueue">>> = Object.freeze({
-  maxQueue: 256,
-});
+export const DEFAULT_JAVASCRIPT: Readonly<Required<Pick<JavaScriptOptions, "runsPerWorker" | "maxQueue">>> =
+  Object.freeze({ runsPerWorker: 8, maxQueue: 256 });
+
+/** `javascript.maxWorkers` defaults to this many threads per core (and never fewer than `workers`). */
+export const MAX_WORKERS_PER_CORE = 4;
 
 /** `node:worker_threads` is there (Node, Deno, Bun), found without importing anything Node-only. */
 function threadsAvailable(): boolean {
@@ -317,7 +337,14 @@ export interface ResolvedOptions {
    * Where JavaScript runs; `isolationGiven` says whether the caller chose it (an edge build honours the
    * default and refuses an explicit "thread").
    */
-  javascript: { isolation: "thread" | "in-process"; isolationGiven: boolean; workers: number; maxQueue: number };
+  javascript: {
+    isolation: "thread" | "in-process";
+    isolationGiven: boolean;
+    workers: number;
+    maxWorkers: number;
+    runsPerWorker: number;
+    maxQueue: number;
+  };
   /** `prewarm` is true only when the caller gave a `python` object (or set it explicitly). */
   python: Required<PythonOptions>;
   seal: ResolvedSeal;
@@ -468,6 +495,8 @@ const optionsSchema = z
         ),
         isolation: z.enum(["thread", "in-process"]),
         workers: z.number().int().min(1).max(64),
+        maxWorkers: z.number().int().min(1).max(256),
+        runsPerWorker: z.number().int().min(1).max(8),
         maxQueue: z.number().int().nonnegative().max(1_000_000),
       })
       .partial()
@@ -532,6 +561,10 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
   const parsed = optionsSchema.safeParse(input ?? {});
   if (!parsed.success) fail("", parsed.error);
   const o = input ?? {};
+  const workers = o.javascript?.workers ?? defaultWorkers();
+  const maxWorkers = o.javascript?.maxWorkers ?? Math.max(workers, MAX_WORKERS_PER_CORE * defaultWorkers());
+  if (maxWorkers < workers)
+    throw new InvalidOptionError("javascript.maxWorkers", `must be at least javascript.workers (${workers})`);
   return {
     limits: { ...DEFAULT_LIMITS, ...stripUndefined(o.limits ?? {}) },
     hostFunctions: { ...(o.javascript?.hostFunctions ?? {}) },
@@ -539,7 +572,9 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
     javascript: {
       isolation: o.javascript?.isolation ?? (threadsAvailable() ? "thread" : "in-process"),
       isolationGiven: o.javascript?.isolation !== undefined,
-      workers: o.javascript?.workers ?? defaultWorkers(),
+      workers,
+      maxWorkers,
+      runsPerWorker: o.javascript?.runsPerWorker ?? DEFAULT_JAVASCRIPT.runsPerWorker,
       maxQueue: o.javascript?.maxQueue ?? DEFAULT_JAVASCRIPT.maxQueue,
     },
     python: { ...DEFAULT_PYTHON, prewarm: o.python !== undefined, ...stripUndefined(o.python ?? {}) },

@@ -20,6 +20,7 @@ export type {
   EgressEvent,
   EngineBuildingEvent,
   EngineBuiltEvent,
+  IntegrityEvent,
   LimitEvent,
   PackagesMissingEvent,
   RestartEvent,

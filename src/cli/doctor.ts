@@ -35,5 +35,8 @@ function formatDoctor(report: DoctorReport): string {
     "python packages:",
     `  ${mark({ available: report.packages.installed && report.packages.snapshot })}${"library".padEnd(width)}  ${report.packages.detail}`,
     "",
+    "runtime files (for the jail's uid):",
+    `  ${mark(report.staging)}${"staging".padEnd(width)}  ${report.staging.detail}`,
+    "",
   ].join("\n");
 }

@@ -36,11 +36,13 @@ function formatEvent(e: SandboxEvent): string {
       return e.error ? `building the engine failed: ${e.error}` : `engine built in ${Math.round(e.ms)} ms`;
     case "packages.missing":
       return e.message;
+    case "integrity":
+      return `integrity check failed${e.file ? ` for ${e.file}` : ""}: ${e.message}`;
   }
 }
 
 /** Events the CLI always prints: a wait the user should hear about. */
-const ALWAYS: ReadonlySet<SandboxEvent["type"]> = new Set(["engine.building", "packages.missing"]);
+const ALWAYS: ReadonlySet<SandboxEvent["type"]> = new Set(["engine.building", "packages.missing", "integrity"]);
 
 /**
  * A listener writing one line per event. `all` true (the MCP server's log) prints everything; false

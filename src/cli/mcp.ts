@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { serveHttp, type HttpServeOptions } from "../adapters/mcp/http.ts";
 import { DEFAULT_MCP_HTTP } from "../options.ts";
 import { serveStdio } from "../adapters/mcp/transports.ts";
+import { EventTap } from "../adapters/mcp/events.ts";
 import { createSandbox } from "../index.ts";
 import type { Limits } from "../types.ts";
 import { eventPrinter, networkFromFlags } from "./events.ts";
@@ -44,6 +45,8 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
       "timeout-ms": { type: "string" },
       "memory-mb": { type: "string" },
       session: { type: "boolean" },
+      "js-workers": { type: "string" },
+      "js-max-workers": { type: "string" },
       allow: { type: "string", multiple: true },
     },
   });
@@ -66,16 +69,27 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   if (timeoutMs !== undefined) limits.timeoutMs = timeoutMs;
   if (memoryMb !== undefined) limits.memoryMb = memoryMb;
   const ttlSeconds = positiveInt("--session-ttl", values["session-ttl"]);
+  const workers = positiveInt("--js-workers", values["js-workers"]);
+  const maxWorkers = positiveInt("--js-max-workers", values["js-max-workers"]);
+  // One run per JavaScript thread: a benign call never shares a thread (and its deadline) with a CPU loop.
+  const javascript: { workers?: number; maxWorkers?: number; runsPerWorker: number } = { runsPerWorker: 1 };
+  if (workers !== undefined) javascript.workers = workers;
+  if (maxWorkers !== undefined) javascript.maxWorkers = maxWorkers;
+  if (maxWorkers !== undefined && workers !== undefined && maxWorkers < workers)
+    throw new UsageError(`--js-max-workers (${maxWorkers}) must be at least --js-workers (${workers})`);
   const drainMs =
     values["drain-ms"] === "0" ? 0 : (positiveInt("--drain-ms", values["drain-ms"]) ?? DEFAULT_MCP_HTTP.drainMs);
 
   // The pool starts on the first Python call, so a machine that cannot run Python still serves JS.
   // Every security event goes to stderr, the server's log (stdout carries the protocol over stdio).
+  // The event channel is printed, and tapped for /metrics (engine restarts come from there).
+  const events = new EventTap(eventPrinter(io.stderr, true));
   await using sandbox = await createSandbox({
     limits,
+    javascript,
     python: { engine, pool: 1, prewarm: false },
     ...networkFromFlags(values.allow),
-    onEvent: eventPrinter(io.stderr, true),
+    onEvent: events.listener,
   });
   const options = { sandbox, pythonEngine: engine, session: values.session === true };
   if (!values.http) {
@@ -89,6 +103,7 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
     host: values.host ?? DEFAULT_MCP_HTTP.host,
     stateless: values.stateless === true,
     trustProxy: values["trust-proxy"] === true,
+    events,
   };
   if (token !== undefined) http.token = token;
   const maxSessions = positiveInt("--max-sessions", values["max-sessions"]);

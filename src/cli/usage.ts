@@ -81,6 +81,9 @@ mcp options:
   --trust-proxy               --stateless: tell clients apart by the balancer's X-Forwarded-For
   --drain-ms N                on SIGTERM, how long in-flight calls may finish (default 25000)
   --session                   keep variables between calls (one interpreter per language and client)
+  --js-workers N              JavaScript worker threads kept warm (default: the number of cores)
+  --js-max-workers N          threads the JavaScript pool may grow to while CPU-bound calls hold the others
+                              (default 4 per core, at least --js-workers; about 30 MB each)
   --engine, --timeout-ms, --memory-mb, --allow   as for run; they apply to every tool call
                               (security events are logged on stderr)
 

@@ -2,8 +2,17 @@
 // answer about whether it can run here (asked of the engine). Returns data; the CLI prints it.
 
 import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../options.ts";
-import { sealReport, type HostTools, type SealReport } from "../jail/index.ts";
+import {
+  sealReport,
+  stagingStatus,
+  type HostTools,
+  type SealReport,
+  type StageStore,
+  type StagingStatus,
+} from "../jail/index.ts";
 import { nativeStatus } from "./native/doctor.ts";
+import { NATIVE_RUNTIME_FILES } from "./native/index.ts";
+import { sidecarFiles } from "./pyodide/launch.ts";
 import { packageStatus, type EngineStatus } from "./status.ts";
 import { libraryStatus, type LibraryStatus } from "../setup/library.ts";
 
@@ -13,6 +22,8 @@ export interface DoctorReport extends SealReport {
   engines: EngineStatus[];
   /** The Python package library (`wasmcell setup`). */
   packages: LibraryStatus;
+  /** Whether the jail's drop uid reaches the runtime files, and if not, their staged copies. */
+  staging: StagingStatus;
 }
 
 export interface DoctorOptions {
@@ -21,16 +32,33 @@ export interface DoctorOptions {
   tools?: Partial<HostTools>;
   /** @internal The native tier's python3, for tests. */
   python?: string;
+  /** @internal Where staged copies go, for tests. */
+  stageStore?: StageStore;
 }
 
 export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport> {
   const seal = options.seal ?? RESOLVED_DEFAULT_SEAL;
   const tools = options.tools ?? {};
   const report = await sealReport({ seal, tools });
+  const staging = stagingStatus(runtimeFiles(), seal, options.stageStore);
   const engines: EngineStatus[] = [
     packageStatus("quickjs", "quickjs-emscripten-core"),
     packageStatus("pyodide", "pyodide"),
     await nativeStatus(seal, tools, options.python),
-  ];
-  return { ...report, engines, packages: libraryStatus() };
+  ].map((e) =>
+    // Both Python tiers bind the runtime files into their jails: one that can neither be read nor
+    // staged fails every run there.
+    e.engine !== "quickjs" && e.available && !staging.available
+      ? { ...e, available: false, detail: `runtime files unreachable by the jail: ${staging.detail}` }
+      : e,
+  );
+  return { ...report, engines, packages: libraryStatus(), staging };
+}
+
+/** The package's own files the Python tiers bind into their jails (the Node binary runs the sidecar). */
+function runtimeFiles(): string[] {
+  const { zoneinfo: _system, ...sidecar } = sidecarFiles();
+  const all = [process.execPath, ...Object.values(sidecar), ...NATIVE_RUNTIME_FILES];
+  // A file inside a bound folder (the sidecar's entry point) is bound, and staged, with its folder.
+  return all.filter((p) => !all.some((q) => p.startsWith(`${q}/`)));
 }

@@ -25,11 +25,13 @@
 // jail.memoryMechanism;                        // "cgroup" | "rlimit" | "none": which memory cap is in force
 // jail.plan;                                   // the layers in force: { bubblewrap, seccomp, uidDrop }
 // jail.setDeadline(5_000);                     // (re)arm the wall-clock kill, e.g. when a pre-started process gets work
+// jail.setDeadline(undefined);                 // disarm it (a long-lived process between requests)
 // jail.memoryStats();                          // { peakMemoryBytes?, oomKilled } so far (cgroup only)
 // const { code, signal, timedOut, oomKilled, peakMemoryBytes } = await jail.exited;   // never rejects
 // jail.kill();                                 // SIGKILL everything, idempotent; disposal does the same
 //
-// Other spec fields: `symlinks` ([{ target: "usr/lib", jail: "/lib" }]), `bindSharedLibraries` (default
+// Other spec fields: `inheritFiles` ([fd]: host descriptors of read-only regular files, at the fds after
+// the extra pipes), `symlinks` ([{ target: "usr/lib", jail: "/lib" }]), `bindSharedLibraries` (default
 // true: bind what `ldd` lists; off when whole library directories are bound), `proc` (default false),
 // `scratchDir` (default /tmp) and `workDir` (default: the scratch), `pidsMax` (cgroup, default 64).
 // ```
@@ -60,6 +62,8 @@
 export { checkSeal, type SealPlan } from "./check.ts";
 export { nodePermissionStatus, sealReport, type LayerStatus, type SealReport } from "./doctor.ts";
 export { cgroupSupport, isExecutable, isRoot, sharedLibraries, type HostTools } from "./host.ts";
+export { stagingStatus, type StagedPath, type StagingStatus } from "./stage-status.ts";
+export type { StageStore } from "./stage-store.ts";
 export { NODE_PYODIDE, PROFILES, PYTHON_NATIVE, PYTHON_NATIVE_NET, type SeccompProfileName } from "./profiles.ts";
 export { compileProfile, disassemble, encodeFilter, type SeccompProfile } from "./seccomp.ts";
 export {

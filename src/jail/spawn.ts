@@ -13,7 +13,7 @@
 // and a guest with /proc could read it.
 
 import { spawn, type ChildProcessByStdio } from "node:child_process";
-import { chownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync, fstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { Duplex, Readable, Writable } from "node:stream";
 import { SealUnavailableError } from "../errors.ts";
@@ -84,6 +84,14 @@ export interface JailSpec {
    * tier reads its result envelope from fd 4, so guest prints cannot be mistaken for it).
    */
   extraPipes?: number;
+  /**
+   * Open host descriptors of regular files, passed to the program read-only at the fds after the
+   * extra pipes (4 + extraPipes, …): a file the host opened and verified (the Pyodide snapshot) is
+   * read by the program without a bind the dropped uid could not read or a copy through a pipe.
+   * Anything but a regular file opened read-only is refused: a directory's descriptor would let the
+   * program walk out of its mounts (`openat(fd, "..")`), a writable one would let it change the file.
+   */
+  inheritFiles?: readonly number[];
   /** @internal host tool paths (tests point `bwrap` at a missing file to check the error path). */
   tools?: Partial<HostTools>;
 }
@@ -117,10 +125,11 @@ export interface JailedProcess extends AsyncDisposable {
   /** SIGKILLs the whole jail now. Safe to call more than once. */
   kill(): void;
   /**
-   * (Re)arms the wall-clock kill `ms` from now, replacing `spec.wallClockMs`. A pre-started process
-   * waiting for its request gets its deadline when the request arrives.
+   * (Re)arms the wall-clock kill `ms` from now, replacing `spec.wallClockMs`; `undefined` disarms it.
+   * A pre-started process waiting for its request gets its deadline when the request arrives; a
+   * long-lived one (a Pyodide sidecar) gets one per request and none while idle.
    */
-  setDeadline(ms: number): void;
+  setDeadline(ms: number | undefined): void;
   /** Resolves once the jail is gone (and its cgroup removed). Never rejects. */
   readonly exited: Promise<JailExit>;
   /** Peak memory so far and whether the OOM killer fired (cgroup only; `{ oomKilled: false }` otherwise). */
@@ -199,7 +208,7 @@ export function jailArgv(
     1,
     2,
     ...(plan.seccomp !== false ? [3] : []),
-    ...Array.from({ length: spec.extraPipes ?? 0 }, (_, i) => 4 + i),
+    ...Array.from({ length: (spec.extraPipes ?? 0) + (spec.inheritFiles?.length ?? 0) }, (_, i) => 4 + i),
   ];
   const argv: string[] = [];
   // Off Linux (possible only with every seal layer turned off) there is no launcher, prlimit or
@@ -300,6 +309,15 @@ export function jailArgv(
   return argv;
 }
 
+/** Why `fd` may not be passed into a jail (not a regular file, or open for writing), or undefined. */
+function notReadOnlyFile(fd: number): string | undefined {
+  if (!fstatSync(fd).isFile()) return "is not a regular file";
+  if (process.platform !== "linux") return undefined;
+  // The access mode is the low two bits of the octal `flags:` line (O_RDONLY = 0).
+  const flags = /^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))?.[1];
+  return flags !== undefined && (parseInt(flags, 8) & 3) === 0 ? undefined : "is not open read-only";
+}
+
 /**
  * Starts `spec.executable` in the jail. Checks the seal first (throws SealUnavailableError for a
  * layer that was asked for and cannot be set up).
@@ -354,6 +372,14 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
     throw error;
   }
 
+  for (const fd of spec.inheritFiles ?? []) {
+    const problem = notReadOnlyFile(fd);
+    if (problem) {
+      await cgroup?.remove();
+      if (hostScratch) rmSync(hostScratch, { recursive: true, force: true });
+      throw new TypeError(`inheritFiles: descriptor ${fd} ${problem}`);
+    }
+  }
   const filter = plan.seccomp !== false ? seccompFilter(spec.seccompProfile, plan.seccomp) : undefined;
   const child = spawn(argv[0]!, argv.slice(1), {
     stdio: [
@@ -362,6 +388,7 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
       "pipe",
       filter ? "pipe" : "ignore",
       ...Array.from({ length: spec.extraPipes ?? 0 }, () => "pipe" as const),
+      ...(spec.inheritFiles ?? []),
     ],
     env: {},
     // Its own process group, so kill() reaches every link of the chain; bwrap's --new-session then
@@ -393,9 +420,11 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
   };
   let timer: NodeJS.Timeout | undefined;
   let ended = false;
-  const setDeadline = (ms: number) => {
+  const setDeadline = (ms: number | undefined) => {
     if (ended) return;
     if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (ms === undefined) return;
     timer = setTimeout(() => {
       timedOut = true;
       kill();

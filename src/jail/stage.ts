@@ -4,7 +4,10 @@
 // Such a file or tree is handed to the jail as a staged copy instead: copied once into a directory
 // owned by the host user that the drop uid may read but nobody else may write, keyed by a hash of every
 // file's path, size, mode and mtime (a changed install gets a new copy), and bound at the same jail
-// path. The staging root is refused if anyone but the host user could have planted files in it.
+// path. The copies live in a StageStore (stage-store.ts): shared by this user's processes, held by each
+// process that uses one until it exits, and removed once nobody uses them and they are idle or past
+// the store's byte budget. The staging root is refused if anyone but the host user could have
+// planted files in it.
 //
 // Only the package's own runtime files are staged — files of the wasmcell install itself, of the
 // node_modules its dependencies are installed in, and the Node binary running it: code that is public
@@ -12,23 +15,22 @@
 // place other users can read; such a bind is refused, naming the path, as before.
 
 import { createHash } from "node:crypto";
-import {
-  chmodSync,
-  cpSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import { chmodSync, cpSync, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { StageStore } from "./stage-store.ts";
 
-/** Where staged copies live: /var/tmp is searchable by every uid and survives reboots' /tmp cleaning. */
-export const STAGE_ROOT = `/var/tmp/wasmcell-stage-${process.geteuid?.() ?? 0}`;
+/**
+ * Where staged copies live: /var/tmp is searchable by every uid, sticky (nobody can rename our
+ * directory away) and survives reboots' /tmp cleaning. (`wasmcell-stage-<uid>` was an earlier layout
+ * without in-use markers: nothing here removes it, since processes of that version cannot say whether
+ * they still use it.)
+ */
+export const STAGE_ROOT = `/var/tmp/wasmcell-staged-${process.geteuid?.() ?? 0}`;
+
+/** The store of this process's staged copies. */
+export const stageStore = new StageStore(STAGE_ROOT);
 
 let runtimeRoots: string[] | undefined;
 
@@ -57,7 +59,8 @@ export function isRuntimeFile(path: string): boolean {
   }
 }
 
-function fingerprint(path: string): string {
+/** The content key of `path`: its path and every file's relative path, mode, size and mtime. */
+export function fingerprint(path: string): string {
   // "named": copies keep their file name (an earlier layout called every copy "x").
   const hash = createHash("sha256").update(`named\0${path}`);
   const walk = (p: string) => {
@@ -67,17 +70,6 @@ function fingerprint(path: string): string {
   };
   walk(path);
   return hash.digest("hex").slice(0, 32);
-}
-
-/** The staging root, created if missing; throws if it is not a private directory of this user. */
-function stageRoot(): string {
-  mkdirSync(STAGE_ROOT, { recursive: true, mode: 0o755 });
-  const st = lstatSync(STAGE_ROOT);
-  const euid = process.geteuid?.() ?? 0;
-  if (!st.isDirectory() || st.uid !== euid || (st.mode & 0o022) !== 0) {
-    throw new Error(`${STAGE_ROOT} is not a directory owned by uid ${euid} and writable only by it`);
-  }
-  return STAGE_ROOT;
 }
 
 /** Read for everyone, write for the owner only; executables stay executable. */
@@ -96,35 +88,20 @@ const staged = new Map<string, string>();
 
 /**
  * A copy of `path` (a file or a directory tree, symlinks followed) that every uid can read, made once
- * per content fingerprint. Returns the staged path; bind it where `path` would have been bound.
+ * per content fingerprint and shared with this user's other processes. Returns the staged path; bind
+ * it where `path` would have been bound. The copy stays while this process runs.
  */
-export function stageReadable(path: string): string {
+export function stageReadable(path: string, store: StageStore = stageStore): string {
   const key = fingerprint(path);
-  const hit = staged.get(`${path}\0${key}`);
-  if (hit) return hit;
-  const root = stageRoot();
-  const target = join(root, key);
+  const cached = staged.get(`${store.root}\0${path}\0${key}`);
+  if (cached) return cached;
   // The copy keeps its name: a program run unjailed finds a staged module by name (harness.py).
-  const final = join(target, basename(path) || "x");
-  try {
-    statSync(final);
-  } catch {
-    // Build beside the target and rename into place: a concurrent stager or a crash mid-copy never
-    // leaves a half-written copy under the final name.
-    const building = join(root, `.building-${key}-${process.pid}-${Date.now()}`);
-    try {
-      cpSync(path, join(building, basename(final)), { recursive: true, dereference: true });
-      openUp(building);
-      renameSync(building, target);
-    } catch (error) {
-      rmSync(building, { recursive: true, force: true });
-      try {
-        statSync(final); // another process won the race
-      } catch {
-        throw error;
-      }
-    }
-  }
-  staged.set(`${path}\0${key}`, final);
+  const name = basename(path) || "x";
+  const dir = store.acquire(key, (building) => {
+    cpSync(path, join(building, name), { recursive: true, dereference: true });
+    openUp(building);
+  });
+  const final = join(dir, name);
+  staged.set(`${store.root}\0${path}\0${key}`, final);
   return final;
 }

@@ -27,7 +27,14 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { ChecksumError, SetupError } from "../errors.ts";
-import { cacheDir, getSnapshot, snapshotCached, snapshotKey, snapshotPath } from "../engines/pyodide/snapshot.ts";
+import {
+  cacheDir,
+  getSnapshot,
+  snapshotCached,
+  snapshotKey,
+  snapshotPath,
+  snapshotProblem,
+} from "../engines/pyodide/snapshot.ts";
 import { resolveOptions, type SealOptions } from "../options.ts";
 import { packageVersion } from "../cli/usage.ts";
 import { compileForNative, compileForPyodide } from "./compile.ts";
@@ -35,6 +42,7 @@ import { fetchDebs, unpackDeb, verifyDeb } from "./deb.ts";
 import { installedLibrary, libraryDir, libraryPreload, type InstalledLibrary, type Manifest } from "./library.ts";
 import { debFileName, loadLock, type LoadedLock } from "./lock.ts";
 import { treeEntries, treeHash, type TreeEntry } from "./tree.ts";
+import { stampTree, writeStamps } from "./verify.ts";
 
 export { ChecksumError, SetupError } from "../errors.ts";
 export type { InstalledLibrary, Manifest } from "./library.ts";
@@ -196,6 +204,8 @@ async function buildLibrary(
   makeReadOnly(site);
   const entries = treeEntries(site);
   writeFileSync(join(staging, "files.sha256"), listing(entries), { mode: 0o444 });
+  // What each file's stat was when it was hashed: the engines' check at start re-hashes only what moved.
+  writeStamps(staging, stampTree(site));
   const manifest: Manifest = {
     manifestVersion: 1,
     lockDigest: loaded.digest,
@@ -273,7 +283,14 @@ export function checkSetup(options: Pick<SetupOptions, "cacheDir" | "lockPath" |
   for (const path of found.keys()) if (!recorded.has(path)) problems.push(`added: site/${path}`);
   if (treeHash(entries) !== library.manifest.files.treeSha256 && problems.length === 0)
     problems.push("the library's tree hash differs from manifest.json");
-  if ((options.snapshot ?? true) && !snapshotCached(library, cache))
-    problems.push("the Pyodide snapshot for this library is missing (run wasmcell setup)");
+  if (options.snapshot ?? true) {
+    const file = snapshotPath(snapshotKey(library), cache);
+    if (!snapshotCached(library, cache))
+      problems.push("the Pyodide snapshot for this library is missing (run wasmcell setup)");
+    else {
+      const problem = snapshotProblem(file);
+      if (problem) problems.push(`modified: ${file} (${problem})`);
+    }
+  }
   return { ok: problems.length === 0, dir: library.dir, manifest: library.manifest, problems };
 }

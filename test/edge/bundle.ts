@@ -1,7 +1,8 @@
 // Bundles an example the way a runtime's own tooling does (wrangler, Vercel, a browser build): esbuild
-// with that runtime's export conditions. `wasmcell` and its subpaths resolve to this checkout's sources
-// through package.json's exports (the edge entry), so the runtime tests need no build; the engine's
-// `.wasm` stays a separate module, as wrangler and Vercel keep it.
+// with that runtime's export conditions. `wasmcell` and its subpaths resolve through package.json's
+// exports (the edge entry) to this checkout's sources, so the runtime tests need no build — or, for the
+// edge bench, to the built files in dist/ (what a user's bundler meets); the engine's `.wasm` stays a
+// separate module, as wrangler and Vercel keep it.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -17,7 +18,7 @@ export const QUICKJS_WASM = readFileSync(
   createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm"),
 );
 
-const fromCheckout: Plugin = {
+const fromCheckout = (from: "src" | "dist"): Plugin => ({
   name: "wasmcell-from-checkout",
   setup(b) {
     b.onResolve({ filter: /^wasmcell(\/.*)?$/ }, (args) => {
@@ -25,13 +26,19 @@ const fromCheckout: Plugin = {
       const entry = pkg.exports[args.path === "wasmcell" ? "." : `.${args.path.slice("wasmcell".length)}`];
       const target = typeof entry === "string" ? entry : entry?.default;
       if (!target) return { errors: [{ text: `${args.path} is not exported by package.json` }] };
+      if (from === "dist") return { path: `${root}${target.slice(2)}` };
       return { path: `${root}${target.replace(/^\.\/dist\//, "src/").replace(/\.js$/, ".ts")}` };
     });
   },
-};
+});
 
 /** One ES module (the bundle) that imports `./quickjs.wasm` if the example does. */
-export async function bundle(entry: string, conditions: string[], format: "esm" | "iife" = "esm"): Promise<string> {
+export async function bundle(
+  entry: string,
+  conditions: string[],
+  format: "esm" | "iife" = "esm",
+  from: "src" | "dist" = "src",
+): Promise<string> {
   const result = await build({
     entryPoints: [fileURLToPath(new URL(`../../${entry}`, import.meta.url))],
     bundle: true,
@@ -40,7 +47,7 @@ export async function bundle(entry: string, conditions: string[], format: "esm" 
     platform: "browser",
     conditions,
     minify: true,
-    plugins: [fromCheckout],
+    plugins: [fromCheckout(from)],
     logLevel: "silent",
   });
   return result.outputFiles[0]!.text;

@@ -3,7 +3,7 @@
 // copies (src/jail/stage.ts) at the same paths.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, lstatSync, mkdtempSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { cpSync, lstatSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -42,5 +42,10 @@ describe("a checkout under a 0700 directory", { skip: !isRoot && "only a root ho
     const st = lstatSync(STAGE_ROOT);
     assert.equal(st.uid, 0);
     assert.equal(st.mode & 0o022, 0);
+    // The process that used them said so while it ran, and no longer does once it exited.
+    assert.deepEqual(
+      readdirSync(STAGE_ROOT).filter((f) => f.includes(`.use.${r.pid}.`)),
+      [],
+    );
   });
 });

@@ -12,6 +12,8 @@ interface Member {
 
 function makePool(size: number, maxQueue: number, failStarts = 0) {
   let created = 0;
+  let starting = 0;
+  const concurrency: number[] = [];
   const destroyed: number[] = [];
   let failures = failStarts;
   const pool = new WarmPool<Member>({
@@ -19,7 +21,9 @@ function makePool(size: number, maxQueue: number, failStarts = 0) {
     size,
     maxQueue,
     create: async () => {
+      concurrency.push(++starting);
       await new Promise((r) => setTimeout(r, 5));
+      starting--;
       if (failures > 0) {
         failures--;
         throw new Error("start failed");
@@ -33,7 +37,7 @@ function makePool(size: number, maxQueue: number, failStarts = 0) {
     },
     isAlive: (m) => m.alive,
   });
-  return { pool, destroyed, created: () => created };
+  return { pool, destroyed, created: () => created, concurrency };
 }
 
 describe("WarmPool", () => {
@@ -48,6 +52,15 @@ describe("WarmPool", () => {
     assert.equal(created(), 2);
     pool.release(a, true);
     pool.release(b, true);
+    await pool.close();
+  });
+
+  it("a cold pool starts one member alone, then the rest together once it is ready", async () => {
+    const { pool, created, concurrency } = makePool(3, 4);
+    await pool.prewarm();
+    assert.equal(created(), 1, "prewarm resolves with the first member up");
+    await pool.whenFull();
+    assert.deepEqual(concurrency, [1, 1, 2]);
     await pool.close();
   });
 

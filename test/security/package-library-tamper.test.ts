@@ -2,9 +2,13 @@
 // a planted requests/__init__.py, a deleted module, a monkeypatched module object left in memory.
 // The library is read-only from the guest on both tiers, and a stateless run starts from the
 // checkpoint (Pyodide) or a fresh process (native), so nothing a run does to it is seen by the next.
+// And a library changed on the host after setup (a planted file, an edited module) is refused by
+// both engines at start, with an `integrity` event and an IntegrityError naming the file.
 import assert from "node:assert/strict";
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { createSandbox, type Sandbox } from "../../src/index.ts";
+import { createSandbox, IntegrityError, type Sandbox, type SandboxEvent } from "../../src/index.ts";
 import { checkSetup } from "../../src/setup/index.ts";
 import { installedLibrary } from "../../src/setup/library.ts";
 
@@ -64,6 +68,53 @@ for (const engine of ["pyodide", "native"] as const) {
         code: "import yaml, requests\nprint(yaml.safe_load('a: 1'), callable(requests.get))",
       });
       assert.equal(next.stdout.trim(), "{'a': 1} True");
+    });
+  });
+}
+
+for (const engine of ["pyodide", "native"] as const) {
+  describe(`a package library changed on the host after setup, on ${engine}`, () => {
+    test("an edited module or a planted file: createSandbox refuses the library, naming the file", async () => {
+      const library = installedLibrary();
+      assert.ok(library, "the package library is not installed: run `wasmcell setup` first (.ci/run does)");
+      const six = join(library.site, "six.py");
+      const original = readFileSync(six);
+      const planted = join(library.site, "sitecustomize.py");
+      const attempt = async () => {
+        const events: SandboxEvent[] = [];
+        const error = await createSandbox({ python: { engine, pool: 1 }, onEvent: (e) => events.push(e) }).then(
+          async (s) => {
+            await s.close();
+            return undefined;
+          },
+          (e: unknown) => e,
+        );
+        return { error, events };
+      };
+      try {
+        chmodSync(six, 0o644);
+        writeFileSync(six, Buffer.concat([original, Buffer.from("\nPWNED = 1\n")]));
+        const first = await attempt();
+        let error = first.error;
+        const events = first.events;
+        assert.ok(error instanceof IntegrityError, String(error));
+        assert.equal(error.file, six);
+        assert.match(error.message, /six\.py was modified after setup/);
+        assert.ok(events.some((e) => e.type === "integrity" && e.action === "refused" && e.file === six));
+
+        writeFileSync(six, original);
+        writeFileSync(planted, "import os\n");
+        ({ error } = await attempt());
+        assert.ok(error instanceof IntegrityError && error.file === planted, String(error));
+        rmSync(planted);
+        // Put back as setup left it: accepted again (the same bytes re-hash to the recorded sha256).
+        ({ error } = await attempt());
+        assert.equal(error, undefined);
+      } finally {
+        rmSync(planted, { force: true });
+        writeFileSync(six, original);
+        chmodSync(six, 0o444);
+      }
     });
   });
 }

@@ -20,7 +20,7 @@ function osThreads(): number | undefined {
 
 describe("quickjs (thread)", () => {
   it(`${KILLS} workers killed mid-run leave no thread and no memory behind`, async () => {
-    const engine = new ThreadEngine(1, 4);
+    const engine = new ThreadEngine({ workers: 1, maxWorkers: 1, runsPerWorker: 8, maxQueue: 4 });
     await engine.warm();
     const options = resolveOptions({});
     const hang = resolveRequest(

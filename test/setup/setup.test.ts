@@ -12,17 +12,21 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { ChecksumError, SetupError } from "../../src/errors.ts";
+import { ChecksumError, IntegrityError, SetupError } from "../../src/errors.ts";
 import { checkSetup, setup } from "../../src/setup/index.ts";
 import { installedLibrary } from "../../src/setup/library.ts";
 import { loadLock } from "../../src/setup/lock.ts";
 import { sha256File } from "../../src/setup/tree.ts";
+import { STAMPS_FILE, verifyLibrary } from "../../src/setup/verify.ts";
 import { runNode } from "../helpers/process.ts";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
@@ -239,6 +243,57 @@ describe("wasmcell setup (fixture lock, --from DIR)", () => {
     // A rebuild (--force) puts it right.
     await setup({ from: debs, lockPath: goodLock, cacheDir: cache, snapshot: false, force: true });
     assert.equal(checkSetup({ lockPath: goodLock, cacheDir: cache, snapshot: false }).ok, true);
+  });
+
+  test("the engines' check at start: passes on a fresh install, names a changed, added, removed or planted file", async () => {
+    const cache = join(work, "cache-verify");
+    const lock = loadLock(goodLock);
+    await setup({ from: debs, lockPath: goodLock, cacheDir: cache, snapshot: false });
+    const lib = installedLibrary({ cache, lock })!;
+    // setup recorded every file's stamp: nothing needs hashing.
+    assert.deepEqual(verifyLibrary(lib), { rehashed: 0 });
+    const refused = (pattern: RegExp, file: string) => (e: unknown) =>
+      e instanceof IntegrityError && e.code === "INTEGRITY" && e.file === file && pattern.test(e.message);
+
+    // The same bytes written again (a new ctime): re-hashed, accepted, and the stamp recorded.
+    const beta = join(lib.site, "wcbeta.py");
+    const original = readFileSync(beta);
+    chmodSync(beta, 0o644);
+    writeFileSync(beta, original);
+    assert.deepEqual(verifyLibrary(lib), { rehashed: 1 });
+    assert.deepEqual(verifyLibrary(lib), { rehashed: 0 });
+
+    // Same size, same mtime, other bytes: the ctime moved, so it is hashed and refused.
+    const { mtime } = statSync(beta);
+    writeFileSync(beta, Buffer.from(original.toString("utf8").replace(/\w/, "Z")));
+    utimesSync(beta, mtime, mtime);
+    assert.throws(() => verifyLibrary(lib), refused(/was modified after setup \(sha256 [0-9a-f]{64}, recorded/, beta));
+
+    // Put back (the same bytes again pass), then the next tamper.
+    writeFileSync(beta, original);
+    assert.deepEqual(verifyLibrary(lib), { rehashed: 1 });
+    const extra = join(lib.site, "wcalpha", "extra.py");
+    writeFileSync(extra, "");
+    assert.throws(() => verifyLibrary(lib), refused(/was added after setup/, extra));
+    rmSync(extra);
+    rmSync(beta);
+    assert.throws(() => verifyLibrary(lib), refused(/was removed after setup/, beta));
+    writeFileSync(beta, original);
+    const link = join(lib.site, "wcalpha", "planted.py");
+    symlinkSync("/etc/passwd", link);
+    assert.throws(() => verifyLibrary(lib), refused(/not a regular file/, link));
+    rmSync(link);
+    const listing = join(lib.dir, "files.sha256");
+    const listed = readFileSync(listing);
+    chmodSync(listing, 0o644);
+    writeFileSync(listing, listed.toString("utf8") + `${"0".repeat(64)}  wcalpha/planted.py\n`);
+    assert.throws(() => verifyLibrary(lib), refused(/does not match manifest\.json/, listing));
+    writeFileSync(listing, listed);
+
+    // No stamps (an install from before they were recorded): everything hashed once, then recorded.
+    rmSync(join(lib.dir, STAMPS_FILE));
+    assert.ok(verifyLibrary(lib).rehashed > 1);
+    assert.deepEqual(verifyLibrary(lib), { rehashed: 0 });
   });
 
   test("the shipped lock parses and pins every package to one Debian version", () => {

@@ -23,6 +23,7 @@ import { checkBind, checkRequest, isLoopbackHost } from "./guard.ts";
 import { Metrics } from "./metrics.ts";
 import { createMcpServer, type CallGate, type McpServerOptions } from "./server.ts";
 import { SessionTable } from "./sessions.ts";
+import type { EventTap } from "./events.ts";
 
 export interface HttpServeOptions extends McpServerOptions {
   /** TCP port; 0 picks a free one (the URL in the result says which). @defaultValue 0 */
@@ -45,8 +46,13 @@ export interface HttpServeOptions extends McpServerOptions {
   maxInflightPerClient?: number;
   /** Stateless mode: tell clients apart by the last X-Forwarded-For hop (set by a balancer you run). @defaultValue false */
   trustProxy?: boolean;
-  /** Calls handed to the sandbox at once per engine lane. @defaultValue javascript: one per JS worker thread (1 on the host's thread); python: `python.pool` */
+  /** Calls handed to the sandbox at once per engine lane. @defaultValue javascript: one per thread the JS pool may grow to (`javascript.maxWorkers`; 1 on the host's thread); python: `python.pool` */
   concurrency?: { javascript?: number; python?: number };
+  /**
+   * The tap given to the sandbox as `onEvent` (`onEvent: tap.listener`): /metrics counts engine
+   * restarts from its `restart` events. @defaultValue none (the restart counter stays 0)
+   */
+  events?: EventTap;
 }
 
 export interface HttpMcpServer extends AsyncDisposable {
@@ -88,6 +94,9 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   const admission = new Admission(o);
   const sessions = new SessionTable(o.maxSessions, o.sessionTtlMs);
   const metrics = new Metrics();
+  const unsubscribe = o.events?.subscribe((event) => {
+    if (event.type === "restart") metrics.restarts++;
+  });
   let draining = false;
   let ready = false;
 
@@ -248,6 +257,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   const close = () =>
     (closed ??= (async () => {
       draining = true;
+      unsubscribe?.();
       await sessions.closeAll();
       transports.clear();
       http.closeAllConnections();
@@ -269,14 +279,19 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
 }
 
 /**
- * How many JavaScript calls to hand the sandbox at once: one per worker thread when guest JavaScript
- * runs in a thread pool, else one. On the host's own thread a CPU loop holds every run that has already
- * started, and those runs' deadlines keep counting: a benign call started beside a hostile one would
- * come back as a timeout. Waiting in the fair queue costs it nothing.
+ * How many JavaScript calls to hand the sandbox at once: one per worker thread the pool may grow to
+ * (`javascript.maxWorkers`) when guest JavaScript runs in a thread pool, else one. A thread holds the
+ * runs it has started while a CPU loop spins on it, and their deadlines keep counting; the pool sends
+ * new runs to threads that are not stalled and grows overflow threads for them, so one call per thread
+ * keeps a benign call from being started beside a hostile one. On the host's own thread there is one.
+ * Waiting in the fair queue costs a call nothing.
  */
 function javascriptSlots(options: Sandbox["options"]): number {
-  const js = (options as { javascript?: { isolation?: string; workers?: number } }).javascript;
-  return js?.isolation === "thread" && js.workers !== undefined ? js.workers : 1;
+  const js = (
+    options as { javascript?: { isolation?: string; workers?: number; maxWorkers?: number; runsPerWorker?: number } }
+  ).javascript;
+  if (js?.isolation !== "thread") return 1;
+  return (js.maxWorkers ?? js.workers ?? 1) * (js.runsPerWorker ?? 1);
 }
 
 function isToolCall(message: unknown): boolean {

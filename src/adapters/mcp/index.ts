@@ -3,3 +3,4 @@
 export { createMcpServer, toCallToolResult, type CallGate, type McpServerOptions } from "./server.ts";
 export { serveStdio } from "./transports.ts";
 export { serveHttp, type HttpMcpServer, type HttpServeOptions } from "./http.ts";
+export { EventTap } from "./events.ts";

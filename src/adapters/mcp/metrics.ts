@@ -22,7 +22,7 @@ export class Metrics {
   readonly #buckets = BUCKETS.map(() => 0);
   #count = 0;
   #sum = 0;
-  /** Guest failures after which the engine (or session interpreter) was replaced. */
+  /** `restart` events from the sandbox's event channel: a process, worker or module was replaced. */
   restarts = 0;
 
   call(language: string, outcome: CallOutcome, seconds: number): void {
@@ -33,7 +33,6 @@ export class Metrics {
     BUCKETS.forEach((le, i) => {
       if (seconds <= le) this.#buckets[i]!++;
     });
-    if (outcome === "timeout" || outcome === "memory" || outcome === "crashed") this.restarts++;
   }
 
   refused(reason: string): void {
@@ -60,7 +59,7 @@ export class Metrics {
     family(
       "wasmcell_mcp_engine_restarts_total",
       "counter",
-      "Calls that ended in timeout, memory or crashed: the engine or interpreter that ran them was replaced.",
+      "Engine restarts the sandbox reported (a sidecar, jail, worker thread or module replaced); 0 unless serveHttp was given the sandbox's EventTap.",
     );
     lines.push(`wasmcell_mcp_engine_restarts_total ${this.restarts}`);
     family("wasmcell_mcp_sessions_expired_total", "counter", "Sessions closed after idling past the TTL.");

@@ -30,6 +30,7 @@ import type { GuestError, Limits, OutputFile, RunResult } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { exitError, parseEnvelope, parseFiles, type Observed } from "../python/result.ts";
 import { installedLibrary, type InstalledLibrary } from "../../setup/library.ts";
+import { checkLibrary } from "../../setup/verify.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { CappedOutput } from "./output.ts";
@@ -39,6 +40,8 @@ import { runNetwork } from "../pyodide/net-host.ts";
 const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
 const HARNESS = fileURLToPath(new URL("../python/harness.py", import.meta.url));
 const BRIDGE = fileURLToPath(new URL("./bridge.py", import.meta.url));
+/** The package's own files the native tier binds into its jail (doctor checks the drop uid reaches them). */
+export const NATIVE_RUNTIME_FILES = [DRIVER, HARNESS, BRIDGE] as const;
 /** The host proxy's directory in the jail (a run with network; src/network/proxy.ts). */
 const NET_DIR = "/sandbox/net";
 const PROXY_SOCKET = `${NET_DIR}/proxy.sock`;
@@ -73,6 +76,8 @@ export const createEngine: EngineFactory = async (options) => {
   // A seal layer asked for and unavailable is an error here, before any code runs: never an unjailed interpreter.
   await checkSeal(options.seal);
   const engine = new NativeEngine(options, pythonLayout(NATIVE_PYTHON));
+  // The library is checked against setup's record before any jail binds it (IntegrityError naming the file).
+  if (engine.library) await checkLibrary(engine.library, "native", options.emit);
   // The slots are free to make: have them all ready, so the first runs take one at once.
   await engine.slots.prewarm();
   await engine.slots.whenFull();

@@ -18,7 +18,15 @@ import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
 import { permissionFlag } from "./launch.ts";
 import { SidecarProcess, type SidecarStartOptions } from "./sidecar-client.ts";
 import { installedLibrary, type InstalledLibrary } from "../../setup/library.ts";
-import { getSnapshot, snapshotBuildEstimateMs, snapshotCached } from "./snapshot.ts";
+import { checkLibrary } from "../../setup/verify.ts";
+import {
+  checkedSnapshot,
+  getSnapshot,
+  loadSnapshot,
+  snapshotBuildEstimateMs,
+  type Snapshot,
+  type SnapshotRejection,
+} from "./snapshot.ts";
 
 // The process cap is fixed when a sidecar starts; a run's own `memoryMb` caps the WASM heap inside.
 const MIN_PROCESS_MEMORY_MB = 512;
@@ -47,7 +55,9 @@ export class PyodideEngine implements Engine {
   }
   /** The package library mounted into every sidecar (undefined: not installed, or `python.packages` off). */
   readonly library: InstalledLibrary | undefined;
-  #snapshot: Uint8Array | undefined;
+  /** Resolves once the library matched setup's record (rejects with IntegrityError otherwise). */
+  readonly libraryChecked: Promise<void>;
+  #snapshot: Snapshot | undefined;
   #snapshotBuild: Promise<unknown> | undefined;
   /** No snapshot cached: what to build it with, once the first (cold) sidecar is up. */
   #pendingBuild: Parameters<typeof getSnapshot>[0] | undefined;
@@ -56,6 +66,10 @@ export class PyodideEngine implements Engine {
   constructor(options: ResolvedOptions) {
     this.#options = options;
     this.library = options.python.packages ? installedLibrary() : undefined;
+    // Checked against setup's record while the first sidecar starts; no run is served before it
+    // passed (IntegrityError naming the file otherwise): never a silent use.
+    this.libraryChecked = this.library ? checkLibrary(this.library, "pyodide", options.emit) : Promise.resolve();
+    this.libraryChecked.catch(() => undefined);
     if (options.python.packages && !this.library) {
       options.emit?.({
         type: "packages.missing",
@@ -91,12 +105,24 @@ export class PyodideEngine implements Engine {
       library: this.library?.site,
     };
     if (!this.#options.python.snapshot) return base;
-    if (this.#snapshot) return { ...base, snapshot: this.#snapshot };
-    const request = { seal: this.#options.seal, processMemoryMb, library: this.library };
-    if (snapshotCached(this.library)) {
-      this.#snapshot = await getSnapshot(request);
-      return { ...base, snapshot: this.#snapshot };
+    if (this.#snapshot) {
+      try {
+        return { ...base, snapshot: checkedSnapshot(this.#snapshot) };
+      } catch (error) {
+        // Changed on disk since it was verified: said, dropped, and read (then rebuilt) below.
+        this.#snapshot = undefined;
+        this.#rejected({ file: "", message: (error as Error).message });
+      }
     }
+    const request = {
+      seal: this.#options.seal,
+      processMemoryMb,
+      library: this.library,
+      onRejected: (r: SnapshotRejection) => this.#rejected(r),
+    };
+    // A file that does not match its recorded sha256 is removed (and said): then it is built below.
+    this.#snapshot = await loadSnapshot(request);
+    if (this.#snapshot) return { ...base, snapshot: this.#snapshot };
     if (!this.#pendingBuild) {
       this.#pendingBuild = request;
       // Said now, before the cold start, not when the build begins.
@@ -111,11 +137,21 @@ export class PyodideEngine implements Engine {
     return base;
   }
 
+  #rejected(r: SnapshotRejection): void {
+    this.#options.emit?.({
+      type: "integrity",
+      engine: "pyodide",
+      ...(r.file ? { file: r.file } : {}),
+      action: "rebuilt",
+      message: `${r.message.slice(0, 500)}: the engine snapshot is not used and is built again`,
+    });
+  }
+
   #buildSnapshotInBackground(request: Parameters<typeof getSnapshot>[0]): Promise<unknown> {
     const started = performance.now();
     return getSnapshot({ ...request, signal: this.#stopBuild.signal }).then(
-      (bytes) => {
-        this.#snapshot = bytes;
+      (snapshot) => {
+        this.#snapshot = snapshot;
         this.#options.emit?.({ type: "engine.built", engine: "pyodide", ms: performance.now() - started });
       },
       (error: unknown) => {
@@ -146,6 +182,7 @@ export class PyodideEngine implements Engine {
     if (this.#closed) throw new ClosedError("python engine");
     const started = performance.now();
     const work = (async () => {
+      await this.libraryChecked;
       let sidecar: SidecarProcess;
       try {
         sidecar = await this.pool.acquire(request.signal);
@@ -176,6 +213,7 @@ export class PyodideEngine implements Engine {
 
   async openSession(): Promise<EngineSession> {
     if (this.#closed) throw new ClosedError("python engine");
+    await this.libraryChecked;
     const sidecar = await this.startSidecar(true);
     const session = new PyodideSession(sidecar, () => this.#sessions.delete(session));
     this.#sessions.add(session);
@@ -278,7 +316,7 @@ export const createEngine: EngineFactory = async (options) => {
   const engine = new PyodideEngine(options);
   if (options.python.prewarm) {
     try {
-      await engine.pool.prewarm();
+      await Promise.all([engine.pool.prewarm(), engine.libraryChecked]);
     } catch (error) {
       await engine.destroy();
       throw error;

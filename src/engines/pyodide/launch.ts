@@ -55,7 +55,16 @@ export interface LaunchOptions {
   program?: string;
   /** Host directory of the package library (`wasmcell setup`), bound read-only; none: stdlib only. */
   library?: string;
+  /** An open read-only descriptor of the verified snapshot file, readable by the sidecar at SNAPSHOT_FD. */
+  snapshotFd?: number;
 }
+
+/**
+ * Where the sidecar finds the snapshot descriptor the host passes in. Passed, not bound: the cache
+ * file is 0600 and the jail's dropped uid could not open it, and a read from one descriptor beats a
+ * 38 MB copy through the stdin pipe (≈0.2–0.35 s per start on a loaded 2-core machine).
+ */
+export const SNAPSHOT_FD = 4;
 
 // Node + V8 + Pyodide's JS side, on top of the WASM heap the guest may use.
 const PROCESS_OVERHEAD_MB = 256;
@@ -125,6 +134,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       ...(files.zoneinfo ? [{ host: files.zoneinfo, jail: jailed ? ZONEINFO : files.zoneinfo }] : []),
       ...(library ? [library] : []),
     ],
+    ...(options.snapshotFd !== undefined ? { inheritFiles: [options.snapshotFd] } : {}),
     seccompProfile: "node-pyodide",
     seal,
     // The guest's files live in Pyodide's in-memory file system; the process itself writes nothing.

@@ -16,6 +16,8 @@ export interface InitMessage {
   mode: "serve" | "snapshot";
   /** Bytes of Pyodide memory snapshot that follow the init line (0: cold load). */
   snapshotBytes: number;
+  /** The snapshot is not on stdin but read from this inherited read-only descriptor (snapshotBytes long). */
+  snapshotFd?: number;
   /** Keep interpreter state across runs on purpose (a session): no reset between runs. */
   stateful: boolean;
   /** `snapshot` mode: modules imported before the snapshot is taken (standard library and package library). */

@@ -11,9 +11,10 @@ import { ERROR_KINDS } from "../../types.ts";
 import { truncationMarker } from "../output.ts";
 import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../python/result.ts";
 import { LineReader } from "./line-reader.ts";
-import { launchSidecar } from "./launch.ts";
+import { launchSidecar, SNAPSHOT_FD } from "./launch.ts";
 import { answerFetch, runNetwork } from "./net-host.ts";
 import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";
+import { checkedSnapshot, type Snapshot } from "./snapshot.ts";
 
 /**
  * Time the in-sidecar interrupt gets to end a run before the host kills the process. The interrupt
@@ -24,13 +25,15 @@ import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";
 export const KILL_GRACE_MS = 1000;
 /** How long a sidecar may take to become ready (a cold load on a loaded 2-core machine is ~3–10 s). */
 const START_TIMEOUT_MS = 60_000;
+/** How long a stateless sidecar may take to report its reset after a result (it takes milliseconds). */
+const RESET_DEADLINE_MS = 10_000;
 const STDERR_KEEP = 4096;
 
 export interface SidecarStartOptions {
   seal: ResolvedSeal;
   processMemoryMb: number;
   /** A Pyodide memory snapshot to start from (much faster than a cold load), or undefined. */
-  snapshot?: Uint8Array;
+  snapshot?: Snapshot | undefined;
   /** Keep state across runs (a session) instead of resetting after each run. */
   stateful?: boolean;
   /** The package library's host directory (mounted read-only), or undefined for the standard library only. */
@@ -56,7 +59,8 @@ interface Pending {
   stdout: string;
   stderr: string;
   resolve(result: RunResult): void;
-  killedFor?: "timeout" | "aborted";
+  /** The caller's signal killed the sidecar (a deadline kill is the jail's `exited.timedOut`). */
+  aborted?: boolean;
   network?: ReturnType<typeof runNetwork>;
 }
 
@@ -90,10 +94,14 @@ export class SidecarProcess {
   /** Spawns a sidecar and resolves when it is ready to run code. */
   static async start(options: SidecarStartOptions): Promise<SidecarProcess> {
     const t0 = performance.now();
+    // Checked again at each launch (a stat, or a re-hash when the file moved): never a changed file.
+    const snapshot = options.snapshot && checkedSnapshot(options.snapshot);
+    const snapshotFd = snapshot && "fd" in snapshot.source ? snapshot.source.fd : undefined;
     const jail = await launchSidecar({
       seal: options.seal,
       processMemoryMb: options.processMemoryMb,
       ...(options.library ? { library: options.library } : {}),
+      ...(snapshotFd !== undefined ? { snapshotFd } : {}),
     });
     let stderrTail = "";
     const onStderr = (chunk: Buffer) => {
@@ -104,12 +112,14 @@ export class SidecarProcess {
     const init: InitMessage = {
       t: "init",
       mode: "serve",
-      snapshotBytes: options.snapshot?.length ?? 0,
+      snapshotBytes: snapshot?.bytes ?? 0,
+      ...(snapshotFd !== undefined ? { snapshotFd: SNAPSHOT_FD } : {}),
       stateful: options.stateful ?? false,
     };
     jail.child.stdin.write(JSON.stringify(init) + "\n");
-    if (options.snapshot) jail.child.stdin.write(options.snapshot);
-    const timer = setTimeout(() => jail.kill(), START_TIMEOUT_MS);
+    if (snapshot && "data" in snapshot.source) jail.child.stdin.write(snapshot.source.data);
+    // The jail's own wall-clock kill bounds the start (and, per run, the run: see run()).
+    jail.setDeadline(START_TIMEOUT_MS);
     try {
       const ready = await Promise.race([lines.next(), jail.exited.then(() => undefined)]);
       if (!ready || ready.t !== "ready") {
@@ -141,7 +151,7 @@ export class SidecarProcess {
       jail.kill();
       throw error;
     } finally {
-      clearTimeout(timer);
+      jail.setDeadline(undefined);
     }
   }
 
@@ -202,6 +212,7 @@ export class SidecarProcess {
         const reusable = typeof m.retire !== "string";
         if (!reusable) this.#exitReason = capField(String(m.retire), 1000, "reason");
         if (typeof m.ms === "number" && Number.isFinite(m.ms)) this.lastResetMs = m.ms;
+        if (reusable) this.jail.setDeadline(undefined);
         this.#state = reusable ? "idle" : "dead";
         const cb = this.#afterRun;
         this.#afterRun = undefined;
@@ -241,7 +252,9 @@ export class SidecarProcess {
     });
     const result = new Promise<RunResult>((resolveResult) => {
       const resolve = (r: RunResult) => {
-        clearTimeout(killTimer);
+        // A session is idle now; a stateless sidecar still has its reset to do, bounded too: one
+        // that never reports it would otherwise hold its pool slot for good.
+        if (this.alive) this.jail.setDeadline(stateful ? undefined : RESET_DEADLINE_MS);
         request.signal?.removeEventListener("abort", onAbort);
         resolveResult(r);
       };
@@ -266,16 +279,13 @@ export class SidecarProcess {
         },
         truncationMarker: truncationMarker(limits.maxOutputBytes),
       };
+      // The last rung of the deadline ladder, on the jail's own wall-clock kill (as the native tier
+      // does): the in-sidecar interrupt had its chance. `exited.timedOut` is then the host's verdict.
+      this.jail.setDeadline(limits.timeoutMs + KILL_GRACE_MS);
       this.jail.child.stdin.write(JSON.stringify(message) + "\n");
-      // The last rung of the deadline ladder: the in-sidecar interrupt had its chance.
-      const killTimer = setTimeout(() => {
-        if (this.#pending !== pending) return;
-        pending.killedFor = "timeout";
-        this.kill();
-      }, limits.timeoutMs + KILL_GRACE_MS);
       const onAbort = () => {
         if (this.#pending !== pending) return;
-        pending.killedFor = "aborted";
+        pending.aborted = true;
         this.kill();
       };
       request.signal?.addEventListener("abort", onAbort, { once: true });
@@ -308,8 +318,8 @@ export class SidecarProcess {
       void this.jail.exited.then((exit) => {
         const error = exitError(exit, {
           who: "the Python sidecar",
-          deadlineKilled: p.killedFor === "timeout",
-          aborted: p.killedFor === "aborted",
+          deadlineKilled: exit.timedOut,
+          aborted: p.aborted === true,
           timeoutMs: p.request.limits.timeoutMs,
           memoryCap: "its process memory cap",
           ...(this.#exitReason ? { detail: this.#exitReason } : {}),
@@ -421,7 +431,7 @@ export async function buildSnapshot(options: {
     preload: options.preload,
   };
   jail.child.stdin.write(JSON.stringify(init) + "\n");
-  const timer = setTimeout(() => jail.kill(), START_TIMEOUT_MS * 2);
+  jail.setDeadline(START_TIMEOUT_MS * 2);
   const onAbort = () => jail.kill();
   options.signal?.addEventListener("abort", onAbort, { once: true });
   if (options.signal?.aborted) jail.kill();
@@ -436,7 +446,6 @@ export async function buildSnapshot(options: {
     if (!bytes) throw new EngineStartError("building the Pyodide snapshot failed: the sidecar exited early");
     return bytes;
   } finally {
-    clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
     jail.kill();
     await jail.exited;

@@ -26,16 +26,35 @@ export interface WireRequest {
   output: boolean;
   /** Set to 1 by the host when the caller's signal aborts; the worker's interrupt handler reads it. */
   abort: Int32Array | undefined;
+  /**
+   * Who owns the run before it starts, decided by one compare-and-swap on shared memory: the worker
+   * swaps 0 -> CLAIMED as it begins the run, the host swaps 0 -> REVOKED to take back a run still
+   * queued behind a long synchronous stretch and send it elsewhere. Exactly one side wins, so a run
+   * never starts twice and never starts after being moved.
+   */
+  claim: Int32Array;
 }
+
+export const CLAIMED = 1;
+export const REVOKED = 2;
 
 /**
  * Shared memory each worker writes as it begins runs, so the host knows which runs began and when
  * without a message per run: `Int32Array[0]` is the sequence number (per worker, from 1, in the order
  * the host posted them) of the last run begun; `Float64Array[seq % PROGRESS_RING]` is when it began
- * (`performance.timeOrigin + performance.now()`, comparable across threads).
+ * (`performance.timeOrigin + performance.now()`, comparable across threads). After the ring, at
+ * HEARTBEAT_OFFSET, one Float64 the worker rewrites every time its event loop turns while it has runs
+ * (at least every HEARTBEAT_MS): a heartbeat older than that means the thread is inside one long
+ * synchronous stretch (a CPU-bound guest, or a builtin that never polls), and runs queued behind it
+ * would wait for it.
  */
 export const PROGRESS_RING = 1024;
-export const PROGRESS_BYTES = 8 + 8 * PROGRESS_RING;
+export const HEARTBEAT_OFFSET = 8 + 8 * PROGRESS_RING;
+/** Int32: the worker's Linux thread id (0 elsewhere), so the host can read how much CPU it burns. */
+export const TID_OFFSET = HEARTBEAT_OFFSET + 8;
+export const PROGRESS_BYTES = TID_OFFSET + 8;
+/** How often a worker with runs rewrites its heartbeat. */
+export const HEARTBEAT_MS = 10;
 
 export type HostMessage =
   | { t: "run"; id: number; req: WireRequest; session?: number }

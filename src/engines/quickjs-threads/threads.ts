@@ -1,10 +1,21 @@
 // The JavaScript engine with guest code off the host's thread: a pool of worker threads, each holding a
 // warm in-process QuickJS engine (worker.ts), plus one warm spare.
 //
-// - Admission is bounded (src/pool/gate.ts): up to RUNS_AT_ONCE runs per worker at once, then
-//   `javascript.maxQueue` waiting, then `QueueFullError`. A worker's engine keeps that many warm cells,
-//   so admitted runs never build a runtime from scratch.
-// - A run goes to the least-loaded worker. The worker marks in shared memory when it begins a run,
+// - Admission is bounded (src/pool/gate.ts): up to RUNS_AT_ONCE runs per worker at once (counting
+//   the overflow workers below, up to `javascript.maxWorkers`), then `javascript.maxQueue` waiting,
+//   then `QueueFullError`. A worker's engine keeps that many warm cells, so admitted runs never build a
+//   runtime from scratch.
+// - Scheduling: a run goes to the least-loaded worker that has room and is not **stalled** — held by
+//   one long synchronous stretch (a CPU-bound guest), which the worker's heartbeat in shared memory
+//   tells (handle.ts). A worker is one thread: whatever is queued on it waits for such a stretch to
+//   end, up to the whole deadline, for work it has nothing to do with. So: runs posted to a worker
+//   that then stalls, and not yet begun, are taken back (an atomic claim flag decides who owns a run,
+//   protocol.ts) and sent elsewhere; and when every worker with room is stalled, the pool grows an
+//   overflow worker (the warm spare steps in, a new spare starts), up to `javascript.maxWorkers`, so
+//   the OS time-slices the benign run beside the spinning one instead of queueing it behind.
+//   Overflow workers retire after OVERFLOW_IDLE_MS idle; runs that find no worker wait on the host, in
+//   order, until one has room. Sessions stay on the `workers` base threads, pinned.
+// - The worker marks in shared memory when it begins a run,
 //   before any guest code; the host watches the run's deadline from then. Past `timeoutMs + KILL_GRACE_MS` with no answer (a C
 //   builtin that never polls QuickJS's interrupt handler), the worker is **terminated** and the run
 //   reports `timeout`. The spare takes the worker's place at once and a new spare starts behind it.
@@ -16,25 +27,18 @@
 // - A session is pinned to one worker; when that worker is terminated the session is lost, and says so.
 
 import { readFile } from "node:fs/promises";
-import { Worker } from "node:worker_threads";
 import { fileURLToPath } from "node:url";
 import type { Engine, EngineSession } from "../engine.ts";
 import { InFlight } from "../in-flight.ts";
 import { ClosedError, EngineStartError } from "../../errors.ts";
+import type { EventInput } from "../../events.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunResult, WasmModuleSource } from "../../types.ts";
 import { InvalidOptionError } from "../../errors.ts";
 import { isWasmModule } from "../../options.ts";
 import { Gate, GateAbortedError } from "../../pool/gate.ts";
-import {
-  parseResult,
-  parseWorkerMessage,
-  PROGRESS_BYTES,
-  PROGRESS_RING,
-  type HostMessage,
-  type WireRequest,
-  type WorkerMessage,
-} from "./protocol.ts";
+import { parseResult, REVOKED, type HostMessage, type WorkerMessage } from "./protocol.ts";
+import { STALL_MS, WorkerHandle, type Job } from "./handle.ts";
 import { failure } from "../quickjs/failure.ts";
 import { withNetwork } from "../quickjs/fetch-gate.ts";
 import { RUNS_AT_ONCE } from "./limits.ts";
@@ -59,173 +63,29 @@ export async function compiledQuickJS(given: WasmModuleSource | undefined): Prom
 
 /** How long past its deadline a run's worker may stay silent before it is terminated. */
 export const KILL_GRACE_MS = 250;
-/**
- * The worker's native stack, as big as the main thread's (V8's ~1 MB default): the QuickJS engine's
- * stack clamp and its handling of C recursion that outruns the host stack were measured against it, so
- * a run behaves the same in a worker as in-process (a worker's default is 4 MB).
- */
-const HOST_STACK_MB = 1;
-/** How long a worker may take to start (load the engine, instantiate QuickJS) before it counts as failed. */
-const START_TIMEOUT_MS = 30_000;
+/** An overflow worker idle this long is terminated (its ~30 MB go back). */
+export const OVERFLOW_IDLE_MS = 30_000;
+/** How often the host looks for stalled workers while runs are in flight. */
+const TICK_MS = STALL_MS / 2;
 
-function workerEntry(): string {
-  // The entry sits next to this module with the same extension (.ts from source, .js when built).
-  const self = fileURLToPath(import.meta.url);
-  return fileURLToPath(new URL(`./worker${self.slice(self.lastIndexOf("."))}`, import.meta.url));
+/** How the pool is sized; see `JavaScriptOptions` in src/options.ts. */
+export interface PoolSize {
+  workers: number;
+  maxWorkers: number;
+  /** Runs posted to one worker at once, 1 to RUNS_AT_ONCE. */
+  runsPerWorker: number;
+  maxQueue: number;
 }
-
-/**
- * The host's Node flags minus those about the main entry (`--input-type`, `-e`/`-p` and their
- * argument): a worker started from a file refuses them, and a host run as `node --input-type=module -e`
- * must still get its workers. Undefined (inherit, Node's own handling) when there is nothing to drop:
- * an explicit list is validated more strictly than the inherited one.
- */
-function workerExecArgv(): string[] | undefined {
-  const out: string[] = [];
-  const args = process.execArgv;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a.startsWith("--input-type=")) continue;
-    if (["--input-type", "-e", "--eval", "-p", "--print"].includes(a)) {
-      i++;
-      continue;
-    }
-    out.push(a);
-  }
-  return out.length === args.length ? undefined : out;
-}
-
-function execArgvOption(): { execArgv?: string[] } {
-  const execArgv = workerExecArgv();
-  return execArgv ? { execArgv } : {};
-}
-
-interface Job {
-  id: number;
-  req: ResolvedRequest;
-  wire: WireRequest;
-  session: ThreadSession | undefined;
-  startedAt: number;
-  /** Its sequence number on the worker it was last posted to. */
-  seq: number;
-  settled: boolean;
-  resolve(result: RunResult): void;
-  watchdog: NodeJS.Timeout | undefined;
-  calls: Map<number, AbortController>;
-  outputChars: number;
-  cleanup: (() => void) | undefined;
-}
-
-class WorkerHandle {
-  readonly worker: Worker;
-  readonly ready: Promise<void>;
-  readonly jobs = new Map<number, Job>();
-  readonly sessions = new Map<number, ThreadSession>();
-  dead = false;
-  readonly #progress = new SharedArrayBuffer(PROGRESS_BYTES);
-  readonly #begunSeq = new Int32Array(this.#progress, 0, 1);
-  readonly #begunAt = new Float64Array(this.#progress, 8, PROGRESS_RING);
-  #posted = 0;
-  /** It answered `ready` once: only such a worker is replaced when it is lost (no restart loop). */
-  started = false;
-  #referenced = true;
-
-  constructor(
-    wasmModule: WasmModuleSource | undefined,
-    onMessage: (handle: WorkerHandle, m: WorkerMessage) => void,
-    onExit: (handle: WorkerHandle, why: string) => void,
-  ) {
-    this.worker = new Worker(workerEntry(), {
-      workerData: { progress: this.#progress, wasmModule },
-      ...execArgvOption(),
-      resourceLimits: { stackSizeMb: HOST_STACK_MB },
-    });
-    this.ready = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new EngineStartError("a QuickJS worker thread did not start in time")),
-        START_TIMEOUT_MS,
-      );
-      const fail = (why: string) => {
-        clearTimeout(timer);
-        reject(new EngineStartError(`a QuickJS worker thread failed to start: ${why}`));
-      };
-      this.worker.on("message", (data: unknown) => {
-        const m = parseWorkerMessage(data);
-        if (!m) {
-          onExit(this, "it sent a malformed message");
-          return;
-        }
-        if (m.t === "ready") {
-          clearTimeout(timer);
-          this.started = true;
-          this.updateRef();
-          resolve();
-          return;
-        }
-        onMessage(this, m);
-      });
-      this.worker.on("error", (error) => {
-        fail(String(error));
-        onExit(this, `it threw ${String(error)}`);
-      });
-      this.worker.on("exit", (code) => {
-        fail(`it exited with code ${code}`);
-        onExit(this, `it exited with code ${code}`);
-      });
-    });
-    this.ready.catch(() => undefined);
-  }
-
-  /** Runs posted and not answered by the worker, including session runs. */
-  get load(): number {
-    return this.jobs.size;
-  }
-
-  /** Posts a run; returns its sequence number on this worker. */
-  postRun(m: HostMessage): number {
-    this.post(m);
-    return ++this.#posted;
-  }
-
-  /** When the worker began run `seq` (epoch ms), or undefined if it has not begun it. */
-  begunAt(seq: number): number | undefined {
-    if (seq === 0 || Atomics.load(this.#begunSeq, 0) < seq) return undefined;
-    return this.#begunAt[seq % PROGRESS_RING];
-  }
-
-  post(m: HostMessage): void {
-    this.worker.postMessage(m);
-    this.updateRef();
-  }
-
-  /** Sessions asked for and not yet answered: the caller is awaiting them like a run. */
-  opening = 0;
-
-  /** An idle worker does not keep the host process alive; one with work (or a session opening) does. */
-  updateRef(): void {
-    const want = this.jobs.size > 0 || this.opening > 0;
-    if (want === this.#referenced) return;
-    this.#referenced = want;
-    if (want) this.worker.ref();
-    else this.worker.unref();
-  }
-
-  forget(id: number): Job | undefined {
-    const job = this.jobs.get(id);
-    this.jobs.delete(id);
-    this.updateRef();
-    return job;
-  }
-
-  terminate(): void {
-    this.dead = true;
-    void this.worker.terminate();
-  }
-}
-
 export class ThreadEngine implements Engine {
   readonly name = "quickjs" as const;
   readonly #slots: WorkerHandle[] = [];
+  /** Workers beyond `workers`, grown while every worker with room is stalled. */
+  #overflow: WorkerHandle[] = [];
+  readonly #maxWorkers: number;
+  readonly #runsPerWorker: number;
+  /** Admitted runs waiting for a worker that has room and is not stalled, oldest first. */
+  #pending: Job[] = [];
+  #tick: NodeJS.Timeout | undefined;
   #spare: WorkerHandle | undefined;
   readonly #gate: Gate;
   readonly #inFlight = new InFlight();
@@ -236,25 +96,51 @@ export class ThreadEngine implements Engine {
   #closedWhy: string | undefined;
   /** Workers terminated because a run overran its deadline (for tests and benchmarks). */
   kills = 0;
+  /** Overflow workers grown so far, and runs taken back from a stalled worker (for tests and benchmarks). */
+  grown = 0;
+  moved = 0;
 
   readonly #wasmModule: WasmModuleSource | undefined;
+  readonly #emit: ((event: EventInput) => void) | undefined;
 
-  /** `wasmModule`: compiled once for every worker (see compiledQuickJS); without it each worker loads its own. */
-  constructor(workers: number, maxQueue: number, wasmModule?: WasmModuleSource) {
+  /**
+   * `wasmModule`: compiled once for every worker (see compiledQuickJS); without it each worker loads its
+   * own. `emit`: the sandbox's event channel, told of every worker the pool had to replace.
+   */
+  constructor(size: PoolSize, wasmModule?: WasmModuleSource, emit?: (event: EventInput) => void) {
+    if (size.maxWorkers < size.workers)
+      throw new InvalidOptionError("javascript.maxWorkers", `must be at least javascript.workers (${size.workers})`);
     this.#wasmModule = wasmModule;
-    this.#gate = new Gate("javascript pool", workers * RUNS_AT_ONCE, maxQueue);
-    for (let i = 0; i < workers; i++) this.#slots.push(this.#start());
+    this.#emit = emit;
+    if (!(size.runsPerWorker >= 1 && size.runsPerWorker <= RUNS_AT_ONCE))
+      throw new InvalidOptionError("javascript.runsPerWorker", `must be from 1 to ${RUNS_AT_ONCE}`);
+    this.#maxWorkers = size.maxWorkers;
+    this.#runsPerWorker = size.runsPerWorker;
+    this.#gate = new Gate("javascript pool", size.maxWorkers * size.runsPerWorker, size.maxQueue);
+    for (let i = 0; i < size.workers; i++) this.#slots.push(this.#start());
   }
 
-  /** Resolves when every worker is ready (and starts the spare); rejects when one cannot start. */
+  /**
+   * Resolves when every worker and the spare are ready (the spare is what an overflow or a replacement
+   * takes at once); rejects when one cannot start.
+   */
   async warm(): Promise<void> {
-    await Promise.all(this.#slots.map((w) => w.ready));
     this.#spare ??= this.#start();
+    await Promise.all([...this.#slots, this.#spare].map((w) => w.ready));
   }
 
-  /** Live worker threads, the spare included. */
+  /** Live worker threads, the overflow and the spare included. */
   get threads(): number {
-    return this.#slots.filter((w) => !w.dead).length + (this.#spare && !this.#spare.dead ? 1 : 0);
+    return this.#workers().filter((w) => !w.dead).length + (this.#spare && !this.#spare.dead ? 1 : 0);
+  }
+
+  /** Live overflow workers. */
+  get overflowThreads(): number {
+    return this.#overflow.filter((w) => !w.dead).length;
+  }
+
+  #workers(): WorkerHandle[] {
+    return [...this.#slots, ...this.#overflow];
   }
 
   #start(): WorkerHandle {
@@ -287,11 +173,7 @@ export class ThreadEngine implements Engine {
     }
   }
 
-  /**
-   * The least-loaded live worker; ties go to the first one. (Round-robin between idle workers, so that
-   * one builds its next context while the other runs, measured slower: waking a different thread on
-   * every call costs more than the context build it hides.)
-   */
+  /** The least-loaded live base worker, for a session to be pinned to; ties go to the first one. */
   async #pick(): Promise<WorkerHandle> {
     let best: WorkerHandle | undefined;
     for (let i = 0; i < this.#slots.length; i++) {
@@ -321,6 +203,7 @@ export class ThreadEngine implements Engine {
           hostNames: Object.keys(req.hostFunctions),
           output: req.onOutput !== undefined,
           abort,
+          claim: new Int32Array(new SharedArrayBuffer(4)),
         },
         session,
         startedAt,
@@ -338,37 +221,136 @@ export class ThreadEngine implements Engine {
         signal.addEventListener("abort", onAbort, { once: true });
         job.cleanup = () => signal.removeEventListener("abort", onAbort);
       }
-      void this.#send(job);
+      this.#send(job);
     });
   }
 
-  async #send(job: Job): Promise<void> {
+  #send(job: Job): void {
     if (this.#closedWhy !== undefined) {
       this.#settle(job, failure(job.req, crashedError(`${this.#closedWhy} before the run started`), job.startedAt));
       return;
     }
-    let handle: WorkerHandle;
-    try {
-      handle = job.session ? job.session.handle : await this.#pick();
-    } catch (error) {
-      this.#settle(
-        job,
-        failure(job.req, crashedError(`no QuickJS worker could start (${String(error)})`), job.startedAt),
-      );
+    if (!job.session) {
+      this.#pending.push(job);
+      this.#place();
       return;
     }
-    if (job.settled) return;
-    if (handle.dead || this.#closedWhy !== undefined) {
-      if (job.session) this.#settle(job, failure(job.req, job.session.lostError(), job.startedAt));
-      else void this.#send(job);
+    const handle = job.session.handle;
+    if (handle.dead) {
+      this.#settle(job, failure(job.req, job.session.lostError(), job.startedAt));
       return;
     }
+    this.#post(handle, job);
+  }
+
+  #post(handle: WorkerHandle, job: Job): void {
+    clearTimeout(handle.idleTimer);
     handle.jobs.set(job.id, job);
+    // A fresh claim flag for every posting: a flag the host revoked stays revoked.
+    job.wire.claim = new Int32Array(new SharedArrayBuffer(4));
     const m: HostMessage = job.session
       ? { t: "run", id: job.id, req: job.wire, session: job.session.id }
       : { t: "run", id: job.id, req: job.wire };
     job.seq = handle.postRun(m);
     this.#watch(handle, job, job.req.limits.timeoutMs + KILL_GRACE_MS);
+    this.#ensureTick();
+  }
+
+  /** Posts waiting runs, oldest first, while some worker can take one. */
+  #place(): void {
+    while (this.#pending.length > 0 && this.#closedWhy === undefined) {
+      const job = this.#pending[0]!;
+      if (job.settled) {
+        this.#pending.shift();
+        continue;
+      }
+      const handle = this.#choose();
+      if (!handle) break;
+      this.#pending.shift();
+      this.#post(handle, job);
+    }
+    if (this.#pending.length > 0) this.#ensureTick();
+  }
+
+  /**
+   * The least-loaded started worker with room that is not stalled (ties go to the base workers, in
+   * order); else, when some worker is stalled, a new overflow worker if the cap allows; else none, and
+   * the run waits on the host. (Round-robin between idle workers, so that one builds its next context
+   * while the other runs, measured slower: waking a different thread on every call costs more than the
+   * context build it hides.)
+   */
+  #choose(): WorkerHandle | undefined {
+    const now = epochNow();
+    let best: WorkerHandle | undefined;
+    let stalled = false;
+    let starting = false;
+    for (let i = 0; i < this.#slots.length; i++) if (this.#slots[i]!.dead) this.#replace(i);
+    for (const w of this.#workers()) {
+      if (w.dead) continue;
+      if (!w.started) {
+        starting = true;
+        continue;
+      }
+      if (w.stalled(now)) {
+        stalled = true;
+        continue;
+      }
+      if (w.load < this.#runsPerWorker && (!best || w.load < best.load)) best = w;
+    }
+    if (best || !stalled || starting || this.#closed) return best;
+    return this.#grow();
+  }
+
+  /** One more overflow worker (the warm spare, a new spare behind it), if under `maxWorkers`. */
+  #grow(): WorkerHandle | undefined {
+    const live = this.#workers().filter((w) => !w.dead).length;
+    if (live >= this.#maxWorkers) return undefined;
+    const spare = this.#spare && !this.#spare.dead ? this.#spare : this.#start();
+    this.#spare = this.#start();
+    spare.overflow = true;
+    this.#overflow.push(spare);
+    this.grown++;
+    if (spare.started) return spare;
+    // Not warm yet: it takes runs once it is (#choose skips it until then).
+    spare.ready.then(
+      () => this.#place(),
+      () => undefined,
+    );
+    return undefined;
+  }
+
+  /**
+   * While runs are in flight: takes back runs queued on a stalled worker that have not begun (the
+   * claim flag makes sure the worker never starts them), and places waiting runs.
+   */
+  #ensureTick(): void {
+    if (this.#tick !== undefined) return;
+    this.#tick = setInterval(() => this.#onTick(), TICK_MS);
+    this.#tick.unref();
+  }
+
+  #onTick(): void {
+    const now = epochNow();
+    const workers = this.#workers();
+    const taken: Job[] = [];
+    for (const w of workers) {
+      if (!w.stalled(now)) continue;
+      for (const job of [...w.jobs.values()]) {
+        if (job.session || job.settled || w.begunAt(job.seq) !== undefined) continue;
+        if (Atomics.compareExchange(job.wire.claim, 0, 0, REVOKED) !== 0) continue; // it just began
+        clearTimeout(job.watchdog);
+        w.forget(job.id);
+        taken.push(job);
+        this.moved++;
+      }
+    }
+    // Taken-back runs were admitted before anything still waiting: they go first.
+    if (taken.length > 0) this.#pending.unshift(...taken.sort((a, b) => a.id - b.id));
+    this.#place();
+    if (this.#pending.length === 0 && workers.every((w) => w.jobs.size === 0)) {
+      clearInterval(this.#tick);
+      this.#tick = undefined;
+    }
   }
 
   /**
@@ -382,8 +364,14 @@ export class ThreadEngine implements Engine {
       const begun = handle.begunAt(job.seq);
       const limit = job.req.limits.timeoutMs + KILL_GRACE_MS;
       if (begun === undefined) return this.#watch(handle, job, limit);
-      const left = begun + limit - epochNow();
+      const now = epochNow();
+      const left = begun + limit - now;
       if (left > 0) this.#watch(handle, job, left + 1);
+      // A thread whose event loop turned after the run's deadline is not held by that run's guest code:
+      // on a starved machine its answer may be in the port's queue, or its engine's own deadline about to
+      // end the run. It gets one more grace, not more.
+      else if (handle.lastBeat() > begun + job.req.limits.timeoutMs && left > -KILL_GRACE_MS)
+        this.#watch(handle, job, STALL_MS);
       else this.#kill(handle, job, "timeout");
     }, afterMs);
   }
@@ -391,7 +379,15 @@ export class ThreadEngine implements Engine {
   #onAbort(job: Job, flag: Int32Array): void {
     Atomics.store(flag, 0, 1);
     const handle = this.#holder(job);
-    if (!handle) return; // still waiting to be sent: #send posts it with the flag set
+    if (!handle) {
+      // Still waiting on the host: it ends here, no worker sees it.
+      const at = this.#pending.indexOf(job);
+      if (at >= 0) {
+        this.#pending.splice(at, 1);
+        this.#settle(job, failure(job.req, abortedError(), job.startedAt));
+      }
+      return;
+    }
     handle.post({ t: "abort", id: job.id });
     if (handle.begunAt(job.seq) === undefined) return; // the worker sees the flag when it starts the run
     // A run stuck in a builtin sees neither the flag nor the message: the grace ends it.
@@ -400,7 +396,7 @@ export class ThreadEngine implements Engine {
   }
 
   #holder(job: Job): WorkerHandle | undefined {
-    for (const w of this.#slots) if (w.jobs.has(job.id)) return w;
+    for (const w of this.#workers()) if (w.jobs.has(job.id)) return w;
     return undefined;
   }
 
@@ -436,6 +432,8 @@ export class ThreadEngine implements Engine {
         }
         parsed.stats.wallMs = performance.now() - job.startedAt;
         this.#settle(job, parsed);
+        this.#idle(handle);
+        this.#place();
         return;
       }
       case "session-opened":
@@ -491,6 +489,18 @@ export class ThreadEngine implements Engine {
     );
   }
 
+  /** An overflow worker with nothing on it retires after OVERFLOW_IDLE_MS, unless work comes first. */
+  #idle(handle: WorkerHandle): void {
+    if (!handle.overflow || handle.load > 0 || handle.dead) return;
+    clearTimeout(handle.idleTimer);
+    handle.idleTimer = setTimeout(() => {
+      if (handle.load > 0 || handle.dead) return;
+      this.#overflow = this.#overflow.filter((w) => w !== handle);
+      handle.terminate();
+    }, OVERFLOW_IDLE_MS);
+    handle.idleTimer.unref();
+  }
+
   #settle(job: Job, result: RunResult): void {
     if (job.settled) return;
     job.settled = true;
@@ -522,7 +532,15 @@ export class ThreadEngine implements Engine {
 
   /** A worker is gone (terminated, exited, threw, or misbehaved): move or end its runs, replace it. */
   #onWorkerLost(handle: WorkerHandle, why: string): void {
+    const retired = handle.dead && handle.jobs.size === 0 && handle.sessions.size === 0;
     if (!handle.dead) handle.terminate();
+    clearTimeout(handle.idleTimer);
+    // A real restart (not a retirement, not the close): the event channel hears it, once per thread.
+    if (!retired && this.#closedWhy === undefined && handle.started && !handle.reported) {
+      handle.reported = true;
+      this.#emit?.({ type: "restart", engine: "quickjs", reason: `a worker thread was replaced: ${why}` });
+    }
+    this.#overflow = this.#overflow.filter((w) => w !== handle);
     const jobs = [...handle.jobs.values()];
     handle.jobs.clear();
     for (const s of handle.sessions.values()) s.lose(why);
@@ -539,7 +557,7 @@ export class ThreadEngine implements Engine {
       if (job.session) {
         this.#settle(job, failure(job.req, job.session.lostError(), job.startedAt));
       } else if (begun === undefined && !this.#closed) {
-        void this.#send(job); // no guest code of it ran: it may run elsewhere
+        this.#send(job); // no guest code of it ran: it may run elsewhere
       } else if (begun !== undefined && now - begun > job.req.limits.timeoutMs) {
         this.#settle(
           job,
@@ -614,11 +632,15 @@ export class ThreadEngine implements Engine {
 
   #terminateAll(why: string): void {
     this.#closedWhy = why;
-    for (const w of [...this.#slots, ...(this.#spare ? [this.#spare] : [])]) {
+    clearInterval(this.#tick);
+    this.#tick = undefined;
+    for (const w of [...this.#workers(), ...(this.#spare ? [this.#spare] : [])]) {
       w.terminate();
       this.#onWorkerLost(w, why);
     }
     this.#spare = undefined;
+    for (const job of this.#pending.splice(0))
+      this.#settle(job, failure(job.req, crashedError(`${why} before the run started`), job.startedAt));
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -644,7 +666,7 @@ function abortedError(): GuestError {
 }
 
 /** A session pinned to one worker; its runs are serialised. */
-class ThreadSession implements EngineSession {
+export class ThreadSession implements EngineSession {
   readonly #engine: ThreadEngine;
   readonly handle: WorkerHandle;
   readonly id: number;

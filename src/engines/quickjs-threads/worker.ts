@@ -6,22 +6,60 @@
 // A run the engine cannot stop (a C builtin that never polls the interrupt handler) blocks this thread;
 // the host then terminates it. Nothing here has to clean up after that: the thread and its memory go.
 
+import { readlinkSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import type { EngineSession } from "../engine.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { HostFunction, RunResult, WasmModuleSource } from "../../types.ts";
 import { failure } from "../quickjs/failure.ts";
 import { QuickJSEngine } from "../quickjs/index.ts";
-import { collectErrors, PROGRESS_RING, type HostMessage, type WireRequest, type WorkerMessage } from "./protocol.ts";
+import {
+  CLAIMED,
+  collectErrors,
+  HEARTBEAT_MS,
+  HEARTBEAT_OFFSET,
+  PROGRESS_RING,
+  TID_OFFSET,
+  type HostMessage,
+  type WireRequest,
+  type WorkerMessage,
+} from "./protocol.ts";
 
 if (!parentPort) throw new Error("wasmcell: the QuickJS worker entry must run in a worker thread");
+
 const port = parentPort;
 const post = (m: WorkerMessage): void => port.postMessage(m);
 const data = workerData as { progress: SharedArrayBuffer; wasmModule: WasmModuleSource | undefined };
 const progress = data.progress;
 const begunSeq = new Int32Array(progress, 0, 1);
 const begunAt = new Float64Array(progress, 8, PROGRESS_RING);
+const heartbeat = new Float64Array(progress, HEARTBEAT_OFFSET, 1);
+// This thread's id, for the host's CPU reading (handle.ts); /proc/thread-self is "PID/task/TID".
+try {
+  const tid = Number(/\/task\/(\d+)$/.exec(readlinkSync("/proc/thread-self"))?.[1] ?? 0);
+  if (Number.isSafeInteger(tid)) Atomics.store(new Int32Array(progress, TID_OFFSET, 1), 0, tid);
+} catch {
+  // Not Linux: the host judges stalls by the heartbeat alone.
+}
 let seq = 0;
+
+/**
+ * The heartbeat the host's scheduler reads (protocol.ts): rewritten on every message, every finished
+ * run, and by a timer while runs are open, so it goes stale only while one synchronous stretch holds
+ * this thread. The timer runs only while there are runs, so an idle worker does not wake.
+ */
+const beat = (): void => {
+  heartbeat[0] = performance.timeOrigin + performance.now();
+};
+let beating: NodeJS.Timeout | undefined;
+function keepBeating(): void {
+  beat();
+  if (runs.size > 0 && beating === undefined) beating = setInterval(beat, HEARTBEAT_MS);
+  else if (runs.size === 0 && beating !== undefined) {
+    clearInterval(beating);
+    beating = undefined;
+  }
+}
 
 interface PendingCall {
   resolve(value: unknown): void;
@@ -90,6 +128,7 @@ function crashed(req: Pick<WireRequest, "language">, message: string): RunResult
 
 function finish(id: number, result: RunResult): void {
   runs.delete(id);
+  keepBeating();
   const marks: Error[] = [];
   const names: string[] = [];
   if (result.ok) collectErrors(result.value, marks, names);
@@ -109,11 +148,15 @@ function finish(id: number, result: RunResult): void {
 function startRun(id: number, wire: WireRequest, sessionId: number | undefined): void {
   // Tell the host this run began (and when) before any of its guest code runs: a shared-memory write,
   // visible even if the guest then holds this thread in a builtin.
+  // The sequence counts every run posted here, started or not, to stay in step with the host's count.
   seq++;
+  // The host took this run back (it waited behind a long synchronous stretch) and sent it elsewhere.
+  if (Atomics.compareExchange(wire.claim, 0, 0, CLAIMED) !== 0) return;
   begunAt[seq % PROGRESS_RING] = performance.timeOrigin + performance.now();
   Atomics.store(begunSeq, 0, seq);
   const run: ActiveRun = { controller: new AbortController(), calls: new Map() };
   runs.set(id, run);
+  keepBeating();
   const req = resolveWire(id, wire, run);
   const session = sessionId === undefined ? undefined : sessions.get(sessionId);
   if (sessionId !== undefined && !session) {
@@ -147,6 +190,7 @@ function reply(m: Extract<HostMessage, { t: "reply" }>): void {
 }
 
 function onMessage(m: HostMessage): void {
+  beat();
   switch (m.t) {
     case "run":
       startRun(m.id, m.req, m.session);

@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { serveHttp } from "../../../src/adapters/mcp/index.ts";
+import { EventTap, serveHttp } from "../../../src/adapters/mcp/index.ts";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
 
 const textOf = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
@@ -33,8 +33,9 @@ function run(client: Client, code: string) {
 
 describe("serveHttp", () => {
   let sandbox: Sandbox;
+  const events = new EventTap();
   before(async () => {
-    sandbox = await createSandbox({ limits: { timeoutMs: 2_000 } });
+    sandbox = await createSandbox({ limits: { timeoutMs: 2_000 }, onEvent: events.listener });
   });
   after(() => sandbox.close());
 
@@ -124,7 +125,7 @@ describe("serveHttp", () => {
   });
 
   test("/healthz, /readyz once warm, /metrics in Prometheus text format", async () => {
-    await using server = await serveHttp({ sandbox });
+    await using server = await serveHttp({ sandbox, events });
     await server.ready;
     const base = server.url.replace("/mcp", "");
     assert.equal((await fetch(`${base}/healthz`)).status, 200);
@@ -132,12 +133,17 @@ describe("serveHttp", () => {
     const client = await connect(server.url);
     await run(client, "1");
     await run(client, "while (true) {}").catch(() => undefined);
+    // Restarts are the engine's word, not how calls ended: the loop above was interrupted in its thread
+    // (no restart); a builtin that never polls the interrupt gets its worker thread terminated (one).
+    const before = await (await fetch(`${base}/metrics`)).text();
+    assert.match(before, /^wasmcell_mcp_engine_restarts_total 0$/m);
+    await run(client, 'Array.prototype.indexOf.call({ length: 2 ** 32 - 1 }, "x")').catch(() => undefined);
     const res = await fetch(`${base}/metrics`);
     assert.match(res.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
     const text = await res.text();
     assert.match(text, /^wasmcell_mcp_calls_total\{language="javascript",outcome="ok"\} 1$/m);
-    assert.match(text, /^wasmcell_mcp_calls_total\{language="javascript",outcome="timeout"\} 1$/m);
-    assert.match(text, /^wasmcell_mcp_call_duration_seconds_count 2$/m);
+    assert.match(text, /^wasmcell_mcp_calls_total\{language="javascript",outcome="timeout"\} 2$/m);
+    assert.match(text, /^wasmcell_mcp_call_duration_seconds_count 3$/m);
     assert.match(text, /^wasmcell_mcp_queue_depth 0$/m);
     assert.match(text, /^wasmcell_mcp_engine_restarts_total 1$/m);
     assert.match(text, /^# TYPE wasmcell_mcp_call_duration_seconds histogram$/m);

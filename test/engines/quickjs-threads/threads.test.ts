@@ -69,7 +69,7 @@ function sameValue(a: unknown, b: unknown, path = "value"): void {
 }
 
 describe("quickjs worker threads", () => {
-  const engine = new ThreadEngine(2, 16);
+  const engine = new ThreadEngine({ workers: 2, maxWorkers: 2, runsPerWorker: 8, maxQueue: 16 });
   const local = new InProcessEngine(16);
   before(async () => {
     await engine.warm();
@@ -176,7 +176,7 @@ describe("quickjs worker threads", () => {
   });
 
   it("bounds admission: past maxQueue run() throws QueueFullError; an aborted waiting run leaves", async () => {
-    const small = new ThreadEngine(1, 2);
+    const small = new ThreadEngine({ workers: 1, maxWorkers: 1, runsPerWorker: 8, maxQueue: 2 });
     await small.warm();
     try {
       const slow = "await new Promise((r) => setTimeout(r, 300)); 1";
@@ -213,7 +213,7 @@ describe("quickjs worker threads", () => {
   });
 
   it("moves runs that had not started off a killed worker", async () => {
-    const one = new ThreadEngine(1, 16);
+    const one = new ThreadEngine({ workers: 1, maxWorkers: 1, runsPerWorker: 8, maxQueue: 16 });
     await one.warm();
     try {
       const hang = one.run(
@@ -233,7 +233,7 @@ describe("quickjs worker threads", () => {
   });
 
   it("destroy() ends in-flight runs as crashed; closed engines refuse runs", async () => {
-    const doomed = new ThreadEngine(1, 4);
+    const doomed = new ThreadEngine({ workers: 1, maxWorkers: 1, runsPerWorker: 8, maxQueue: 4 });
     await doomed.warm();
     const waiting = doomed.run(request("await new Promise((r) => setTimeout(r, 5000)); 1"));
     await new Promise((r) => setTimeout(r, 100));

@@ -1,8 +1,9 @@
 // The sidecar's protocol channel (see ../protocol.ts): frames out on fd 1, written synchronously —
 // nothing else may write there (console.* and process.stdout.write are sent to stderr) — and the
-// host's frames in on stdin: the init line, the snapshot bytes, then JSON lines.
+// host's frames in on stdin: the init line, the snapshot bytes (unless it is read from the descriptor
+// the host passed), then JSON lines.
 
-import { readSync, writeSync } from "node:fs";
+import { closeSync, readSync, writeSync } from "node:fs";
 import { format } from "node:util";
 import type { HostMessage, InitMessage, SidecarMessage } from "../protocol.ts";
 
@@ -65,8 +66,26 @@ function consume(n: number): void {
   buffered -= n;
 }
 
+/** The snapshot from the descriptor the host passed (it opened and verified the file), then closed. */
+function readSnapshotFd(fd: number, bytes: number): Uint8Array {
+  // A fresh buffer: Pyodide reads the snapshot through a Uint32Array, so it must start 4-byte aligned.
+  const out = new Uint8Array(bytes);
+  for (let offset = 0; offset < bytes;) {
+    const n = readSync(fd, out, offset, bytes - offset, offset);
+    if (n === 0) die(`the snapshot descriptor ended after ${offset} of ${bytes} bytes`);
+    offset += n;
+  }
+  closeSync(fd);
+  return out;
+}
+
 function pump(): void {
   for (;;) {
+    if (init && !snapshotReceived && init.snapshotFd !== undefined) {
+      snapshot = readSnapshotFd(init.snapshotFd, init.snapshotBytes);
+      snapshotReceived = true;
+      continue;
+    }
     if (init && !snapshotReceived) {
       if (buffered < init.snapshotBytes) return;
       // A copy: Pyodide reads the snapshot through a Uint32Array, so it must start 4-byte aligned.
@@ -95,7 +114,7 @@ export function listen(): void {
     chunks.push(chunk);
     buffered += chunk.length;
     // While the snapshot streams in, only look once it is all here.
-    if (init && !snapshotReceived && buffered < init.snapshotBytes) return;
+    if (init && !snapshotReceived && init.snapshotFd === undefined && buffered < init.snapshotBytes) return;
     pump();
     wake?.();
   });

@@ -21,7 +21,7 @@ import type { RunMessage, SidecarFailure } from "../protocol.ts";
 import { claimStdout, die, initMessage, listen, nextMessage, send, takeSnapshot, writeAll } from "./channel.ts";
 import { restoreCheckpoint, takeCheckpoint } from "./checkpoint.ts";
 import { collectOutputFiles, placeInputFiles } from "./files.ts";
-import { hardenGuest, stubProcessBinding } from "./guards.ts";
+import { dropUnusedWebGlobals, hardenGuest, stubProcessBinding } from "./guards.ts";
 import { LIBRARY_MOUNT, mountLibrary, mountZoneinfo, type MountFS } from "./library.ts";
 import { capMemoryGrowth, deadline, interruptSource, memory } from "./limits.ts";
 import { hostFetchForPython } from "./net.ts";
@@ -45,6 +45,11 @@ if (!pyodideDir || !harnessFile) {
   process.stderr.write("usage: sidecar <pyodide dir> <harness.py>\n");
   process.exit(64);
 }
+
+/** The real setTimeout (trackTimers wraps the global for the guest's event loop). */
+const idleTimer = globalThis.setTimeout;
+/** How long a new sidecar waits idle before its one collection of the load-time garbage. */
+const IDLE_GC_MS = 300;
 
 claimStdout();
 stubProcessBinding();
@@ -135,11 +140,22 @@ async function main(dir: string, harness: string): Promise<void> {
     M.finalizationRegistry = { register() {}, unregister() {} };
   }
   const checkpointStart = performance.now();
+  dropUnusedWebGlobals();
   const checkpoint = stateful ? undefined : takeCheckpoint(M);
   // The snapshot (30 MB) and load-time garbage are unreachable now; an idle process would keep them
-  // mapped until some later allocation triggers a collection, so collect once. (The `gc` global
-  // cannot be deleted; code that reaches it can only spend its own CPU, which the deadline bounds.)
-  (globalThis as { gc?: () => void }).gc?.();
+  // mapped until some later allocation triggers a collection, so collect once — off the first run's
+  // path: when the sidecar has been idle a moment, or after the first run's reset (before it says
+  // it is free again), whichever comes first. (The `gc` global cannot be deleted; code that reaches
+  // it can only spend its own CPU, which the deadline bounds.)
+  const gc = (globalThis as { gc?: () => void }).gc;
+  let gcPending = typeof gc === "function";
+  let running = false;
+  const collectOnce = () => {
+    if (!gcPending || running) return;
+    gcPending = false;
+    gc?.();
+  };
+  idleTimer(collectOnce, IDLE_GC_MS);
   send({
     t: "ready",
     startMs: performance.now() - started,
@@ -155,12 +171,16 @@ async function main(dir: string, harness: string): Promise<void> {
   for (;;) {
     const message = await nextMessage();
     if (message === "init" || message.t !== "run") continue;
+    running = true;
     await runOne(py, start, message, stateful);
+    running = false;
     if (checkpoint) {
       const t0 = performance.now();
       cancelPendingTimers();
       const problem = restoreCheckpoint(M, checkpoint);
-      send({ t: "reset", id: message.id, ms: performance.now() - t0, ...(problem ? { retire: problem } : {}) });
+      const ms = performance.now() - t0;
+      if (!problem) collectOnce();
+      send({ t: "reset", id: message.id, ms, ...(problem ? { retire: problem } : {}) });
       if (problem) process.exit(0);
     }
   }
