@@ -1,6 +1,7 @@
 // The cost of one allowed request per tier against Node's own fetch to the same loopback server, in
 // the same process: the gate alone (policy + pinned connection), a JavaScript run that fetches vs one
-// that does not, a Pyodide run that calls urlopen vs one that does not. The native tier has no network.
+// that does not, a Pyodide run that calls urlopen vs one that does not, a native python3 run that
+// calls urlopen (and `requests`) through the host proxy vs one that does not.
 import { createServer } from "node:http";
 import { RunNetwork } from "../src/network/gate.ts";
 import { createSandbox, type RunRequest } from "../src/index.ts";
@@ -41,6 +42,20 @@ export async function bench(): Promise<string> {
           language: "python",
           code: `import urllib.request\nurllib.request.urlopen(${JSON.stringify(url)}).read()`,
         }),
+      ),
+    );
+    const native = (code: string) => run({ language: "python", engine: "native", code });
+    rows.push(await measureNet("native run without a request", 40, () => native("1")));
+    // The import alone: the difference to the next row is the bridge, the proxy and the request.
+    rows.push(await measureNet("native run importing urllib.request only", 40, () => native("import urllib.request")));
+    rows.push(
+      await measureNet("native run with one urlopen (host proxy)", 40, () =>
+        native(`import urllib.request\nurllib.request.urlopen(${JSON.stringify(url)}).read()`),
+      ),
+    );
+    rows.push(
+      await measureNet("native run with one requests.get (host proxy)", 40, () =>
+        native(`import requests\nrequests.get(${JSON.stringify(url)}).text`),
       ),
     );
   } finally {

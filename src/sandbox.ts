@@ -47,7 +47,7 @@ export class Sandbox implements AsyncDisposable {
    * runtime's own table, so it cannot drift from what runs get).
    */
   describeJavaScriptRuntime(): string {
-    return describeRuntime(SEALED);
+    return describeRuntime(this.options.network ? { network: true } : SEALED);
   }
 
   async run(request: RunRequest): Promise<RunResult> {

@@ -289,5 +289,46 @@ export const PYTHON_NATIVE: SeccompProfile = Object.freeze({
   },
 });
 
-export const PROFILES = { "node-pyodide": NODE_PYODIDE, "python-native": PYTHON_NATIVE } as const;
+// socket(): AF_UNIX or AF_INET, SOCK_STREAM only (the type's low bits; SOCK_CLOEXEC/SOCK_NONBLOCK may
+// be set), protocol 0 or TCP. No UDP (so no DNS query could be sent even if a resolver were there), no
+// AF_INET6, AF_NETLINK, AF_PACKET or SOCK_RAW (raw sockets need CAP_NET_RAW as well, which bwrap drops).
+const AF_INET = 2;
+const SOCK_STREAM = 1;
+const SOCK_TYPE_MASK = 0xf;
+const IPPROTO_TCP = 6;
+const socketStream: ArgRule = {
+  syscall: "socket",
+  when: [
+    { arg: 0, op: "in", values: [AF_UNIX, AF_INET] },
+    { arg: 1, op: "maskedEq", mask: SOCK_TYPE_MASK, value: SOCK_STREAM },
+    { arg: 2, op: "in", values: [0, IPPROTO_TCP] },
+  ],
+};
+
+/**
+ * PYTHON_NATIVE for a run that has the network option: the bridge inside the jail
+ * (src/engines/native/bridge.py) listens on 127.0.0.1 and connects to the host proxy's unix socket.
+ *
+ * What this widens, and why it stays closed: the guest, too, can now make TCP and unix stream sockets,
+ * connect, bind and listen. But the jail's network namespace is its own and holds only `lo` (no route
+ * anywhere: a connect to any other address fails with ENETUNREACH), so a TCP socket reaches only
+ * listeners inside the jail — the bridge, and whatever the guest itself listens on. A unix socket
+ * reaches only paths in the jail's mount namespace (the proxy's socket is the only one there) or
+ * abstract names, which are scoped by network namespace and so hold only the jail's own. Every road
+ * out therefore ends at the host proxy, which applies the run's policy whoever talks to it. Still
+ * denied: UDP (DNS), AF_INET6, netlink, packet and raw sockets, and every other call PYTHON_NATIVE
+ * denies.
+ */
+export const PYTHON_NATIVE_NET: SeccompProfile = Object.freeze({
+  name: "python-native-net",
+  allow: [...PYTHON_NATIVE.allow, "connect", "bind", "listen", "accept", "accept4", "setsockopt"],
+  rules: [...PYTHON_NATIVE.rules, socketStream],
+  fixed: Object.fromEntries(Object.entries(PYTHON_NATIVE.fixed).filter(([name]) => name !== "socket")),
+});
+
+export const PROFILES = {
+  "node-pyodide": NODE_PYODIDE,
+  "python-native": PYTHON_NATIVE,
+  "python-native-net": PYTHON_NATIVE_NET,
+} as const;
 export type SeccompProfileName = keyof typeof PROFILES;

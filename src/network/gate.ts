@@ -12,6 +12,8 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import * as http from "node:http";
 import * as https from "node:https";
+import * as net from "node:net";
+import type { Duplex } from "node:stream";
 import { NetworkDeniedError } from "../errors.ts";
 import type { EventInput } from "../events.ts";
 import type { EngineName } from "../types.ts";
@@ -38,6 +40,14 @@ export interface BodyReader {
   /** The next chunk, or null at the end. Throws NetworkDeniedError when a byte cap is reached. */
   read(): Promise<Uint8Array | null>;
   cancel(): void;
+}
+
+/** A checked, connected TCP tunnel (CONNECT); `splice` joins it to the guest's side. */
+export interface Tunnel {
+  /** The address the host checked and connected to. */
+  address: string;
+  /** Relays bytes both ways (`head`: what the guest sent after its CONNECT line) until either side ends. */
+  splice(peer: Duplex, head: Uint8Array): void;
 }
 
 /** Headers the host owns or that would let the guest step around the policy. */
@@ -110,13 +120,7 @@ export class RunNetwork {
     let currentMethod = method;
     let via: string | undefined;
     let origin: string | undefined;
-    const timeout = AbortSignal.timeout(
-      // The engine's own deadline ends the run first (kind `timeout`); this bounds the request itself.
-      Math.max(
-        1,
-        Math.ceil(Math.min(this.policy.timeoutMs, this.#ctx.deadline + DEADLINE_GRACE_MS - performance.now())),
-      ),
-    );
+    const timeout = AbortSignal.timeout(this.#timeLeft());
     const signals = [
       this.#ended.signal,
       timeout,
@@ -135,24 +139,7 @@ export class RunNetwork {
         headers = headers.filter(([n]) => !CROSS_ORIGIN_DROPPED.has(n));
       origin = target.url.origin;
       const name = targetName(target.host, target.port);
-      if (this.#requests >= this.policy.maxRequests)
-        throw this.#deny(
-          currentMethod,
-          target,
-          new NetworkDeniedError(
-            "limit",
-            name,
-            `network: ${name} refused: this run may make ${this.policy.maxRequests} requests (network.maxRequests)`,
-          ),
-        );
-      this.#requests++;
-      let address: string;
-      try {
-        const addresses = target.rule.kind === "address" ? [] : await this.#resolve(target.host, abort);
-        address = checkAddresses(target, addresses).address;
-      } catch (error) {
-        throw this.#deny(currentMethod, target, error, abort);
-      }
+      const address = await this.#admit(currentMethod, target, abort);
       const response = await this.#send(target, address, currentMethod, headers, body, abort);
       const location = response.headers.find(([n]) => n === "location")?.[1];
       const redirect = [301, 302, 303, 307, 308].includes(response.status) && location !== undefined;
@@ -192,6 +179,117 @@ export class RunNetwork {
     }
   }
 
+  /**
+   * A TCP tunnel to `host:port` (an HTTP proxy's CONNECT, for TLS the host does not terminate): the
+   * same allowlist, DNS, address and request-count checks as a request, then a socket connected to
+   * the checked address. Inside the tunnel the host sees only bytes, so it counts what comes back
+   * against maxResponseBytes (for the whole tunnel) and maxTotalBytes, and ends the tunnel at
+   * timeoutMs or the run's deadline. Refused outright when network.methods is set: the method of a
+   * request inside TLS cannot be seen, so the rule could not hold. Per-entry headers cannot be
+   * injected into TLS either; a tunnel simply goes without them.
+   */
+  async connect(host: string, port: number): Promise<Tunnel> {
+    const method = "CONNECT";
+    const name = targetName(host, port);
+    let target: Target;
+    try {
+      if (this.policy.methods)
+        throw new NetworkDeniedError(
+          "method",
+          name,
+          `network: CONNECT ${name} refused: network.methods is set, and the method of a request inside a TLS tunnel cannot be checked`,
+        );
+      target = checkTarget(this.policy, `https://${host.includes(":") ? `[${host}]` : host}:${port}/`, method);
+    } catch (error) {
+      throw this.#deny(method, undefined, error);
+    }
+    const abort = AbortSignal.any([
+      this.#ended.signal,
+      AbortSignal.timeout(this.#timeLeft()),
+      ...(this.#ctx.signal ? [this.#ctx.signal] : []),
+    ]);
+    const address = await this.#admit(method, target, abort);
+    const event = { engine: this.#ctx.engine, method, host: target.host, port: target.port, address };
+    const socket = await new Promise<net.Socket>((resolve, reject) => {
+      const s = net.connect({ host: address, port: target.port, signal: abort });
+      let connected = false;
+      s.once("connect", () => {
+        connected = true;
+        resolve(s);
+      });
+      // Stays attached for the socket's life: an error between connect and splice must not go unhandled.
+      s.on("error", (error) => {
+        if (connected) return;
+        this.#ctx.emit?.({ type: "egress", ...event, allowed: true, bytesSent: 0, bytesReceived: 0 });
+        reject(
+          abort.aborted
+            ? this.#abortError(abort, name)
+            : new TypeError(`network: CONNECT ${name} failed: ${error.message}`),
+        );
+      });
+    });
+    let sent = 0;
+    let received = 0;
+    let finished = false;
+    let client: Duplex | undefined;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      this.#open.delete(finish);
+      socket.destroy();
+      client?.destroy();
+      this.#ctx.emit?.({ type: "egress", ...event, allowed: true, bytesSent: sent, bytesReceived: received });
+    };
+    this.#open.add(finish);
+    socket.on("close", finish);
+    socket.on("error", finish);
+    // The timeout, the run's end or the caller's signal: the abort ends both sides.
+    abort.addEventListener(
+      "abort",
+      () => {
+        if (!finished) this.#abortError(abort, name); // emits the timeout limit when that is the reason
+        finish();
+      },
+      { once: true },
+    );
+    return {
+      address,
+      splice: (peer: Duplex, head: Uint8Array) => {
+        client = peer;
+        peer.on("close", finish);
+        peer.on("error", finish);
+        const up = (chunk: Uint8Array) => {
+          sent += chunk.byteLength;
+          if (!socket.write(chunk)) {
+            peer.pause();
+            socket.once("drain", () => peer.resume());
+          }
+        };
+        if (head.byteLength > 0) up(head);
+        peer.on("data", up);
+        peer.on("end", () => socket.end());
+        socket.on("end", () => peer.end());
+        socket.on("data", (chunk: Buffer) => {
+          received += chunk.byteLength;
+          this.#received += chunk.byteLength;
+          if (received > this.policy.maxResponseBytes || this.#received > this.policy.maxTotalBytes) {
+            // Nothing past the cap reaches the guest: the tunnel ends before this chunk is passed on.
+            const perTunnel = received > this.policy.maxResponseBytes;
+            const cap = perTunnel ? "maxResponseBytes" : "maxTotalBytes";
+            const value = perTunnel ? this.policy.maxResponseBytes : this.policy.maxTotalBytes;
+            this.#ctx.emit?.({ type: "limit", engine: this.#ctx.engine, limit: `network.${cap}`, value });
+            finish();
+            return;
+          }
+          if (!peer.write(chunk)) {
+            socket.pause();
+            peer.once("drain", () => socket.resume());
+          }
+        });
+      },
+    };
+  }
+
   /** Reads a whole response (the Python bridge's shape). */
   async fetchAll(
     request: GuestRequest,
@@ -211,6 +309,37 @@ export class RunNetwork {
       offset += c.byteLength;
     }
     return { ...response, body };
+  }
+
+  /** Milliseconds a request (or tunnel) starting now may take: timeoutMs, inside the run's deadline. */
+  #timeLeft(): number {
+    // The engine's own deadline ends the run first (kind `timeout`); this bounds the request itself.
+    return Math.max(
+      1,
+      Math.ceil(Math.min(this.policy.timeoutMs, this.#ctx.deadline + DEADLINE_GRACE_MS - performance.now())),
+    );
+  }
+
+  /** Counts the request against maxRequests, resolves and checks: the address to connect to. */
+  async #admit(method: string, target: Target, abort: AbortSignal): Promise<string> {
+    const name = targetName(target.host, target.port);
+    if (this.#requests >= this.policy.maxRequests)
+      throw this.#deny(
+        method,
+        target,
+        new NetworkDeniedError(
+          "limit",
+          name,
+          `network: ${name} refused: this run may make ${this.policy.maxRequests} requests (network.maxRequests)`,
+        ),
+      );
+    this.#requests++;
+    try {
+      const addresses = target.rule.kind === "address" ? [] : await this.#resolve(target.host, abort);
+      return checkAddresses(target, addresses).address;
+    } catch (error) {
+      throw this.#deny(method, target, error, abort);
+    }
   }
 
   async #resolve(host: string, signal: AbortSignal): Promise<string[]> {

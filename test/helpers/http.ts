@@ -1,6 +1,10 @@
 // Local HTTP servers for the network tests (this machine may only reach 127.0.0.0/8). Each server
 // records every request it sees, so "never reached" is observed from the host, not assumed.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import { join } from "node:path";
 
 export interface SeenRequest {
   method: string;
@@ -84,4 +88,42 @@ export function tableResolver(table: Record<string, string[] | (() => string[])>
     return Promise.resolve(typeof entry === "function" ? entry() : entry);
   };
   return { resolve, calls };
+}
+
+/**
+ * A self-signed certificate for 127.0.0.1 made with openssl for this test run (in `dir`), and an
+ * HTTPS server on loopback using it; the certificate doubles as the CA a client verifies against.
+ */
+export async function startTlsServer(
+  dir: string,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ ca: Buffer; port: number; close: () => Promise<void> }> {
+  const key = join(dir, "key.pem");
+  const cert = join(dir, "cert.pem");
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+    ]),
+    { stdio: "ignore" },
+  );
+  const ca = readFileSync(cert);
+  const server = createHttpsServer({ key: readFileSync(key), cert: ca }, handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("no port");
+  return {
+    ca,
+    port: address.port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

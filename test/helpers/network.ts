@@ -1,5 +1,5 @@
 // Shared set-up for the network security tests: two loopback HTTP servers (one the allowlist names,
-// one it does not) and a sandbox running JavaScript and Pyodide under the full seal. Every test ends
+// one it does not) and a sandbox running JavaScript, Pyodide and native python3 under the full seal. Every test ends
 // by asking the second server what it saw: nothing.
 import { createSandbox, type Sandbox } from "../../src/index.ts";
 import type { NetworkOptions } from "../../src/options.ts";
@@ -15,6 +15,8 @@ export interface NetworkWorld {
   /** Runs JavaScript or Python and returns its value (the run must succeed). */
   js(code: string): Promise<unknown>;
   py(code: string): Promise<unknown>;
+  /** Native python3 in the jail, through the host proxy (HTTP(S)_PROXY set by the driver). */
+  native(code: string): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -28,9 +30,9 @@ export async function networkWorld(network: (allowed: TestServer) => NetworkOpti
     network: network(allowed),
     onEvent: (e) => events.push(e),
   });
-  const value = async (language: "javascript" | "python", code: string) => {
-    const r = await sandbox.run({ language, code });
-    if (!r.ok) throw new Error(`${language} run failed: ${JSON.stringify(r.error)}`);
+  const value = async (language: "javascript" | "python", code: string, engine?: "native") => {
+    const r = await sandbox.run({ language, code, ...(engine ? { engine } : {}) });
+    if (!r.ok) throw new Error(`${engine ?? language} run failed: ${JSON.stringify(r.error)}`);
     return r.value;
   };
   return {
@@ -40,6 +42,7 @@ export async function networkWorld(network: (allowed: TestServer) => NetworkOpti
     events,
     js: (code) => value("javascript", code),
     py: (code) => value("python", code),
+    native: (code) => value("python", code, "native"),
     close: async () => {
       await sandbox.close();
       await allowed.close();
@@ -83,3 +86,12 @@ for url in ${JSON.stringify(urls)}:
     except OSError as e:
         out.append(e.strerror or str(e))
 out`;
+/**
+ * Native python3: the same as pyProbe, where a refusal is the host proxy's 403 (its reason phrase is
+ * the verdict) rather than an exception of the bridge.
+ */
+export const nativeProbe = (urls: string[]) =>
+  pyProbe(urls).replace(
+    'out.append("reached %d" % e.code)',
+    'out.append(e.reason if str(e.reason).startswith("network: ") else "reached %d" % e.code)',
+  );

@@ -46,4 +46,25 @@ json.loads(urllib.request.urlopen("http://rebind.test:${w.allowed.port}/echo").r
     assert.equal(dns.calls.length - before, 1);
     assert.equal(w.forbidden.requests.length, 0);
   });
+  it("native: the host proxy resolves once per request and connects to what it checked", async () => {
+    const before = dns.calls.length;
+    const seen = w.allowed.requests.length;
+    flip = 0;
+    const v = await w.native(`
+import requests
+first = requests.get("http://rebind.test:${w.allowed.port}/echo").json()["headers"]["host"]
+second = requests.get("http://rebind.test:${w.allowed.port}/echo")
+both = requests.get("http://both.example.com/")
+[first, second.status_code, second.reason, both.reason]`);
+    assert.deepEqual(v, [
+      `rebind.test:${w.allowed.port}`,
+      403,
+      `network: rebind.test:${w.allowed.port} refused: it resolves to 169.254.169.254, a metadata address (only an allowlist entry that names the address itself may reach it)`,
+      "network: both.example.com:80 refused: it resolves to 127.0.0.1, a loopback address (only an allowlist entry that names the address itself may reach it)",
+    ]);
+    // The guest resolved nothing itself: every lookup is the host's.
+    assert.deepEqual(dns.calls.slice(before), ["rebind.test", "rebind.test", "both.example.com"]);
+    assert.equal(w.allowed.requests.length - seen, 1);
+    assert.equal(w.forbidden.requests.length, 0);
+  });
 });

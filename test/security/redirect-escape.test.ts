@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { tableResolver } from "../helpers/http.ts";
-import { jsProbe, networkWorld, pyFetchProbe, pyProbe, type NetworkWorld } from "../helpers/network.ts";
+import { jsProbe, nativeProbe, networkWorld, pyFetchProbe, pyProbe, type NetworkWorld } from "../helpers/network.ts";
 
 let w: NetworkWorld;
 before(async () => {
@@ -51,6 +51,16 @@ describe("redirect escape", () => {
       v,
       expected().map((m) => m.replace(/redirect from .*/, "not in the allowlist")),
     );
+  });
+  it("native: the proxy passes redirects back, and each hop the client follows is checked again", async () => {
+    const v = (await w.native(nativeProbe(urls()))) as string[];
+    assert.deepEqual(
+      v,
+      expected().map((m) => m.replace(/redirect from .*/, "not in the allowlist")),
+    );
+    // The injected header went to the allowed server only, never to the guest or another host.
+    const keys = w.allowed.requests.map((r) => r.headers["x-api-key"]);
+    assert.ok(keys.length > 0 && keys.every((k) => k === "secret"));
   });
   it("nothing reached the forbidden server", () => {
     assert.equal(w.forbidden.requests.length, 0);

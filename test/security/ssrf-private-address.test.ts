@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { tableResolver } from "../helpers/http.ts";
-import { jsProbe, networkWorld, pyFetchProbe, pyProbe, type NetworkWorld } from "../helpers/network.ts";
+import { jsProbe, nativeProbe, networkWorld, pyFetchProbe, pyProbe, type NetworkWorld } from "../helpers/network.ts";
 
 let w: NetworkWorld;
 const dns = tableResolver({
@@ -60,10 +60,14 @@ describe("ssrf to private addresses", () => {
   it("pyodide: the same refusals through pyodide.http.pyfetch", async () => {
     assert.deepEqual(await w.py(pyFetchProbe(urls())), expected());
   });
+  it("native: the host proxy refuses the same, with the verdict as the 403's reason", async () => {
+    assert.deepEqual(await w.native(nativeProbe(urls())), expected());
+  });
   it("nothing reached either server, and each refusal is an event", () => {
     assert.equal(w.forbidden.requests.length, 0);
     assert.equal(w.allowed.requests.length, 0);
     const refused = w.events.filter((e) => e.type === "egress" && !e.allowed);
-    assert.equal(refused.length, 24);
+    assert.equal(refused.length, 32);
+    assert.equal(refused.filter((e) => e.engine === "native").length, 8);
   });
 });

@@ -3,7 +3,8 @@
 It is the only file besides the shared harness (``harness.py``, bound next to it) that the jail runs.
 Protocol, host → driver on stdin (one JSON object, then EOF):
     {"code": str, "maxResultBytes": int, "files": {relpath: base64}, "maxFiles": int,
-     "maxFileBytes": int, "softDeadline": float (epoch seconds; host and jail share the clock)}
+     "maxFileBytes": int, "softDeadline": float (epoch seconds; host and jail share the clock),
+     "proxySocket": str (only for a run with network: the host proxy's unix socket, see bridge.py)}
 driver → host on fd 4 (one JSON line): {"envelope": <harness envelope>, "files": [{"path", "data"}],
     "maxrss": int}
 Guest stdout/stderr are fds 1/2 (moved onto the host's fds 5/6 first; unbuffered, ``-u``), so what a
@@ -101,9 +102,24 @@ def _is_regular(mode):
     return stat.S_ISREG(mode)
 
 
+def _start_network(unix_path):
+    """A run with network: the bridge (bridge.py) on 127.0.0.1 and the proxy variables every HTTP
+    client reads. NO_PROXY is set empty so nothing bypasses the proxy (bypassing would only reach
+    nothing: the namespace has no route out). Changing these variables cannot widen anything either."""
+    import bridge
+
+    proxy = "http://127.0.0.1:%d" % bridge.start(unix_path)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        os.environ[name] = proxy
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        os.environ[name] = ""
+
+
 def main():
     request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     inputs = _write_inputs(request.get("files") or {})
+    if request.get("proxySocket"):
+        _start_network(str(request["proxySocket"]))
     deadline = request.get("softDeadline")
     if deadline:
         signal.signal(signal.SIGALRM, _on_alarm)

@@ -17,7 +17,9 @@
 // members here are just run slots) as the Pyodide engine. Without it, N concurrent runs would start N
 // jailed interpreters at once.
 
-import { existsSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { EngineUnavailableError } from "../../errors.ts";
@@ -32,11 +34,19 @@ import { checkLibrary } from "../../setup/verify.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { CappedOutput } from "./output.ts";
+import { NetworkProxy } from "../../network/proxy.ts";
+import { runNetwork } from "../pyodide/net-host.ts";
 
 const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
 const HARNESS = fileURLToPath(new URL("../python/harness.py", import.meta.url));
+const BRIDGE = fileURLToPath(new URL("./bridge.py", import.meta.url));
 /** The package's own files the native tier binds into its jail (doctor checks the drop uid reaches them). */
-export const NATIVE_RUNTIME_FILES = [DRIVER, HARNESS] as const;
+export const NATIVE_RUNTIME_FILES = [DRIVER, HARNESS, BRIDGE] as const;
+/** The host proxy's directory in the jail (a run with network; src/network/proxy.ts). */
+const NET_DIR = "/sandbox/net";
+const PROXY_SOCKET = `${NET_DIR}/proxy.sock`;
+/** Debian's CA bundle (what Debian's requests and ssl use); bound only into jails with network. */
+const CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 const JAIL_DIR = "/sandbox/python";
 /** The package library (`wasmcell setup`), bound read-only; driver.py puts it ahead of Debian's dist-packages. */
 const PACKAGES_DIR = "/sandbox/packages";
@@ -56,8 +66,13 @@ export const createEngine: EngineFactory = async (options) => {
   if (!isExecutable(NATIVE_PYTHON)) {
     throw new EngineUnavailableError("native", `${NATIVE_PYTHON} is not installed (Debian: ${NATIVE_APT_HINT})`);
   }
-  for (const file of [DRIVER, HARNESS])
+  for (const file of [DRIVER, HARNESS, BRIDGE])
     if (!existsSync(file)) throw new EngineUnavailableError("native", `${file} is missing from the package`);
+  if (options.network && !options.seal.bubblewrap)
+    throw new EngineUnavailableError(
+      "native",
+      "the network option needs seal.bubblewrap on this tier: the jail's own empty network namespace is what makes the host proxy the only way out",
+    );
   // A seal layer asked for and unavailable is an error here, before any code runs: never an unjailed interpreter.
   await checkSeal(options.seal);
   const engine = new NativeEngine(options, pythonLayout(NATIVE_PYTHON));
@@ -75,6 +90,8 @@ export class NativeEngine implements Engine {
   readonly #options: ResolvedOptions;
   readonly #layout: PythonLayout;
   readonly #live = new Set<JailedProcess>();
+  /** Each jail's host proxy (sandboxes with the network option only). */
+  readonly #proxies = new WeakMap<JailedProcess, NetworkProxy>();
   readonly #running = new Set<Promise<RunResult>>();
   /**
    * Permission to hold a jail: `python.pool` slots, `python.maxQueue` runs waiting for one. A slot
@@ -200,10 +217,57 @@ export class NativeEngine implements Engine {
       // fd 4: the driver's result line; fds 5/6: the guest's stdout/stderr (see driver.py)
       extraPipes: 3,
     };
-    const jail = await spawnJailed(spec);
+    const net = this.#options.network ? await this.#netDir() : undefined;
+    if (net) {
+      // The proxy's socket lives in a directory of this jail alone, bound read-only (connecting to a
+      // unix socket needs no write access to the mount); the guest's filter gets the network variant.
+      // The system's CA bundle too (public data), so `requests` verifies real servers as it would outside.
+      spec.roBinds = [
+        ...(spec.roBinds ?? []),
+        { host: BRIDGE, jail: `${JAIL_DIR}/bridge.py` },
+        { host: net.dir, jail: NET_DIR },
+        ...(existsSync(CA_BUNDLE) ? [{ host: CA_BUNDLE, jail: CA_BUNDLE }] : []),
+      ];
+      spec.seccompProfile = "python-native-net";
+    }
+    let jail: JailedProcess;
+    try {
+      jail = await spawnJailed(spec);
+    } catch (error) {
+      if (net) await net.close();
+      throw error;
+    }
     this.#live.add(jail);
-    void jail.exited.then(() => this.#live.delete(jail));
+    if (net) this.#proxies.set(jail, net.proxy);
+    void jail.exited.then(async () => {
+      this.#live.delete(jail);
+      if (net) await net.close();
+    });
     return jail;
+  }
+
+  /** A fresh private directory with the jail's proxy listening in it; `close` removes both. */
+  async #netDir(): Promise<{ dir: string; proxy: NetworkProxy; close: () => Promise<void> }> {
+    const dir = mkdtempSync(join(tmpdir(), "wasmcell-net-"));
+    const drop = this.#options.seal.dropPrivileges;
+    const owner = drop && process.getuid?.() === 0 ? drop : undefined;
+    // 0700 (mkdtemp's mode): only the jail's uid (and root) may enter it.
+    if (owner) chownSync(dir, owner.uid, owner.gid);
+    let proxy: NetworkProxy;
+    try {
+      proxy = await NetworkProxy.listen(join(dir, "proxy.sock"), owner);
+    } catch (error) {
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
+    return {
+      dir,
+      proxy,
+      close: async () => {
+        await proxy.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
   }
 
   run(request: ResolvedRequest): Promise<RunResult> {
@@ -269,6 +333,36 @@ export class NativeEngine implements Engine {
     }
     const takenAt = Date.now();
     jail.setDeadline(limits.timeoutMs);
+    // The run's network decides every request the jail's proxy sees, until the run is over.
+    const proxy = this.#proxies.get(jail);
+    const network = proxy ? runNetwork(request, "native") : undefined;
+    proxy?.attach({ network, engine: "native", emit: request.emit });
+    try {
+      return await this.#runIn(
+        jail,
+        request,
+        started,
+        takenAt,
+        output,
+        base,
+        proxy !== undefined && network !== undefined,
+      );
+    } finally {
+      network?.close();
+      proxy?.detach();
+    }
+  }
+
+  async #runIn(
+    jail: JailedProcess,
+    request: ResolvedRequest,
+    started: number,
+    takenAt: number,
+    output: CappedOutput,
+    base: (wallMs: number, extra?: { peakMemoryBytes?: number }) => Omit<RunResult, "ok" | "value" | "error">,
+    withNetwork: boolean,
+  ): Promise<RunResult> {
+    const { limits } = request;
     let aborted = false;
     const onAbort = () => {
       aborted = true;
@@ -320,6 +414,7 @@ export class NativeEngine implements Engine {
         // `timeout` with a traceback; code stuck in C meets the SIGKILL. Absolute, so the
         // interpreter's start-up counts against the deadline as it does for the SIGKILL.
         softDeadline: softDeadlineAt / 1000,
+        ...(withNetwork ? { proxySocket: PROXY_SOCKET } : {}),
       }),
     );
 

@@ -1,8 +1,10 @@
 // The guest side of `fetch`: Headers, Request, Response, FormData (when the runtime has none) and
 // fetch() itself, written in plain JavaScript and evaluated in the user's context (so every object is
-// the user realm's own) when — and only when — the run has network. It reaches the host through four
-// bridge functions it captures and deletes from the global object before user code runs; each is a
-// host call into the run's gated fetch (src/network/gate.ts), which applies the whole policy. Bodies
+// the user realm's own) when — and only when — the run has network: the runtime family `fetch`
+// (runtime/table.ts), installed like the others only when the code names it (or lazily, on first
+// touch, for code that reaches the global object reflectively). It reaches the host through four
+// bridge functions moved off the global object into the families' shared internals before user code
+// runs (fetch.ts, installFetchBridge); each is a host call into the run's gated fetch (src/network/gate.ts), which applies the whole policy. Bodies
 // cross as base64 strings in chunks (the bridge carries data, never guest objects), so a response is
 // streamed chunk by chunk through `response.body.getReader()` or read whole by text()/json()/….
 
@@ -13,12 +15,12 @@ export const NET_BRIDGE = {
   cancel: "__wasmcell_net_cancel",
 } as const;
 
-export const FETCH_GUEST_SOURCE = String.raw`(function () {
+/** The runtime family `fetch` (runtime/table.ts): `(host, internals, global)`, the bridge in `internals.net`. */
+export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   "use strict";
-  var g = globalThis;
-  var bridgeWrite = g.${NET_BRIDGE.write}, bridgeOpen = g.${NET_BRIDGE.open};
-  var bridgeRead = g.${NET_BRIDGE.read}, bridgeCancel = g.${NET_BRIDGE.cancel};
-  delete g.${NET_BRIDGE.write}; delete g.${NET_BRIDGE.open}; delete g.${NET_BRIDGE.read}; delete g.${NET_BRIDGE.cancel};
+  var net = internals.net;
+  var bridgeWrite = net.${NET_BRIDGE.write}, bridgeOpen = net.${NET_BRIDGE.open};
+  var bridgeRead = net.${NET_BRIDGE.read}, bridgeCancel = net.${NET_BRIDGE.cancel};
   var CHUNK = 49152;
   var ALPHA = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   var LOOKUP = new Uint8Array(128);
@@ -336,5 +338,5 @@ export const FETCH_GUEST_SOURCE = String.raw`(function () {
   define("Request", Request);
   define("Response", Response);
   define("fetch", fetch);
-})();
+})
 `;

@@ -10,9 +10,9 @@ import type { ResolvedRequest } from "../../options.ts";
 import { NetworkDeniedError } from "../../errors.ts";
 import type { BodyReader, GuestRequest, RunNetwork } from "../../network/gate.ts";
 import type { HostFunction } from "../../types.ts";
-import { FETCH_GUEST_SOURCE, NET_BRIDGE } from "./fetch-guest.ts";
+import { NET_BRIDGE } from "./fetch-guest.ts";
 import type { Guest } from "./guest.ts";
-import { REFLECTIVE } from "./source.ts";
+import { stashNetBridge } from "./runtime/install.ts";
 
 const MAX_HEADERS = 256;
 const MAX_HEADER_BYTES = 64 * 1024;
@@ -33,27 +33,18 @@ export function hasNetBridge(req: ResolvedRequest): boolean {
 export type NetworkGate = (req: ResolvedRequest) => { req: ResolvedRequest; network: RunNetwork | undefined };
 
 /**
- * Whether a run's code can reach the fetch family: it names one of its globals, or reaches globals
- * reflectively (then everything is installed, as for the other globals). Leaving it out only removes
- * a capability; evaluating it costs a fresh context a few milliseconds.
+ * Defines the run's bridge host functions and moves them into the families' internals, where the
+ * `fetch` family (runtime/table.ts) finds them, before any user code runs. Once per context (a
+ * session's later runs reach the same names, answered by each run's own bridge).
  */
-export function needsFetch(code: string): boolean {
-  return /fetch|Request|Response|Headers|FormData/.test(code) || REFLECTIVE.test(code);
-}
-
-/** Evaluates the guest side once per context (it captures and deletes the bridge globals). */
-export function installFetch(guest: Guest): void {
+export function installFetchBridge(guest: Guest): void {
   if (installed.has(guest)) return;
+  const names = Object.values(NET_BRIDGE);
   guest.install(
     { console: false, timers: false, fs: false, hostFunctions: true, runtime: [], runtimeLazy: false },
-    Object.values(NET_BRIDGE),
+    names,
   );
-  const r = guest.ctx.evalCode(FETCH_GUEST_SOURCE, "wasmcell:fetch", 0);
-  if (r.error) {
-    r.error.dispose();
-    throw new Error("wasmcell: the fetch globals failed to install");
-  }
-  r.value.dispose();
+  stashNetBridge(guest, names);
   installed.add(guest);
 }
 

@@ -12,7 +12,7 @@ import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { ClosedError } from "../../errors.ts";
 import { failure } from "./failure.ts";
-import { hasNetBridge, installFetch, needsFetch, type NetworkGate } from "./fetch.ts";
+import { hasNetBridge, installFetchBridge, type NetworkGate } from "./fetch.ts";
 import { Guest } from "./guest.ts";
 import type { Cell } from "./cell.ts";
 import { describeHostError, ModulePool, type WasmModule } from "./modules.ts";
@@ -95,8 +95,9 @@ export class QuickJSEngine implements Engine {
     const hostNames = Object.keys(req.hostFunctions);
     const net = this.#network(req);
     if ("kind" in net) return failure(req, net, startedAt);
-    const fetch = (net.network !== undefined || hasNetBridge(req)) && needsFetch(src.code);
-    const opened = this.#openGuest(wasm, globalNeeds(src.code, hostNames), hostNames, fetch);
+    const caps = { network: net.network !== undefined || hasNetBridge(req) };
+    const needs = globalNeeds(src.code, hostNames, caps);
+    const opened = this.#openGuest(wasm, needs, hostNames, needs.runtime.includes("fetch"));
     if ("error" in opened) return failure(req, opened.error, startedAt);
     const { guest, cell } = opened;
     const run = new Run(guest, net.req, src);
@@ -128,8 +129,9 @@ export class QuickJSEngine implements Engine {
     try {
       cell = wasm.takeCell();
       const guest = new Guest(cell, cell.takeContext());
+      // The fetch family's bridge first: it must leave the global object before any family or user code runs.
+      if (network) installFetchBridge(guest);
       guest.install(needs, hostNames);
-      if (network) installFetch(guest);
       return { guest, cell };
     } catch (error) {
       wasm.poison(`starting a context failed: ${describeHostError(error)}`);
@@ -234,8 +236,9 @@ class QuickJSSession implements EngineSession {
     const net = this.#network(req);
     if ("kind" in net) return failure(req, net, startedAt);
     try {
-      this.#guest.install(allGlobals(), Object.keys(req.hostFunctions));
-      if (net.network || hasNetBridge(req)) installFetch(this.#guest);
+      const network = net.network !== undefined || hasNetBridge(req);
+      if (network) installFetchBridge(this.#guest);
+      this.#guest.install(allGlobals({ network }), Object.keys(req.hostFunctions));
     } catch (error) {
       this.#guest.cell.wasm.poison(`installing globals failed: ${describeHostError(error)}`);
       return failure(

@@ -76,6 +76,33 @@ export function installRuntime(guest: Guest, names: readonly FamilyName[], lazy 
   for (const n of pending) state.stubbed.add(n);
 }
 
+/**
+ * Moves the global functions `names` into `internals.net` and deletes them from the global object,
+ * before any user code runs: the fetch family (a run with network) reaches its host bridge there,
+ * through its closure only. Done once per context.
+ */
+export function stashNetBridge(guest: Guest, names: readonly string[]): void {
+  const state = stateOf(guest);
+  const ctx = guest.ctx;
+  const mover = evalValue(ctx, STASH_SOURCE, "net-bridge");
+  const list = ctx.newString(JSON.stringify(names));
+  const r = ctx.callFunction(mover, ctx.undefined, state.internals, ctx.global, list);
+  list.dispose();
+  mover.dispose();
+  if (r.error) {
+    r.error.dispose();
+    throw new Error("wasmcell: the network bridge failed to install");
+  }
+  r.value.dispose();
+}
+
+const STASH_SOURCE = String.raw`(function (internals, global, namesJson) {
+"use strict";
+var net = {};
+JSON.parse(namesJson).forEach(function (name) { net[name] = global[name]; delete global[name]; });
+internals.net = net;
+})`;
+
 function withRequirements(name: FamilyName): FamilyName[] {
   const out: FamilyName[] = [];
   const add = (n: FamilyName): void => {

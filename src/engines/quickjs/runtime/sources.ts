@@ -11,6 +11,7 @@ import { encoding } from "./encoding.ts";
 import { intl } from "./intl.ts";
 import { performance } from "./performance.ts";
 import { url } from "./url.ts";
+import { FETCH_GUEST_SOURCE } from "../fetch-guest.ts";
 
 export interface FamilySource {
   /** A function expression `(host, internals, global) => void` evaluated in the user's context. */
@@ -28,6 +29,8 @@ export const FAMILY_SOURCES: Record<FamilyName, FamilySource> = {
   url,
   crypto,
   intl,
+  // Its host side is the run's own bridge (fetch.ts), not a static binding: see installFetchBridge.
+  fetch: { source: FETCH_GUEST_SOURCE },
 };
 
 /** The object the families share. `makeError` builds the exceptions host bindings throw. */

@@ -22,6 +22,8 @@
 // | crypto      | host, bytes in and out        | randomness must come from the host's CSPRNG (QuickJS has none);   |
 // |             |                               | SHA-1/2 and HMAC run on host bytes with a bounded input size; the |
 // |             |                               | key never leaves the guest's CryptoKey except for the one call    |
+// | fetch       | guest JS over the run's bridge| Headers/Request/Response are guest objects; every request is a    |
+// |             | (network only)                | host call into the run's gated fetch (src/network/), data only    |
 // | intl        | host Intl, JSON data in/out   | QuickJS has no ICU. Locales, options and values are copied as     |
 // |             |                               | primitives (bounded), formatters are cached per context (bounded),|
 // |             |                               | results come back as strings/JSON; no host object is ever handed  |
@@ -29,8 +31,8 @@
 // |             |                               | host's (which would leak host configuration)                      |
 //
 // Every host call is synchronous, data-only (strings, numbers, bytes), bounded in size, and counted
-// per context (see platform.ts). A family may depend on a capability (`when`): `fetch` and friends join
-// this table as a family present only when the network is granted.
+// per context (see platform.ts). A family may depend on a capability (`when`): `fetch` is present only
+// when the network is granted.
 
 export interface RuntimeCaps {
   /** The run may reach the network (a family like fetch is present only then). */
@@ -40,7 +42,7 @@ export interface RuntimeCaps {
 /** What a run has until a capability exists and is granted: no network. */
 export const SEALED: RuntimeCaps = { network: false };
 
-export type FamilyName = "dom" | "console" | "encoding" | "clone" | "performance" | "url" | "crypto" | "intl";
+export type FamilyName = "dom" | "console" | "encoding" | "clone" | "performance" | "url" | "crypto" | "intl" | "fetch";
 
 export interface FamilyEntry {
   name: FamilyName;
@@ -129,6 +131,14 @@ export const FAMILIES: readonly FamilyEntry[] = [
     detect: /Intl|toLocale|localeCompare/,
     describe:
       "Intl (NumberFormat, DateTimeFormat with timeZone, Collator, PluralRules, RelativeTimeFormat, ListFormat), toLocaleString; default locale en-US, time zone UTC",
+  },
+  {
+    name: "fetch",
+    globals: ["fetch", "Request", "Response", "Headers"],
+    detect: /fetch|Request|Response|Headers|FormData/,
+    // Nothing required: it uses TextEncoder, URL or AbortSignal only when the program has them.
+    when: (caps) => caps.network,
+    describe: "fetch, Request, Response, Headers (to the hosts the application allows)",
   },
 ];
 

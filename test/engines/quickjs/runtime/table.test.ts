@@ -14,15 +14,40 @@ describe("the runtime table", () => {
     // And what it names exists in the guest.
     const r = await sandbox.run({
       language: "javascript",
-      code: `${JSON.stringify(FAMILIES.flatMap((f) => f.globals))}.filter((n) => typeof globalThis[n] === "undefined")`,
+      code: `${JSON.stringify(familiesFor(SEALED).flatMap((f) => f.globals))}.filter((n) => typeof globalThis[n] === "undefined")`,
     });
     assert.deepEqual(r.ok && r.value, []);
+  });
+
+  it("with the network granted, the description and the guest have the fetch family too", async () => {
+    await using sandbox = await createSandbox({ network: { allow: ["example.com"] } });
+    const d = sandbox.describeJavaScriptRuntime();
+    for (const f of familiesFor({ network: true })) assert.ok(d.includes(f.describe), `${f.name} missing from: ${d}`);
+    const names = JSON.stringify(FAMILIES.flatMap((f) => f.globals));
+    const eager = await sandbox.run({
+      language: "javascript",
+      code: `[typeof fetch, typeof Headers, typeof Response]`,
+    });
+    assert.deepEqual(eager.ok && eager.value, ["function", "function", "function"]);
+    // Reached reflectively, each global is there on first touch (lazy stubs, as for every family).
+    const lazy = await sandbox.run({
+      language: "javascript",
+      // present, and the user realm's own (as test/security/runtime-globals-host-reach.test.ts checks for the rest)
+      code: `${names}.filter((n) => { const g = globalThis[n]; return !g || (typeof g === "function" && g.constructor !== Function); })`,
+    });
+    assert.deepEqual(lazy.ok && lazy.value, []);
+    // The bridge never shows on the global object.
+    const bridge = await sandbox.run({
+      language: "javascript",
+      code: `Object.getOwnPropertyNames(globalThis).filter((n) => n.startsWith("__wasmcell"))`,
+    });
+    assert.deepEqual(bridge.ok && bridge.value, []);
   });
 
   it("a family is installed when the code names one of its globals, with what it requires", () => {
     for (const f of FAMILIES) {
       for (const g of f.globals) {
-        const needed = familiesNeeded(`new ${g}()`, SEALED, false);
+        const needed = familiesNeeded(`new ${g}()`, { network: true }, false);
         assert.ok(needed.includes(f.name), `${g} does not select ${f.name}`);
         for (const r of f.requires ?? []) assert.ok(needed.indexOf(r) < needed.indexOf(f.name), `${r} after ${f.name}`);
       }
@@ -33,6 +58,7 @@ describe("the runtime table", () => {
       }
     }
     assert.deepEqual(familiesNeeded("1 + 1", SEALED, false), []);
+    assert.deepEqual(familiesNeeded("fetch(url)", SEALED, false), []);
   });
 
   it("a family can depend on a capability: present only when it is granted", () => {
