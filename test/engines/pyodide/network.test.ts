@@ -72,6 +72,37 @@ out`);
     assert.ok(events.some((e) => e.type === "egress" && e.engine === "pyodide" && e.allowed));
   });
 
+  it("requests (from the package library) sends through the same gated bridge", async () => {
+    const before = other.requests.length;
+    const v = await py(`
+import requests
+r = requests.post("${server.origin}/echo", json={"a": 1}, headers={"X-A": "1"})
+seen = r.json()
+hop = requests.get("${server.origin}/redirect?to=/hello")
+out = [r.status_code, r.headers["x-reply"], seen["method"], seen["body"], seen["headers"]["x-a"], seen["headers"]["x-api-key"], hop.text, hop.url, len(hop.history)]
+for url in ["${other.origin}/hello", "${server.origin}/redirect?to=${encodeURIComponent(`${other.origin}/hello`)}"]:
+    try:
+        requests.get(url)
+        out.append("reached")
+    except requests.ConnectionError as e:
+        out.append(str(e))
+out`);
+    assert.deepEqual(v, [
+      200,
+      "yes",
+      "POST",
+      '{"a": 1}',
+      "1",
+      "secret",
+      "hello",
+      `${server.origin}/hello`,
+      1,
+      `network: 127.0.0.1:${other.port} refused: not in the allowlist`,
+      `network: 127.0.0.1:${other.port} refused: not in the allowlist`,
+    ]);
+    assert.equal(other.requests.length, before);
+  });
+
   it("without network, urlopen fails at once instead of hanging to the deadline", async () => {
     const started = performance.now();
     const v = await py(

@@ -120,3 +120,36 @@ class _WasmcellHTTPSHandler(_ur.AbstractHTTPHandler):
 _ur.HTTPSHandler = _WasmcellHTTPSHandler
 _ur.install_opener(_ur.build_opener(_WasmcellHTTPSHandler))
 del _WasmcellHTTPSHandler
+
+# `requests` (from the package library, when it is installed): urllib3 opens its own sockets, which
+# fail at once here, so its transport adapter sends through the same call instead. Each redirect hop
+# requests follows is a new adapter send, so a new, checked request. A refusal is requests' own
+# ConnectionError (Timeout for the time caps) naming the host and why.
+def _wasmcell_patch_requests():
+    try:
+        import requests.adapters as _ra, requests.exceptions as _rx, urllib3.response as _u3r, urllib3._collections as _u3c
+    except ImportError:
+        return
+    def send(self, request, stream=False, timeout=None, verify=True, cert=None, proxies=None):
+        body = request.body
+        if hasattr(body, "read"):
+            body = body.read()
+        try:
+            reply = _wasmcell_net_call(request.method, request.url, list(request.headers.items()), body or None)
+        except TimeoutError as e:
+            raise _rx.Timeout(e.strerror, request=request) from None
+        except OSError as e:
+            raise _rx.ConnectionError(e.strerror or str(e), request=request) from None
+        content = _b64.b64decode(reply["body"])
+        headers = _u3c.HTTPHeaderDict()
+        for name, value in reply["headers"]:
+            if name not in ("content-length", "transfer-encoding", "connection"):
+                headers.add(name, value)
+        headers["content-length"] = str(len(content))
+        raw = _u3r.HTTPResponse(body=_io.BytesIO(content), headers=headers, status=reply["status"],
+                                reason=reply["statusText"] or None, preload_content=False, decode_content=True,
+                                request_method=request.method, request_url=request.url)
+        return self.build_response(request, raw)
+    _ra.HTTPAdapter.send = send
+_wasmcell_patch_requests()
+del _wasmcell_patch_requests
