@@ -4,6 +4,7 @@
 
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, resolve } from "node:path";
 
 /** Host programs the jail runs. Absolute paths: the launcher's environment is empty. */
@@ -80,6 +81,15 @@ export function sharedLibraries(executable: string, ldd = DEFAULT_TOOLS.ldd): re
   const list = Object.freeze([...libs]);
   lddCache.set(key, list);
   return list;
+}
+
+/**
+ * Where to make a host directory a jail binds (a scratch, a proxy's socket directory): the TMPDIR, or
+ * /var/tmp (world-searchable, sticky) when the jail's dropped uid cannot reach the TMPDIR (a private
+ * `mktemp -d`, 0700). After the uid drop bubblewrap runs as that uid and can only bind what it sees.
+ */
+export function jailScratchParent(drop: { uid: number; gid: number } | undefined): string {
+  return drop && !readableBy(tmpdir(), drop.uid, drop.gid).ok ? "/var/tmp" : tmpdir();
 }
 
 /**

@@ -61,7 +61,7 @@
 
 export { checkSeal, type SealPlan } from "./check.ts";
 export { nodePermissionStatus, sealReport, type LayerStatus, type SealReport } from "./doctor.ts";
-export { cgroupSupport, isExecutable, isRoot, sharedLibraries, type HostTools } from "./host.ts";
+export { cgroupSupport, isExecutable, isRoot, jailScratchParent, sharedLibraries, type HostTools } from "./host.ts";
 export { stagingStatus, type StagedPath, type StagingStatus } from "./stage-status.ts";
 export type { StageStore } from "./stage-store.ts";
 export { NODE_PYODIDE, PROFILES, PYTHON_NATIVE, PYTHON_NATIVE_NET, type SeccompProfileName } from "./profiles.ts";

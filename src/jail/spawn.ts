@@ -14,14 +14,20 @@
 
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { chownSync, fstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import type { Duplex, Readable, Writable } from "node:stream";
 import { SealUnavailableError } from "../errors.ts";
 import type { ResolvedSeal } from "../options.ts";
 import { bwrapArgs, type Bind } from "./bwrap.ts";
 import { JailCgroup, type CgroupStats } from "./cgroup.ts";
 import { checkSeal, type SealPlan } from "./check.ts";
-import { cgroupSupport, DEFAULT_TOOLS, readableBy, sharedLibraries, type HostTools } from "./host.ts";
+import {
+  cgroupSupport,
+  DEFAULT_TOOLS,
+  jailScratchParent,
+  readableBy,
+  sharedLibraries,
+  type HostTools,
+} from "./host.ts";
 import { isRuntimeFile, stageReadable } from "./stage.ts";
 import { PROFILES, type SeccompProfileName } from "./profiles.ts";
 import { compileProfile, encodeFilter, ERRNO_EPERM, KILL, type SeccompProfile } from "./seccomp.ts";
@@ -350,9 +356,7 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
     if (!plan.bubblewrap) {
       // Under the uid drop the scratch must be reachable by that uid: a private TMPDIR (mktemp -d, 0700)
       // is not, so the scratch then goes to /var/tmp (world-searchable, sticky) instead.
-      const drop = plan.uidDrop;
-      const parent = drop && !readableBy(tmpdir(), drop.uid, drop.gid).ok ? "/var/tmp" : tmpdir();
-      hostScratch = mkdtempSync(`${parent}/wasmcell-`);
+      hostScratch = mkdtempSync(`${jailScratchParent(plan.uidDrop || undefined)}/wasmcell-`);
       const scratchDir = spec.scratchDir ?? "/tmp";
       hostWorkDir = hostScratch + (spec.workDir ?? scratchDir).slice(scratchDir.length);
       mkdirSync(hostWorkDir, { recursive: true });

@@ -18,12 +18,18 @@
 // jailed interpreters at once.
 
 import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { EngineUnavailableError } from "../../errors.ts";
-import { checkSeal, isExecutable, spawnJailed, type JailedProcess, type JailSpec } from "../../jail/index.ts";
+import {
+  checkSeal,
+  isExecutable,
+  jailScratchParent,
+  spawnJailed,
+  type JailedProcess,
+  type JailSpec,
+} from "../../jail/index.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
 import { WarmPool } from "../../pool/pool.ts";
 import type { GuestError, Limits, OutputFile, RunResult } from "../../types.ts";
@@ -248,9 +254,9 @@ export class NativeEngine implements Engine {
 
   /** A fresh private directory with the jail's proxy listening in it; `close` removes both. */
   async #netDir(): Promise<{ dir: string; proxy: NetworkProxy; close: () => Promise<void> }> {
-    const dir = mkdtempSync(join(tmpdir(), "wasmcell-net-"));
     const drop = this.#options.seal.dropPrivileges;
     const owner = drop && process.getuid?.() === 0 ? drop : undefined;
+    const dir = mkdtempSync(join(jailScratchParent(owner), "wasmcell-net-"));
     // 0700 (mkdtemp's mode): only the jail's uid (and root) may enter it.
     if (owner) chownSync(dir, owner.uid, owner.gid);
     let proxy: NetworkProxy;
