@@ -114,10 +114,16 @@ export function eventSink(listener: SandboxEventListener | undefined): ((event: 
 }
 
 /**
- * The events a finished run tells by its result: the limit that ended or cut it, a denial, an engine
- * that was replaced under it. Read from the host's verdict (the error kind), never from guest text.
+ * The events a finished run tells by its result: the limit that ended or cut it, a denial, and (with
+ * `restarts`, for engines that do not report their own) an engine that was replaced under it. Read from
+ * the host's verdict (the error kind), never from guest text.
  */
-export function resultEvents(result: RunResult, limits: Limits, emit: (event: EventInput) => void): void {
+export function resultEvents(
+  result: RunResult,
+  limits: Limits,
+  emit: (event: EventInput) => void,
+  restarts = true,
+): void {
   const engine = result.stats.engine;
   if (result.outputTruncated) emit({ type: "limit", engine, limit: "maxOutputBytes", value: limits.maxOutputBytes });
   if (result.ok) return;
@@ -125,7 +131,7 @@ export function resultEvents(result: RunResult, limits: Limits, emit: (event: Ev
   const limit = LIMIT_OF_KIND[kind];
   if (limit) emit({ type: "limit", engine, limit, value: limits[limit] });
   if (kind === "denied") emit({ type: "denied", engine, message: result.error.message.slice(0, 500) });
-  if (kind === "crashed" || (engine !== "quickjs" && kind === "timeout"))
+  if (restarts && (kind === "crashed" || (engine !== "quickjs" && kind === "timeout")))
     emit({ type: "restart", engine, reason: kind === "timeout" ? "killed at the deadline" : "the engine crashed" });
 }
 

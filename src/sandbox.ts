@@ -53,8 +53,9 @@ export class Sandbox implements AsyncDisposable {
   async run(request: RunRequest): Promise<RunResult> {
     this.#assertOpen();
     const resolved = resolveRequest(request, this.options);
-    const work = this.#engine(resolved.engine).then((engine) => engine.run(resolved));
-    return this.#track(withEvents(work, resolved));
+    const engine = this.#engine(resolved.engine);
+    const work = engine.then((e) => e.run(resolved));
+    return this.#track(withEvents(work, resolved, engine));
   }
 
   /**
@@ -76,7 +77,7 @@ export class Sandbox implements AsyncDisposable {
       throw new InvalidOptionError("session.engine", `the ${engine.name} engine does not keep state across runs`);
     }
     const inner = await engine.openSession();
-    const session = new Session(this, options.language, probe.engine, inner, () => this.#sessions.delete(session));
+    const session = new Session(this, options.language, engine, inner, () => this.#sessions.delete(session));
     this.#sessions.add(session);
     return session;
   }
@@ -138,14 +139,16 @@ export class Session implements AsyncDisposable {
   readonly language: Language;
   readonly engine: EngineName;
   readonly #sandbox: Sandbox;
+  readonly #engine: Engine;
   readonly #inner: EngineSession;
   readonly #onClose: () => void;
   #closed = false;
 
-  constructor(sandbox: Sandbox, language: Language, engine: EngineName, inner: EngineSession, onClose: () => void) {
+  constructor(sandbox: Sandbox, language: Language, engine: Engine, inner: EngineSession, onClose: () => void) {
     this.#sandbox = sandbox;
     this.language = language;
-    this.engine = engine;
+    this.engine = engine.name;
+    this.#engine = engine;
     this.#inner = inner;
     this.#onClose = onClose;
   }
@@ -161,7 +164,7 @@ export class Session implements AsyncDisposable {
       { ...request, language: this.language, engine: this.engine },
       this.#sandbox.options,
     );
-    return this.#sandbox.track(withEvents(this.#inner.run(resolved), resolved));
+    return this.#sandbox.track(withEvents(this.#inner.run(resolved), resolved, this.#engine));
   }
 
   async close(): Promise<void> {
@@ -176,12 +179,19 @@ export class Session implements AsyncDisposable {
   }
 }
 
-/** Reports what the result tells (limits that fired, denials, restarts) on the event channel. */
-function withEvents(work: Promise<RunResult>, request: ResolvedRequest): Promise<RunResult> {
+/**
+ * Reports what the result tells (limits that fired, denials, and restarts unless the engine reports its
+ * own) on the event channel.
+ */
+function withEvents(
+  work: Promise<RunResult>,
+  request: ResolvedRequest,
+  engine: Engine | Promise<Engine>,
+): Promise<RunResult> {
   const emit = request.emit;
   if (!emit) return work;
-  return work.then((result) => {
-    resultEvents(result, request.limits, emit);
+  return Promise.all([work, engine]).then(([result, e]) => {
+    resultEvents(result, request.limits, emit, e.reportsRestarts !== true);
     return result;
   });
 }

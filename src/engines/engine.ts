@@ -7,6 +7,12 @@ import type { EngineName, RunResult } from "../types.ts";
 
 export interface Engine {
   readonly name: EngineName;
+  /**
+   * The engine tells the event channel of every process, thread or module it replaces, once each, so
+   * the front door does not also infer a restart from each `crashed` result (a lost thread can crash
+   * several runs). Absent: the front door infers them.
+   */
+  readonly reportsRestarts?: boolean;
   /** Runs code in fresh state: nothing from an earlier run is visible. */
   run(request: ResolvedRequest): Promise<RunResult>;
   /**

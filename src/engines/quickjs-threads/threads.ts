@@ -78,6 +78,11 @@ export interface PoolSize {
 }
 export class ThreadEngine implements Engine {
   readonly name = "quickjs" as const;
+  /**
+   * Restarts are told here, once per replaced thread (`#onWorkerLost`) and once per engine a live
+   * worker rebuilt under a run (a `crashed` answer); the runs a lost thread takes down do not count again.
+   */
+  readonly reportsRestarts = true;
   readonly #slots: WorkerHandle[] = [];
   /** Workers beyond `workers`, grown while every worker with room is stalled. */
   #overflow: WorkerHandle[] = [];
@@ -431,6 +436,8 @@ export class ThreadEngine implements Engine {
           return;
         }
         parsed.stats.wallMs = performance.now() - job.startedAt;
+        if (!parsed.ok && parsed.error.kind === "crashed")
+          this.#emit?.({ type: "restart", engine: "quickjs", reason: "the engine in a worker thread crashed" });
         this.#settle(job, parsed);
         this.#idle(handle);
         this.#place();
