@@ -124,6 +124,17 @@ export interface JavaScriptOptions {
    */
   runsPerWorker?: number;
   /**
+   * Whether a worker thread held by one synchronous stretch of guest code for more than 2 ms lowers its
+   * own priority (nice 19) until the stretch ends (`isolation: "thread"`, Linux). With more CPU loops
+   * than cores, the host's thread and short runs then get the CPU first instead of an equal share; a
+   * loop alone on the machine runs as fast, and at its deadline its thread is put back so it stops at
+   * once. Putting a thread back needs CAP_SYS_NICE or a nice limit of 20 (`ulimit -e 20`): `"auto"`
+   * demotes only where the process has one (checked once, by a throwaway thread); `true` without one
+   * is an `InvalidOptionError` when the pool starts; `false` never demotes.
+   * @defaultValue `"auto"`
+   */
+  demoteCpuBound?: "auto" | boolean;
+  /**
    * Runs that may wait for a free slot (each worker, or the in-process engine, runs up to 8 at once)
    * before `run()` throws `QueueFullError`.
    * @defaultValue 256
@@ -251,8 +262,9 @@ export const DEFAULT_PYTHON: Readonly<Required<Omit<PythonOptions, "prewarm">>> 
  * The JavaScript defaults that are constants. `isolation` and `workers` depend on the runtime and the
  * machine (worker threads there or not, `availableParallelism()`), so they are resolved, not listed.
  */
-export const DEFAULT_JAVASCRIPT: Readonly<Required<Pick<JavaScriptOptions, "runsPerWorker" | "maxQueue">>> =
-  Object.freeze({ runsPerWorker: 8, maxQueue: 256 });
+export const DEFAULT_JAVASCRIPT: Readonly<
+  Required<Pick<JavaScriptOptions, "runsPerWorker" | "maxQueue" | "demoteCpuBound">>
+> = Object.freeze({ runsPerWorker: 8, maxQueue: 256, demoteCpuBound: "auto" });
 
 /** `javascript.maxWorkers` defaults to this many threads per core (and never fewer than `workers`). */
 export const MAX_WORKERS_PER_CORE = 4;
@@ -344,6 +356,7 @@ export interface ResolvedOptions {
     maxWorkers: number;
     runsPerWorker: number;
     maxQueue: number;
+    demoteCpuBound: "auto" | boolean;
   };
   /** `prewarm` is true only when the caller gave a `python` object (or set it explicitly). */
   python: Required<PythonOptions>;
@@ -498,6 +511,7 @@ const optionsSchema = z
         maxWorkers: z.number().int().min(1).max(256),
         runsPerWorker: z.number().int().min(1).max(8),
         maxQueue: z.number().int().nonnegative().max(1_000_000),
+        demoteCpuBound: z.union([z.literal("auto"), z.boolean()]),
       })
       .partial()
       .strict(),
@@ -576,6 +590,7 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
       maxWorkers,
       runsPerWorker: o.javascript?.runsPerWorker ?? DEFAULT_JAVASCRIPT.runsPerWorker,
       maxQueue: o.javascript?.maxQueue ?? DEFAULT_JAVASCRIPT.maxQueue,
+      demoteCpuBound: o.javascript?.demoteCpuBound ?? DEFAULT_JAVASCRIPT.demoteCpuBound,
     },
     python: { ...DEFAULT_PYTHON, prewarm: o.python !== undefined, ...stripUndefined(o.python ?? {}) },
     seal: resolveSeal(o.seal ?? {}),

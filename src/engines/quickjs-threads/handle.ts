@@ -12,6 +12,7 @@ import { EngineStartError } from "../../errors.ts";
 import {
   HEARTBEAT_MS,
   HEARTBEAT_OFFSET,
+  NICE_OFFSET,
   parseWorkerMessage,
   PROGRESS_BYTES,
   PROGRESS_RING,
@@ -21,6 +22,7 @@ import {
   type WorkerMessage,
 } from "./protocol.ts";
 import type { ThreadSession } from "./threads.ts";
+import { DEMOTED, LIFTED, setThreadNice, STUCK, threadNice } from "./priority.ts";
 
 /**
  * A worker whose heartbeat is this much older counts as held by a long synchronous stretch — on Linux
@@ -28,6 +30,12 @@ import type { ThreadSession } from "./threads.ts";
  * preempted (a loaded machine) is late but not spinning, and growing threads for it only adds load.
  */
 export const STALL_MS = 5 * HEARTBEAT_MS;
+
+/**
+ * A reading of a thread's CPU time is reused for this long: the scheduler asks about every worker on
+ * every placement, and one file read per worker per call cost the host's thread more than it saved.
+ */
+const CPU_READ_REUSE_MS = HEARTBEAT_MS;
 
 /** CPU nanoseconds the thread has run, from /proc/self/task/TID/schedstat; undefined where unreadable. */
 function threadCpuNs(tid: number): number | undefined {
@@ -108,6 +116,11 @@ export class WorkerHandle {
   readonly #begunAt = new Float64Array(this.#progress, 8, PROGRESS_RING);
   readonly #heartbeat = new Float64Array(this.#progress, HEARTBEAT_OFFSET, 1);
   readonly #tid = new Int32Array(this.#progress, TID_OFFSET, 1);
+  readonly #nice = new Int32Array(this.#progress, NICE_OFFSET, 1);
+  /** The thread's priority when it started, read by the host before any run (what `lift` restores). */
+  #baseNice: number | undefined;
+  #cpuNs: number | undefined;
+  #cpuReadAt = -Infinity;
   /** The stale heartbeat last looked at, and the thread's CPU time then. */
   #staleBeat = 0;
   #staleCpuNs: number | undefined;
@@ -149,6 +162,7 @@ export class WorkerHandle {
         }
         if (m.t === "ready") {
           clearTimeout(timer);
+          this.#baseNice = threadNice(Atomics.load(this.#tid, 0));
           this.started = true;
           this.updateRef();
           resolve();
@@ -191,13 +205,14 @@ export class WorkerHandle {
    */
   stalled(now: number): boolean {
     if (this.dead || !this.started || this.jobs.size === 0) return false;
+    // A thread that lowered its priority is inside a CPU-bound stretch by its own account.
+    if (Atomics.load(this.#nice, 0) === DEMOTED) return true;
     const beat = this.#heartbeat[0] ?? 0;
     if (now - beat <= STALL_MS) return false;
     let begun = false;
     for (const job of this.jobs.values()) if (this.begunAt(job.seq) !== undefined) begun = true;
     if (!begun) return false;
-    // The tid is the worker's word: at worst a wrong one reads another thread of this process.
-    const cpu = threadCpuNs(Atomics.load(this.#tid, 0));
+    const cpu = this.cpuNs();
     if (cpu === undefined) return true;
     if (this.#staleBeat !== beat) {
       this.#staleBeat = beat;
@@ -205,6 +220,35 @@ export class WorkerHandle {
       return false;
     }
     return cpu - (this.#staleCpuNs ?? cpu) >= STALL_MS * 1e6;
+  }
+
+  /**
+   * CPU nanoseconds the thread has run (a reading at most CPU_READ_REUSE_MS old), undefined off Linux.
+   * The tid is the worker's word: at worst a wrong one reads another thread of this process.
+   */
+  cpuNs(fresh = false): number | undefined {
+    const now = performance.now();
+    if (fresh || now - this.#cpuReadAt > CPU_READ_REUSE_MS) {
+      this.#cpuNs = threadCpuNs(Atomics.load(this.#tid, 0));
+      this.#cpuReadAt = now;
+    }
+    return this.#cpuNs;
+  }
+
+  /**
+   * At a run's deadline: puts a thread that lowered its priority back at its base, so the interrupt
+   * that ends the run is reached at once (priority.ts). Only the host's own reading of the base is used.
+   */
+  lift(): void {
+    if (this.#baseNice === undefined) return;
+    if (Atomics.compareExchange(this.#nice, 0, DEMOTED, LIFTED) !== DEMOTED) return;
+    // Refused (the tid is not a thread of ours): the worker restores itself when the stretch ends.
+    setThreadNice(Atomics.load(this.#tid, 0), this.#baseNice);
+  }
+
+  /** The thread's priority could not be restored: it must not serve more runs. */
+  get priorityStuck(): boolean {
+    return Atomics.load(this.#nice, 0) === STUCK;
   }
 
   /** When the thread's event loop last turned (epoch ms, its own word: only ever used to wait longer). */

@@ -17,7 +17,7 @@ import { InProcessEngine } from "./in-process.ts";
 export { InProcessEngine } from "./in-process.ts";
 
 export const createEngine: EngineFactory = async (options) => {
-  const { isolation, workers, maxWorkers, runsPerWorker, maxQueue } = options.javascript;
+  const { isolation, workers, maxWorkers, runsPerWorker, maxQueue, demoteCpuBound } = options.javascript;
   if (isolation === "in-process") {
     const engine = new InProcessEngine(maxQueue, options.wasmModule, withNetwork);
     await engine.inner.warm();
@@ -36,7 +36,9 @@ export const createEngine: EngineFactory = async (options) => {
   // One compiled module for every worker (and every module instance inside them): the caller's, or the
   // package's own .wasm compiled once here, so N workers do not each compile it at start.
   const wasmModule = await threads.compiledQuickJS(options.wasmModule);
-  const engine = new threads.ThreadEngine({ workers, maxWorkers, runsPerWorker, maxQueue }, wasmModule, options.emit);
+  const engine = new threads.ThreadEngine({ workers, maxWorkers, runsPerWorker, maxQueue }, wasmModule, options.emit, {
+    demoteCpuBound,
+  });
   try {
     await engine.warm();
   } catch (error) {

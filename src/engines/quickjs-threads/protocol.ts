@@ -33,6 +33,8 @@ export interface WireRequest {
    * never starts twice and never starts after being moved.
    */
   claim: Int32Array;
+  /** The thread may lower its priority while this run holds it in a long synchronous stretch (priority.ts). */
+  demote: boolean;
 }
 
 export const CLAIMED = 1;
@@ -52,6 +54,8 @@ export const PROGRESS_RING = 1024;
 export const HEARTBEAT_OFFSET = 8 + 8 * PROGRESS_RING;
 /** Int32: the worker's Linux thread id (0 elsewhere), so the host can read how much CPU it burns. */
 export const TID_OFFSET = HEARTBEAT_OFFSET + 8;
+/** Int32: the thread's priority state (priority.ts: NORMAL, DEMOTED, LIFTED, STUCK). */
+export const NICE_OFFSET = TID_OFFSET + 4;
 export const PROGRESS_BYTES = TID_OFFSET + 8;
 /** How often a worker with runs rewrites its heartbeat. */
 export const HEARTBEAT_MS = 10;

@@ -42,6 +42,7 @@ import { STALL_MS, WorkerHandle, type Job } from "./handle.ts";
 import { failure } from "../quickjs/failure.ts";
 import { withNetwork } from "../quickjs/fetch-gate.ts";
 import { RUNS_AT_ONCE } from "./limits.ts";
+import { resolveDemotion, type DemoteSetting } from "./priority.ts";
 
 /**
  * The compiled QuickJS module the workers instantiate: `javascript.wasmModule` when given (a module or
@@ -76,6 +77,12 @@ export interface PoolSize {
   runsPerWorker: number;
   maxQueue: number;
 }
+
+/** How the pool treats CPU-bound runs; see `JavaScriptOptions` in src/options.ts. */
+export interface PoolPolicy {
+  /** `javascript.demoteCpuBound`. */
+  demoteCpuBound: DemoteSetting;
+}
 export class ThreadEngine implements Engine {
   readonly name = "quickjs" as const;
   /**
@@ -107,12 +114,20 @@ export class ThreadEngine implements Engine {
 
   readonly #wasmModule: WasmModuleSource | undefined;
   readonly #emit: ((event: EventInput) => void) | undefined;
+  /** Whether runs may lower their thread's priority: settled by `warm` (false until then). */
+  readonly #demotion: Promise<boolean | string>;
+  #demote = false;
 
   /**
    * `wasmModule`: compiled once for every worker (see compiledQuickJS); without it each worker loads its
    * own. `emit`: the sandbox's event channel, told of every worker the pool had to replace.
    */
-  constructor(size: PoolSize, wasmModule?: WasmModuleSource, emit?: (event: EventInput) => void) {
+  constructor(
+    size: PoolSize,
+    wasmModule?: WasmModuleSource,
+    emit?: (event: EventInput) => void,
+    policy: PoolPolicy = { demoteCpuBound: "auto" },
+  ) {
     if (size.maxWorkers < size.workers)
       throw new InvalidOptionError("javascript.maxWorkers", `must be at least javascript.workers (${size.workers})`);
     this.#wasmModule = wasmModule;
@@ -122,6 +137,7 @@ export class ThreadEngine implements Engine {
     this.#maxWorkers = size.maxWorkers;
     this.#runsPerWorker = size.runsPerWorker;
     this.#gate = new Gate("javascript pool", size.maxWorkers * size.runsPerWorker, size.maxQueue);
+    this.#demotion = resolveDemotion(policy.demoteCpuBound);
     for (let i = 0; i < size.workers; i++) this.#slots.push(this.#start());
   }
 
@@ -131,7 +147,14 @@ export class ThreadEngine implements Engine {
    */
   async warm(): Promise<void> {
     this.#spare ??= this.#start();
-    await Promise.all([...this.#slots, this.#spare].map((w) => w.ready));
+    const [demote] = await Promise.all([this.#demotion, ...[...this.#slots, this.#spare].map((w) => w.ready)]);
+    if (typeof demote === "string") throw new InvalidOptionError("javascript.demoteCpuBound", demote);
+    this.#demote = demote;
+  }
+
+  /** Whether CPU-bound runs lower their thread's priority (after `warm`). */
+  get demotes(): boolean {
+    return this.#demote;
   }
 
   /** Live worker threads, the overflow and the spare included. */
@@ -209,6 +232,7 @@ export class ThreadEngine implements Engine {
           output: req.onOutput !== undefined,
           abort,
           claim: new Int32Array(new SharedArrayBuffer(4)),
+          demote: this.#demote,
         },
         session,
         startedAt,
@@ -257,7 +281,7 @@ export class ThreadEngine implements Engine {
       ? { t: "run", id: job.id, req: job.wire, session: job.session.id }
       : { t: "run", id: job.id, req: job.wire };
     job.seq = handle.postRun(m);
-    this.#watch(handle, job, job.req.limits.timeoutMs + KILL_GRACE_MS);
+    this.#watch(handle, job, job.req.limits.timeoutMs);
     this.#ensureTick();
   }
 
@@ -359,25 +383,29 @@ export class ThreadEngine implements Engine {
   }
 
   /**
-   * The deadline watch: a run that began more than `timeoutMs + KILL_GRACE_MS` ago and has not been
-   * answered has its worker terminated. A run still queued in its worker is looked at again later.
+   * The deadline watch. At a run's deadline its thread gets its priority back (priority.ts), so the
+   * interrupt that ends the run is reached at once. A run that began more than `timeoutMs +
+   * KILL_GRACE_MS` ago and has not been answered then has its worker terminated. A run still queued in
+   * its worker is looked at again later.
    */
   #watch(handle: WorkerHandle, job: Job, afterMs: number): void {
     clearTimeout(job.watchdog);
     job.watchdog = setTimeout(() => {
       if (job.settled || handle.dead || !handle.jobs.has(job.id)) return;
       const begun = handle.begunAt(job.seq);
-      const limit = job.req.limits.timeoutMs + KILL_GRACE_MS;
-      if (begun === undefined) return this.#watch(handle, job, limit);
+      const timeoutMs = job.req.limits.timeoutMs;
+      if (begun === undefined) return this.#watch(handle, job, timeoutMs);
       const now = epochNow();
-      const left = begun + limit - now;
-      if (left > 0) this.#watch(handle, job, left + 1);
+      const deadline = begun + timeoutMs;
+      if (now < deadline) return this.#watch(handle, job, deadline - now + 1);
+      handle.lift();
+      const left = deadline + KILL_GRACE_MS - now;
+      if (left > 0) return this.#watch(handle, job, left + 1);
       // A thread whose event loop turned after the run's deadline is not held by that run's guest code:
       // on a starved machine its answer may be in the port's queue, or its engine's own deadline about to
       // end the run. It gets one more grace, not more.
-      else if (handle.lastBeat() > begun + job.req.limits.timeoutMs && left > -KILL_GRACE_MS)
-        this.#watch(handle, job, STALL_MS);
-      else this.#kill(handle, job, "timeout");
+      if (handle.lastBeat() > deadline && left > -KILL_GRACE_MS) return this.#watch(handle, job, STALL_MS);
+      this.#kill(handle, job, "timeout");
     }, afterMs);
   }
 
@@ -394,6 +422,7 @@ export class ThreadEngine implements Engine {
       return;
     }
     handle.post({ t: "abort", id: job.id });
+    handle.lift(); // a thread that gave way reaches the abort flag at once
     if (handle.begunAt(job.seq) === undefined) return; // the worker sees the flag when it starts the run
     // A run stuck in a builtin sees neither the flag nor the message: the grace ends it.
     clearTimeout(job.watchdog);
@@ -439,7 +468,11 @@ export class ThreadEngine implements Engine {
         if (!parsed.ok && parsed.error.kind === "crashed")
           this.#emit?.({ type: "restart", engine: "quickjs", reason: "the engine in a worker thread crashed" });
         this.#settle(job, parsed);
-        this.#idle(handle);
+        if (handle.priorityStuck && handle.load === 0 && handle.sessions.size === 0) {
+          // It would serve every later run at the lowest priority: retired, not reported as a restart.
+          handle.terminate();
+          this.#onWorkerLost(handle, "its thread's priority could not be restored");
+        } else this.#idle(handle);
         this.#place();
         return;
       }

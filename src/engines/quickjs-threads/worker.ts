@@ -14,11 +14,14 @@ import type { HostFunction, RunResult, WasmModuleSource } from "../../types.ts";
 import { failure } from "../quickjs/failure.ts";
 import { QuickJSEngine } from "../quickjs/index.ts";
 import { isStripperLoaded, loadStripper } from "../quickjs/source.ts";
+import { setPollHook } from "../quickjs/poll-hook.ts";
+import { Demoter } from "./priority.ts";
 import {
   CLAIMED,
   collectErrors,
   HEARTBEAT_MS,
   HEARTBEAT_OFFSET,
+  NICE_OFFSET,
   PROGRESS_RING,
   TID_OFFSET,
   type HostMessage,
@@ -36,13 +39,17 @@ const begunSeq = new Int32Array(progress, 0, 1);
 const begunAt = new Float64Array(progress, 8, PROGRESS_RING);
 const heartbeat = new Float64Array(progress, HEARTBEAT_OFFSET, 1);
 // This thread's id, for the host's CPU reading (handle.ts); /proc/thread-self is "PID/task/TID".
+let tid = 0;
 try {
-  const tid = Number(/\/task\/(\d+)$/.exec(readlinkSync("/proc/thread-self"))?.[1] ?? 0);
+  tid = Number(/\/task\/(\d+)$/.exec(readlinkSync("/proc/thread-self"))?.[1] ?? 0);
   if (Number.isSafeInteger(tid)) Atomics.store(new Int32Array(progress, TID_OFFSET, 1), 0, tid);
 } catch {
-  // Not Linux: the host judges stalls by the heartbeat alone.
+  // Not Linux: the host judges stalls by the heartbeat alone, and no thread is demoted.
 }
 let seq = 0;
+// A stretch is the time since the heartbeat was last written, which happens whenever the loop turns.
+const demoter = new Demoter(new Int32Array(progress, NICE_OFFSET, 1), tid, () => heartbeat[0] ?? 0);
+setPollHook(() => demoter.poll());
 
 /**
  * The heartbeat the host's scheduler reads (protocol.ts): rewritten on every message, every finished
@@ -51,6 +58,7 @@ let seq = 0;
  */
 const beat = (): void => {
   heartbeat[0] = performance.timeOrigin + performance.now();
+  demoter.stretchEnded();
 };
 let beating: NodeJS.Timeout | undefined;
 function keepBeating(): void {
@@ -70,6 +78,7 @@ interface PendingCall {
 interface ActiveRun {
   controller: AbortController;
   calls: Map<number, PendingCall>;
+  demote: boolean;
 }
 
 const engine = new QuickJSEngine(data.wasmModule);
@@ -128,6 +137,7 @@ function crashed(req: Pick<WireRequest, "language">, message: string): RunResult
 }
 
 function finish(id: number, result: RunResult): void {
+  if (runs.get(id)?.demote) demoter.armed--;
   runs.delete(id);
   keepBeating();
   const marks: Error[] = [];
@@ -155,8 +165,9 @@ function startRun(id: number, wire: WireRequest, sessionId: number | undefined):
   if (Atomics.compareExchange(wire.claim, 0, 0, CLAIMED) !== 0) return;
   begunAt[seq % PROGRESS_RING] = performance.timeOrigin + performance.now();
   Atomics.store(begunSeq, 0, seq);
-  const run: ActiveRun = { controller: new AbortController(), calls: new Map() };
+  const run: ActiveRun = { controller: new AbortController(), calls: new Map(), demote: wire.demote === true };
   runs.set(id, run);
+  if (run.demote) demoter.armed++;
   keepBeating();
   const req = resolveWire(id, wire, run);
   const session = sessionId === undefined ? undefined : sessions.get(sessionId);

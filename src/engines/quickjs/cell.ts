@@ -6,6 +6,7 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emsc
 import { adoptValue, contextPointer, runtimePointer, trackedContexts } from "./internals.ts";
 import { refusedImportMessage } from "./classify.ts";
 import { describeHostError, type WasmModule } from "./modules.ts";
+import { runPollHook } from "./poll-hook.ts";
 import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
 
 /** What the interrupt handler asks of the run currently using a cell. */
@@ -135,6 +136,7 @@ export class Cell {
     const ticks = slow ? 1 : FAST_TICKS;
     this.wasm.setCounter(this.svc, ticks);
     if (this.userCtx?.alive) this.wasm.setCounter(this.userCtx, ticks);
+    runPollHook();
     return this.run?.shouldInterrupt() ?? false;
   }
 
