@@ -103,6 +103,8 @@ export interface Job {
   calls: Map<number, AbortController>;
   outputChars: number;
   cleanup: (() => void) | undefined;
+  /** Its thread's CPU time (ns) when its deadline was first seen passed (threads.ts, the starved check). */
+  cpuAtDeadline?: number | undefined;
 }
 
 export class WorkerHandle {

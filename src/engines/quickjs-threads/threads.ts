@@ -66,6 +66,12 @@ export async function compiledQuickJS(given: WasmModuleSource | undefined): Prom
 export const KILL_GRACE_MS = 250;
 /** An overflow worker idle this long is terminated (its ~30 MB go back). */
 export const OVERFLOW_IDLE_MS = 30_000;
+/**
+ * A thread that ran less than half the kill grace since its run's deadline was starved of CPU (a loaded
+ * machine), not held by a builtin that never polls: it may wait this long past the deadline in all
+ * before it is killed, so a run that was about to answer is not cut and its thread not rebuilt.
+ */
+export const STARVED_MAX_MS = 2_000;
 /** How often the host looks for stalled workers while runs are in flight. */
 const TICK_MS = STALL_MS / 2;
 
@@ -385,8 +391,8 @@ export class ThreadEngine implements Engine {
   /**
    * The deadline watch. At a run's deadline its thread gets its priority back (priority.ts), so the
    * interrupt that ends the run is reached at once. A run that began more than `timeoutMs +
-   * KILL_GRACE_MS` ago and has not been answered then has its worker terminated. A run still queued in
-   * its worker is looked at again later.
+   * KILL_GRACE_MS` ago and has not been answered then has its worker terminated, unless the thread was
+   * starved rather than stuck (below). A run still queued in its worker is looked at again later.
    */
   #watch(handle: WorkerHandle, job: Job, afterMs: number): void {
     clearTimeout(job.watchdog);
@@ -399,14 +405,27 @@ export class ThreadEngine implements Engine {
       const deadline = begun + timeoutMs;
       if (now < deadline) return this.#watch(handle, job, deadline - now + 1);
       handle.lift();
+      job.cpuAtDeadline ??= handle.cpuNs(true);
       const left = deadline + KILL_GRACE_MS - now;
       if (left > 0) return this.#watch(handle, job, left + 1);
       // A thread whose event loop turned after the run's deadline is not held by that run's guest code:
       // on a starved machine its answer may be in the port's queue, or its engine's own deadline about to
       // end the run. It gets one more grace, not more.
       if (handle.lastBeat() > deadline && left > -KILL_GRACE_MS) return this.#watch(handle, job, STALL_MS);
+      if (this.#starved(handle, job, now - deadline)) return this.#watch(handle, job, STALL_MS);
       this.#kill(handle, job, "timeout");
     }, afterMs);
+  }
+
+  /**
+   * The thread ran less than half the grace since the deadline (by its CPU time, Linux): the machine
+   * did not give it the CPU to reach its interrupt, which a builtin that never polls would have burned.
+   * Such a thread waits, up to STARVED_MAX_MS past the deadline. Off Linux nothing is starved.
+   */
+  #starved(handle: WorkerHandle, job: Job, pastDeadlineMs: number): boolean {
+    if (pastDeadlineMs >= STARVED_MAX_MS || job.cpuAtDeadline === undefined) return false;
+    const cpu = handle.cpuNs(true);
+    return cpu !== undefined && cpu - job.cpuAtDeadline < (KILL_GRACE_MS / 2) * 1e6;
   }
 
   #onAbort(job: Job, flag: Int32Array): void {
