@@ -6,7 +6,8 @@
 // Stateful (default): each client's initialize opens a session (Mcp-Session-Id) that lives in this
 // process; behind a balancer that needs sticky routing on that header, and `session: true` interpreters
 // need it too. Stateless: every POST gets a fresh MCP server and transport and no session id, so any
-// replica answers any request. A stateless call that asked for progress streams as SSE; one that did
+// replica answers any request; the server is cheap because what does not depend on the client (the
+// tool's schema and description, the SDK's validator) is built once in serveHttp. A stateless call that asked for progress streams as SSE; one that did
 // not gets a plain JSON response, so a replica that dies mid-call fails the request at once (the client
 // retries elsewhere) instead of leaving an event stream the client would wait on until its timeout.
 
@@ -21,7 +22,7 @@ import type { Sandbox } from "../../sandbox.ts";
 import { Admission, FairQueue, type Refusal } from "./admission.ts";
 import { checkBind, checkRequest, isLoopbackHost } from "./guard.ts";
 import { Metrics } from "./metrics.ts";
-import { createMcpServer, type CallGate, type McpServerOptions } from "./server.ts";
+import { mcpServerFactory, type CallGate, type McpServerOptions } from "./server.ts";
 import { SessionTable } from "./sessions.ts";
 import type { EventTap } from "./events.ts";
 
@@ -85,6 +86,9 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
       "stateless",
       "session interpreters live in one process, so they cannot be stateless: run them stateful with sticky routing on Mcp-Session-Id",
     );
+  // Built once per deployment, not per request: the tool's schema, description and the SDK's validator
+  // cost more than the rest of a stateless request's server; each request adds only its gate and transport.
+  const newServer = mcpServerFactory(o);
   const loopback = isLoopbackHost(o.host);
   const maxBody = o.maxBodyBytes ?? o.sandbox.options.limits.maxCodeBytes * 2 + (1 << 20);
   const lanes = {
@@ -166,7 +170,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
     const admitted = await admit(req, res, () => client);
     if (!admitted) return;
     const wantsStream = (Array.isArray(admitted.body) ? admitted.body : [admitted.body]).some(hasProgressToken);
-    const server = createMcpServer({ ...o, gate: gateFor(client) });
+    const server = newServer(gateFor(client));
     const transport = new StreamableHTTPServerTransport({
       // No sessionIdGenerator: the SDK's stateless mode (no Mcp-Session-Id, no session validation).
       enableJsonResponse: !wantsStream,
@@ -223,7 +227,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
         }
       };
       const id = randomUUID();
-      const server = createMcpServer({ ...o, gate: gateFor(id) });
+      const server = newServer(gateFor(id));
       await server.connect(transport);
       await transport.handleRequest(req, res, body);
     } finally {

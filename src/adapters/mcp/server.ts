@@ -15,9 +15,10 @@ import {
   type ServerNotification,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { readFileSync } from "node:fs";
 import type { ToolOutput } from "../tools/format.ts";
-import { defineRunCodeTool, type RunCodeToolOptions } from "../tools/run-code.ts";
+import { runCodeToolFactory, type RunCodeToolOptions } from "../tools/run-code.ts";
 import { LANGUAGES, type Language, type OutputChunk } from "../../types.ts";
 
 export interface McpServerOptions extends RunCodeToolOptions {
@@ -46,56 +47,74 @@ const FLUSH_MS = 100;
  * SDK's own validation wording.
  */
 export function createMcpServer(options: McpServerOptions): Server {
-  const server = new Server(
-    { name: "wasmcell", version: packageVersion() },
-    { capabilities: { tools: {}, logging: {} } },
-  );
-  const runCode = defineRunCodeTool(options);
+  return mcpServerFactory(options)(options.gate);
+}
+
+/**
+ * Builds what does not depend on the client once — the `run_code` definition (schema, JSON Schema,
+ * description), its tool-list entry and the SDK's JSON Schema validator — and returns a function that
+ * makes a server from them for one client, given that client's gate. The HTTP server makes one server
+ * per stateless request (per session when stateful), so building these per server cost about a quarter
+ * of its busy time under load.
+ */
+export function mcpServerFactory(options: RunCodeToolOptions): (gate?: CallGate) => Server {
+  const makeTool = runCodeToolFactory(options);
+  // A tool made for its definition only; with `session: true` its sessions open on a first call, never here.
+  const { name, description, jsonSchema } = makeTool();
   const listed: Tool = {
-    name: runCode.name,
+    name,
     title: "Run code in a wasmcell sandbox",
-    description: runCode.description,
-    inputSchema: runCode.jsonSchema as Tool["inputSchema"],
+    description,
+    inputSchema: jsonSchema as Tool["inputSchema"],
     annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false },
   };
-  // With `session: true` each MCP session (each client connection) gets its own interpreters.
-  server.onclose = () => void runCode.close();
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [listed] }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    if (request.params.name !== runCode.name) {
-      return {
-        content: [{ type: "text", text: `unknown tool "${request.params.name}"; available: ${runCode.name}` }],
-        isError: true,
-      };
-    }
-    const args = request.params.arguments ?? {};
-    const language =
-      typeof args.language === "string" && LANGUAGES.includes(args.language as Language) ? args.language : "invalid";
-    const started = performance.now();
-    let outcome = "rejected";
-    const call = async (): Promise<CallToolResult> => {
-      const stream = new OutputStream((n) => extra.sendNotification(n), request.params._meta?.progressToken);
-      try {
-        const output = await runCode.call(args, {
-          signal: extra.signal,
-          onOutput: (c) => stream.push(c),
-          onResult: (r) => void (outcome = r.ok ? "ok" : r.error.kind),
-        });
-        await stream.close();
-        return toCallToolResult(output);
-      } finally {
-        stream.stop();
+  // Each `Server` would otherwise build its own Ajv instance (with formats, about 0.1 ms) to check
+  // elicitation replies, which this server never asks for. Sharing one is safe while that holds: Ajv
+  // keeps every schema object it compiles for the instance's lifetime.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  const info = { name: "wasmcell", version: packageVersion() };
+  return (gate) => {
+    const server = new Server(info, { capabilities: { tools: {}, logging: {} }, jsonSchemaValidator });
+    // A tool per server: with `session: true` each MCP session (each client connection) gets its own interpreters.
+    const runCode = makeTool();
+    server.onclose = () => void runCode.close();
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [listed] }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      if (request.params.name !== runCode.name) {
+        return {
+          content: [{ type: "text", text: `unknown tool "${request.params.name}"; available: ${runCode.name}` }],
+          isError: true,
+        };
       }
-    };
-    if (!options.gate) return call();
-    try {
-      // JavaScript and TypeScript share the QuickJS lane; anything invalid fails validation at once.
-      return await options.gate.run(language === "python" ? "python" : "javascript", call, extra.signal);
-    } finally {
-      options.gate.finished(language, outcome, (performance.now() - started) / 1000);
-    }
-  });
-  return server;
+      const args = request.params.arguments ?? {};
+      const language =
+        typeof args.language === "string" && LANGUAGES.includes(args.language as Language) ? args.language : "invalid";
+      const started = performance.now();
+      let outcome = "rejected";
+      const call = async (): Promise<CallToolResult> => {
+        const stream = new OutputStream((n) => extra.sendNotification(n), request.params._meta?.progressToken);
+        try {
+          const output = await runCode.call(args, {
+            signal: extra.signal,
+            onOutput: (c) => stream.push(c),
+            onResult: (r) => void (outcome = r.ok ? "ok" : r.error.kind),
+          });
+          await stream.close();
+          return toCallToolResult(output);
+        } finally {
+          stream.stop();
+        }
+      };
+      if (!gate) return call();
+      try {
+        // JavaScript and TypeScript share the QuickJS lane; anything invalid fails validation at once.
+        return await gate.run(language === "python" ? "python" : "javascript", call, extra.signal);
+      } finally {
+        gate.finished(language, outcome, (performance.now() - started) / 1000);
+      }
+    });
+    return server;
+  };
 }
 
 /** MCP content for a tool output: the text, then images, then other files as embedded resources. */

@@ -91,6 +91,16 @@ export function formatOptions(options: CodeToolOptions): FormatOptions {
 }
 
 export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCodeInput> {
+  return runCodeToolFactory(options)();
+}
+
+/**
+ * Checks the options and builds what depends on them alone (the zod schema, its JSON Schema, the
+ * description) once, and returns a function that makes `run_code` tools from that: a server that makes
+ * one tool per connection or per request (the MCP HTTP server) pays for the schema conversion and the
+ * description once, not on every request. Each tool made has its own sessions with `session: true`.
+ */
+export function runCodeToolFactory(options: RunCodeToolOptions): () => CodeTool<RunCodeInput> {
   const languages = options.languages ?? LANGUAGES;
   if (languages.length === 0 || languages.some((l) => !LANGUAGES.includes(l))) {
     throw new InvalidOptionError("languages", `must be a non-empty list of ${LANGUAGES.join(", ")}`);
@@ -98,7 +108,6 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
   const limits = effectiveLimits(options);
   const pythonEngine = options.pythonEngine ?? options.sandbox.options.python.engine;
   const inputSchema = runCodeSchema(languages as [Language, ...Language[]], limits);
-  const name = options.name ?? RUN_CODE_TOOL_NAME;
   const format = formatOptions(options);
   if (options.session && pythonEngine === "native" && languages.includes("python")) {
     throw new InvalidOptionError(
@@ -106,48 +115,53 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
       'the native Python tier runs every call in a fresh jail and keeps no state; use pythonEngine "pyodide" or leave python out of languages',
     );
   }
-  const sessions = options.session ? new SessionPerLanguage(options.sandbox, pythonEngine) : undefined;
-  return {
-    name,
-    description: describeRunCode(
-      languages,
-      limits,
-      pythonEngine,
-      options.notes,
-      sessions !== undefined,
-      options.sandbox.describeJavaScriptRuntime(),
-      describeNetwork(options.sandbox.options.network, pythonEngine),
-    ),
-    inputSchema,
-    jsonSchema: toJsonSchema(inputSchema),
-    async call(input, hooks = {}) {
-      const parsed = inputSchema.safeParse(input);
-      if (!parsed.success) return formatBadInput(zodMessage(parsed.error));
-      const { language, code, files } = parsed.data;
-      const request: RunRequest = { language, code, limits };
-      if (language === "python") request.engine = pythonEngine;
-      if (files) request.files = files;
-      if (hooks.signal) request.signal = hooks.signal;
-      if (hooks.onOutput) request.onOutput = hooks.onOutput;
-      const observed = async (result: Promise<RunResult>) => {
-        const r = await result;
-        hooks.onResult?.(r);
-        return r;
-      };
-      if (!sessions) return runForModel(() => observed(options.sandbox.run(request)), format);
-      let restarted = false;
-      const output = await runForModel(async () => {
-        const result = await observed(sessions.run(request));
-        restarted = !result.ok && ENDS_SESSION.has(result.error.kind);
-        if (restarted) sessions.reset(language);
-        return result;
-      }, format);
-      if (restarted)
-        output.text +=
-          "\nThe session was restarted after this error: variables and imports from earlier calls are gone.";
-      return output;
-    },
-    close: () => sessions?.close() ?? Promise.resolve(),
+  const name = options.name ?? RUN_CODE_TOOL_NAME;
+  const description = describeRunCode(
+    languages,
+    limits,
+    pythonEngine,
+    options.notes,
+    options.session === true,
+    options.sandbox.describeJavaScriptRuntime(),
+    describeNetwork(options.sandbox.options.network, pythonEngine),
+  );
+  const jsonSchema = toJsonSchema(inputSchema);
+  return () => {
+    const sessions = options.session ? new SessionPerLanguage(options.sandbox, pythonEngine) : undefined;
+    return {
+      name,
+      description,
+      inputSchema,
+      jsonSchema,
+      async call(input, hooks = {}) {
+        const parsed = inputSchema.safeParse(input);
+        if (!parsed.success) return formatBadInput(zodMessage(parsed.error));
+        const { language, code, files } = parsed.data;
+        const request: RunRequest = { language, code, limits };
+        if (language === "python") request.engine = pythonEngine;
+        if (files) request.files = files;
+        if (hooks.signal) request.signal = hooks.signal;
+        if (hooks.onOutput) request.onOutput = hooks.onOutput;
+        const observed = async (result: Promise<RunResult>) => {
+          const r = await result;
+          hooks.onResult?.(r);
+          return r;
+        };
+        if (!sessions) return runForModel(() => observed(options.sandbox.run(request)), format);
+        let restarted = false;
+        const output = await runForModel(async () => {
+          const result = await observed(sessions.run(request));
+          restarted = !result.ok && ENDS_SESSION.has(result.error.kind);
+          if (restarted) sessions.reset(language);
+          return result;
+        }, format);
+        if (restarted)
+          output.text +=
+            "\nThe session was restarted after this error: variables and imports from earlier calls are gone.";
+        return output;
+      },
+      close: () => sessions?.close() ?? Promise.resolve(),
+    };
   };
 }
 

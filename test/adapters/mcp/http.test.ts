@@ -19,12 +19,27 @@ async function connect(url: string): Promise<Client> {
 }
 
 /** A raw JSON-RPC POST, for what the client library hides (status, headers). */
-function rpc(url: string, id: number, method: string, params: unknown): Promise<Response> {
+function rpc(
+  url: string,
+  id: number,
+  method: string,
+  params: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
     body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
   });
+}
+
+/** Waits until a /metrics gauge reads `value`. */
+async function gaugeReaches(url: string, name: string, value: number): Promise<void> {
+  for (;;) {
+    const text = await (await fetch(url.replace("/mcp", "/metrics"))).text();
+    if (new RegExp(`^${name} ${value}$`, "m").test(text)) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 function run(client: Client, code: string) {
@@ -118,6 +133,67 @@ describe("serveHttp", () => {
     assert.match(textOf(streamed), /value: "done"/);
     assert.deepEqual(progress, ["tick\n"]);
     await client.close();
+  });
+
+  test("the tool is built once per serveHttp, not per request or session", async (t) => {
+    const described = t.mock.method(sandbox, "describeJavaScriptRuntime");
+    for (const stateless of [true, false]) {
+      described.mock.resetCalls();
+      await using server = await serveHttp({ sandbox, stateless });
+      // Building the description reads the runtime's table, so this counts the tool's builds.
+      assert.equal(described.mock.callCount(), 1);
+      const clients = [await connect(server.url), await connect(server.url)];
+      for (const client of clients) {
+        assert.deepEqual(
+          (await client.listTools()).tools.map((tool) => tool.name),
+          ["run_code"],
+        );
+        assert.match(textOf(await run(client, "1 + 1")), /value: 2/);
+      }
+      assert.equal(described.mock.callCount(), 1, stateless ? "stateless" : "stateful");
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
+  test("stateless: each request's calls queue and count as its own client's", async () => {
+    await using server = await serveHttp({
+      sandbox,
+      stateless: true,
+      trustProxy: true,
+      maxInflightPerClient: 3,
+      concurrency: { javascript: 1 },
+    });
+    const finished: string[] = [];
+    const call = (name: string, from: string) =>
+      rpc(
+        server.url,
+        1,
+        "tools/call",
+        { name: "run_code", arguments: { language: "javascript", code: sleepCode(150, name) } },
+        { "x-forwarded-for": from },
+      ).then(async (res) => {
+        finished.push(name);
+        return { status: res.status, body: await res.text() };
+      });
+    const calls = [call("a1", "10.0.0.1")];
+    await gaugeReaches(server.url, "wasmcell_mcp_running_calls", 1);
+    calls.push(call("a2", "10.0.0.1"), call("a3", "10.0.0.1"));
+    await gaugeReaches(server.url, "wasmcell_mcp_queue_depth", 2);
+    // The fourth from the same address is past its cap; another address is not.
+    const refused = await call("a4", "10.0.0.1");
+    assert.equal(refused.status, 503);
+    assert.match(refused.body, /"reason":"max-inflight-per-client"/);
+    calls.push(call("b1", "10.0.0.2"));
+    await gaugeReaches(server.url, "wasmcell_mcp_queue_depth", 3);
+    const answered = await Promise.all(calls);
+    for (const [i, name] of ["a1", "a2", "a3", "b1"].entries())
+      assert.match(answered[i]!.body, new RegExp(`value: \\\\"${name}\\\\"`));
+    // Round-robin across clients: b1 goes before a's backlog, which it would not if the requests
+    // shared one gate (one client in the fair queue).
+    assert.deepEqual(
+      finished.filter((name) => name !== "a4"),
+      ["a1", "a2", "b1", "a3"],
+    );
   });
 
   test("stateless refuses session interpreters", async () => {

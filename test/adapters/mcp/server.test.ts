@@ -1,5 +1,5 @@
 // End-to-end: `wasmcell mcp` as a child process, driven by the official MCP client over stdio and over
-// Streamable HTTP on loopback. The same checks run against both transports.
+// Streamable HTTP on loopback. The same checks run against both transports. mcpServerFactory, in process.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { after, before, describe, test } from "node:test";
@@ -7,9 +7,13 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { LoggingMessageNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { createMcpServer, mcpServerFactory, type CallGate } from "../../../src/adapters/mcp/index.ts";
 import { createToolkit } from "../../../src/adapters/tools/index.ts";
-import { createSandbox } from "../../../src/index.ts";
+import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import { PNG_PYTHON } from "../fixtures.ts";
 
 const MAIN = fileURLToPath(new URL("../../../src/cli/main.ts", import.meta.url));
@@ -218,6 +222,67 @@ describe("wasmcell mcp --session", () => {
       assert.match(textOf(await callTool(client, { language: "javascript", code: "n * 6" })), /value: 42/);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe("mcpServerFactory", () => {
+  let sandbox: Sandbox;
+  before(async () => {
+    sandbox = await createSandbox({ limits: { timeoutMs: 1500 } });
+  });
+  after(() => sandbox.close());
+
+  async function connectTo(server: Server): Promise<Client> {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "wasmcell-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    return client;
+  }
+
+  /** A gate that runs calls at once and records the languages it was asked about. */
+  function recordingGate(): CallGate & { seen: string[] } {
+    const seen: string[] = [];
+    return { seen, run: (_lane, call) => call(), finished: (language) => void seen.push(language) };
+  }
+
+  test("servers share the definition and the SDK's validator, each with its own gate", async (t) => {
+    const described = t.mock.method(sandbox, "describeJavaScriptRuntime");
+    const make = mcpServerFactory({ sandbox });
+    const [gateA, gateB] = [recordingGate(), recordingGate()];
+    const [a, b] = [make(gateA), make(gateB)];
+    // Building the description reads the runtime's table: once for the factory, not once per server.
+    assert.equal(described.mock.callCount(), 1);
+    // The SDK keeps its validator in a private field; a fresh Ajv per server is what the factory avoids.
+    const validator = (s: Server) => Reflect.get(s, "_jsonSchemaValidator") as unknown;
+    assert.ok(validator(a) instanceof AjvJsonSchemaValidator);
+    assert.equal(validator(a), validator(b));
+    const [clientA, clientB] = [await connectTo(a), await connectTo(b)];
+    const single = await connectTo(createMcpServer({ sandbox }));
+    try {
+      const { tools } = await clientA.listTools();
+      assert.deepEqual(tools, (await clientB.listTools()).tools);
+      assert.deepEqual(tools, (await single.listTools()).tools);
+      await callTool(clientA, { language: "javascript", code: "1" });
+      await callTool(clientA, { language: "cobol", code: "1" });
+      await callTool(clientB, { language: "typescript", code: "1" });
+      assert.deepEqual(gateA.seen, ["javascript", "invalid"]);
+      assert.deepEqual(gateB.seen, ["typescript"]);
+    } finally {
+      await Promise.all([clientA.close(), clientB.close(), single.close()]);
+    }
+  });
+
+  test("with session: true each server has its own interpreters", async () => {
+    const make = mcpServerFactory({ sandbox, session: true, languages: ["javascript"] });
+    const [a, b] = [await connectTo(make()), await connectTo(make())];
+    try {
+      await callTool(a, { language: "javascript", code: "var n = 7" });
+      assert.match(textOf(await callTool(a, { language: "javascript", code: "n * 6" })), /value: 42/);
+      assert.match(textOf(await callTool(b, { language: "javascript", code: "typeof n" })), /value: "undefined"/);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
     }
   });
 });
