@@ -229,14 +229,27 @@ export class WasmModule {
 }
 
 /**
- * Runs `work` in a later macrotask: after the current run's result has reached its caller (that is a
- * promise continuation, a microtask) and after whatever else is already queued. Unref'd where the host
- * has it (Node): idle work nobody may need must not keep the process alive. setTimeout rather than
- * setImmediate: the edge build has no setImmediate.
+ * Runs `work` once, in a later macrotask: after the current run's result has reached its caller (that is
+ * a promise continuation, a microtask). At the first of two turns of the loop:
+ * - setImmediate, where the host has it (Node, Bun): it runs once the I/O already waiting has been
+ *   handled, before the loop waits for more, so a request arriving after that finds the work done. It is
+ *   referenced (an unref'd immediate lets the loop sleep until the next timer or I/O, which is late), so
+ *   it holds the process for that one turn at most.
+ * - setTimeout(0), unref'd: the only one in the edge build; and in Node it keeps the guarantee a timer
+ *   gives, that the work is done before any timer set after it fires (an immediate gives none when the
+ *   loop is busy inside its timers phase).
  */
 function inIdleTime(work: () => void): void {
-  const timer = setTimeout(work, 0) as { unref?: () => void };
+  let pending = true;
+  const once = () => {
+    if (!pending) return;
+    pending = false;
+    clearTimeout(timer as Parameters<typeof clearTimeout>[0]);
+    work();
+  };
+  const timer = setTimeout(once, 0) as { unref?: () => void };
   timer.unref?.();
+  if (typeof setImmediate === "function") setImmediate(once);
 }
 
 export function describeHostError(error: unknown): string {

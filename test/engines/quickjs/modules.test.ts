@@ -50,10 +50,11 @@ describe("quickjs modules", () => {
 });
 
 // A cell freed after a run (not reused) is replaced in idle time, so the next run does not build one.
-// No timing is asserted: the engine's counters say where each cell was built. One macrotask after the
-// run is enough for the rebuild (it is queued when the run ends, before this test's own timer).
+// No timing is asserted: the engine's counters say where each cell was built. One setImmediate after
+// the run is enough for the rebuild: the engine queued its own immediate when the run ended, before
+// this test's, and immediates run in order.
 describe("quickjs modules: a freed cell is rebuilt in idle time", () => {
-  const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
   interface Killer {
     kind: string;
     code: string;
