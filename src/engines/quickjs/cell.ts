@@ -1,6 +1,8 @@
 // A cell: one QuickJS runtime with its service realm (service.ts), reused across runs. Each run gets a
 // fresh user context in it, freed when the run ends. A cell serves another run only when `unclean()`
-// finds nothing left behind (see the inventory there); otherwise it is freed and a new one is built.
+// finds nothing left behind (see the inventory there); otherwise it is freed and a new one (a new runtime,
+// never the freed one) is built in its place in idle time (WasmModule.#discard), so the next run finds it
+// warm.
 
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { adoptValue, contextPointer, runtimePointer, trackedContexts } from "./internals.ts";

@@ -162,6 +162,8 @@ export class QuickJSEngine implements Engine {
 
   async close(): Promise<void> {
     this.#closed = true;
+    // Runs in flight finish, but the cells they free are not replaced: nobody will take them.
+    this.pool.stopIdleWork();
     await this.#inFlight.drain();
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     this.pool.close();

@@ -8,6 +8,9 @@
 // instantiated in the background (see ModulePool), so nobody waits for a cold start. A module whose
 // memory has grown large is *retired* instead: it finishes the runs it has and takes no new ones.
 //
+// A cell that is freed rather than reused (after a timeout, a memory failure, a queued job, …) is
+// replaced in idle time, so the cost of building a runtime is not paid by the next run (WasmModule.#owed).
+//
 // The runtimes inside a module ("cells") are in cell.ts.
 
 import { newQuickJSWASMModuleFromVariant, type QuickJSContext, type QuickJSWASMModule } from "quickjs-emscripten-core";
@@ -40,14 +43,26 @@ export class WasmModule {
   readonly cells = new Set<Cell>();
   /** Cells refused or freed because they could not be proven clean (for tests and diagnostics). */
   cellsRetired = 0;
+  /** Cells built on a run's path (takeCell found none idle) and in idle time (for tests and diagnostics). */
+  readonly cellsBuilt = { onRunPath: 0, inIdleTime: 0 };
   /** Tells the pool this module takes no new runs (poisoned or retired). */
   readonly #onUnusable: (module: WasmModule) => void;
+  /** Whether the pool still wants idle-time work from this module (false once the engine is closing). */
+  readonly #wanted: () => boolean;
+  /**
+   * Cells freed (not reused) that no new cell has replaced yet. Idle time builds that many, one per
+   * macrotask; a cell a run builds on its own path replaces one too. So the module never holds more
+   * cells than it did before the frees, and never more than MAX_IDLE_CELLS idle.
+   */
+  #owed = 0;
+  #rebuildScheduled = false;
   #heap32: Int32Array;
   #memory: { readonly buffer: ArrayBuffer };
 
-  private constructor(quickjs: QuickJSWASMModule, onUnusable: (module: WasmModule) => void) {
+  private constructor(quickjs: QuickJSWASMModule, onUnusable: (module: WasmModule) => void, wanted: () => boolean) {
     this.quickjs = quickjs;
     this.#onUnusable = onUnusable;
+    this.#wanted = wanted;
     // getWasmMemory() re-runs the variant's init hook on every call: fetch the Memory object once.
     this.#memory = (quickjs as unknown as { getWasmMemory(): { readonly buffer: ArrayBuffer } }).getWasmMemory();
     this.#heap32 = new Int32Array(this.#memory.buffer);
@@ -59,11 +74,15 @@ export class WasmModule {
     }
   }
 
-  static async create(onUnusable: (module: WasmModule) => void, wasmModule?: WasmModuleSource): Promise<WasmModule> {
+  static async create(
+    onUnusable: (module: WasmModule) => void,
+    wanted: () => boolean,
+    wasmModule?: WasmModuleSource,
+  ): Promise<WasmModule> {
     // Emscripten prints aborts ("Aborted(Assertion failed …)") to the host's stderr; the same text is
     // in the error the abort throws, which is what poisons the module and names the reason.
     const variant = await quickjsVariant(wasmModule, { printErr: () => undefined, print: () => undefined });
-    return new WasmModule(await newQuickJSWASMModuleFromVariant(variant), onUnusable);
+    return new WasmModule(await newQuickJSWASMModuleFromVariant(variant), onUnusable, wanted);
   }
 
   /** The linear memory as 32-bit words (a new view after every growth). */
@@ -78,6 +97,7 @@ export class WasmModule {
     this.alive = false;
     this.poisonReason = reason;
     this.idle.length = 0;
+    this.#owed = 0;
     for (const cell of this.cells) cell.dead = true;
     this.#onUnusable(this);
     // Runs waiting on this module end now (as crashed) instead of at their next timer or deadline.
@@ -97,6 +117,7 @@ export class WasmModule {
     if (this.retired || !this.alive) return;
     this.retired = true;
     this.idle.length = 0;
+    this.#owed = 0;
     this.#onUnusable(this);
   }
 
@@ -117,6 +138,8 @@ export class WasmModule {
     }
     const cell = new Cell(this);
     this.cells.add(cell);
+    this.cellsBuilt.onRunPath++;
+    if (this.#owed > 0) this.#owed--;
     cell.inUse = true;
     return cell;
   }
@@ -138,21 +161,64 @@ export class WasmModule {
       this.idle.push(cell);
       // Clean up and build the next run's context while the host is idle: JS_NewContext is most of a
       // small run. (A caller that runs back to back never yields to macrotasks: it pays both in takeCell.)
-      const timer = setTimeout(() => {
+      inIdleTime(() => {
         cell.settle();
         cell.prepareSpare();
-      }, 0) as { unref?: () => void };
-      timer.unref?.();
+      });
       return;
     }
     cell.settle();
     this.#discard(cell);
   }
 
+  /**
+   * Frees a cell that will not be reused and, if the pool had room for it, has a new one built in its
+   * place in idle time (a cell freed because MAX_IDLE_CELLS were already idle is not replaced).
+   */
   #discard(cell: Cell): void {
     this.cellsRetired++;
     this.cells.delete(cell);
     cell.free();
+    if (!this.alive || this.idle.length >= MAX_IDLE_CELLS || this.#owed >= MAX_IDLE_CELLS) return;
+    this.#owed++;
+    this.#scheduleRebuild();
+  }
+
+  #scheduleRebuild(): void {
+    if (this.#rebuildScheduled) return;
+    this.#rebuildScheduled = true;
+    inIdleTime(() => {
+      this.#rebuildScheduled = false;
+      this.#rebuild();
+    });
+  }
+
+  /**
+   * Builds one owed cell, in idle time. A brand-new runtime (never the freed one), and only in a module
+   * that is alive, not retired and still wanted by an open engine: a cell built in a poisoned module
+   * would run on half-unwound C state, and one built in a retired module or for a closed engine would
+   * only hold memory. A throw while building poisons the module, as on the run path; it never escapes
+   * the timer.
+   */
+  #rebuild(): void {
+    if (this.#owed === 0 || !this.alive || this.retired || !this.#wanted()) return;
+    if (this.idle.length >= MAX_IDLE_CELLS) {
+      this.#owed = 0;
+      return;
+    }
+    this.#owed--;
+    let cell: Cell;
+    try {
+      cell = new Cell(this);
+    } catch (error) {
+      this.poison(`building a runtime in idle time failed: ${describeHostError(error)}`);
+      return;
+    }
+    this.cells.add(cell);
+    this.cellsBuilt.inIdleTime++;
+    this.idle.push(cell);
+    cell.prepareSpare();
+    if (this.#owed > 0) this.#scheduleRebuild();
   }
 
   /** Sets the interrupt counter of a context (see Cell's polling window). */
@@ -160,6 +226,30 @@ export class WasmModule {
     if (this.counterOffset < 0) return;
     this.#heap()[(contextPointer(ctx) + this.counterOffset) >> 2] = ticks;
   }
+}
+
+/**
+ * Runs `work` once, in a later macrotask: after the current run's result has reached its caller (that is
+ * a promise continuation, a microtask). At the first of two turns of the loop:
+ * - setImmediate, where the host has it (Node, Bun): it runs once the I/O already waiting has been
+ *   handled, before the loop waits for more, so a request arriving after that finds the work done. It is
+ *   referenced (an unref'd immediate lets the loop sleep until the next timer or I/O, which is late), so
+ *   it holds the process for that one turn at most.
+ * - setTimeout(0), unref'd: the only one in the edge build; and in Node it keeps the guarantee a timer
+ *   gives, that the work is done before any timer set after it fires (an immediate gives none when the
+ *   loop is busy inside its timers phase).
+ */
+function inIdleTime(work: () => void): void {
+  let pending = true;
+  const once = () => {
+    if (!pending) return;
+    pending = false;
+    clearTimeout(timer as Parameters<typeof clearTimeout>[0]);
+    work();
+  };
+  const timer = setTimeout(once, 0) as { unref?: () => void };
+  timer.unref?.();
+  if (typeof setImmediate === "function") setImmediate(once);
 }
 
 export function describeHostError(error: unknown): string {
@@ -175,6 +265,8 @@ export class ModulePool {
   #starting: Promise<WasmModule> | undefined;
   #spare: Promise<WasmModule> | undefined;
   #closed = false;
+  /** Set as soon as the engine starts closing (before its runs drain): no more idle-time work. */
+  #closing = false;
   /** How many modules were thrown away (for tests and diagnostics). */
   replaced = 0;
   /** The compiled module every instance comes from (`javascript.wasmModule`), or the variant's own file. */
@@ -209,7 +301,11 @@ export class ModulePool {
   }
 
   #create(): Promise<WasmModule> {
-    return WasmModule.create((module) => this.#onUnusable(module), this.wasmModule);
+    return WasmModule.create(
+      (module) => this.#onUnusable(module),
+      () => !this.#closing,
+      this.wasmModule,
+    );
   }
 
   #refillSpare(): void {
@@ -227,7 +323,13 @@ export class ModulePool {
     if (this.#current === module) this.#current = undefined;
   }
 
+  /** Stops idle-time work (cell rebuilds) in every module; runs in flight still finish. */
+  stopIdleWork(): void {
+    this.#closing = true;
+  }
+
   close(): void {
+    this.#closing = true;
     this.#closed = true;
     this.#current = undefined;
     this.#spare = undefined;
