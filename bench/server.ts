@@ -1,7 +1,15 @@
 // The MCP HTTP server under load: 1, 10 and 50 official MCP clients making 20 `run_code` calls each,
 // benign only (`n * 7 + 1`) and with one call in five a CPU loop into the 300 ms deadline, against one
 // `wasmcell mcp --http --stateless` process and against three behind HAProxy. Reports calls/s over all
-// calls, benign-call p50/p99, and the load average when each row started.
+// calls, benign-call p50/p99, each hostile row's calls/s as a share of its benign-only row, the servers'
+// resident memory after the row, and the load average when each row started.
+//
+// Each replica's JavaScript pool is sized up front (`--js-workers` = `--js-max-workers`): a loop holds
+// its thread for its whole deadline, so the pool must hold the loops in flight plus room for benign
+// calls, and growing threads under load (a worker start is ~30 MB and tens of ms of CPU) was measured
+// to cost more than it gives. `WASMCELL_BENCH_JS_WORKERS` overrides the one-replica size;
+// `WASMCELL_BENCH_CLIENTS=50` and `WASMCELL_BENCH_REPLICAS=1` narrow the run to those rows.
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import {
   BENIGN,
@@ -16,6 +24,26 @@ import {
 
 const CALLS = 20;
 const FLAGS = ["--stateless", "--timeout-ms", "300", "--max-inflight-per-client", "256"];
+const ONE_REPLICA_THREADS = Number(process.env.WASMCELL_BENCH_JS_WORKERS ?? 32);
+/** Per replica of three: they share the same cores, so each needs fewer. */
+const THREE_REPLICA_THREADS = Math.ceil(ONE_REPLICA_THREADS / 2.5);
+const CLIENTS = (process.env.WASMCELL_BENCH_CLIENTS ?? "1,10,50").split(",").map(Number);
+const REPLICAS = (process.env.WASMCELL_BENCH_REPLICAS ?? "1,3").split(",").map(Number);
+const pool = (n: number) => ["--js-workers", String(n), "--js-max-workers", String(n)];
+
+/** Resident memory of the replicas' processes, in bytes (0 where /proc cannot tell). */
+function rss(replicas: Replica[]): number {
+  let total = 0;
+  for (const r of replicas) {
+    try {
+      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${r.child.pid}/status`, "latin1"))?.[1];
+      total += Number(kb ?? 0) * 1024;
+    } catch {
+      // not Linux, or it exited
+    }
+  }
+  return total;
+}
 
 interface Row {
   setup: string;
@@ -24,16 +52,21 @@ interface Row {
   callsPerS: number;
   p50: number;
   p99: number;
+  /** Median time until a hostile call's answer (its deadline is 300 ms). */
+  hostileP50: number;
   errors: number;
   load: number;
+  /** The replicas' resident memory after the row. */
+  rssBytes: number;
   /** Distinct error messages (cut short) and how often each happened. */
   why: Map<string, number>;
 }
 
-async function load(url: string, clients: number, hostile: boolean): Promise<Omit<Row, "setup">> {
+async function load(url: string, clients: number, hostile: boolean): Promise<Omit<Row, "setup" | "rssBytes">> {
   const loadAvg = os.loadavg()[0]!;
   const connected = await Promise.all(Array.from({ length: clients }, (_, c) => connectClient(url, `b${c}`)));
   const times: number[] = [];
+  const hostileTimes: number[] = [];
   let errors = 0;
   const why = new Map<string, number>();
   const t0 = performance.now();
@@ -49,9 +82,14 @@ async function load(url: string, clients: number, hostile: boolean): Promise<Omi
             arguments: { language: "javascript", code: isHostile ? HOSTILE : BENIGN(n) },
           });
           if (!isHostile) {
-            if (!resultText(r).endsWith(`value: ${n * 7 + 1}`)) errors++;
+            const text = resultText(r);
+            if (!text.endsWith(`value: ${n * 7 + 1}`)) {
+              errors++;
+              const key = `wrong benign result: ${text.slice(0, 100)}`;
+              why.set(key, (why.get(key) ?? 0) + 1);
+            }
             times.push(performance.now() - t);
-          }
+          } else hostileTimes.push(performance.now() - t);
         } catch (error) {
           errors++;
           const key = String(error).slice(0, 120);
@@ -62,14 +100,17 @@ async function load(url: string, clients: number, hostile: boolean): Promise<Omi
   );
   const seconds = (performance.now() - t0) / 1000;
   await Promise.all(connected.map((c) => c.close()));
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
+  const at = (q: number, of = times) => {
+    const sorted = [...of].sort((a, b) => a - b);
+    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  };
   return {
     clients,
     hostile,
     callsPerS: (clients * CALLS) / seconds,
     p50: at(0.5),
     p99: at(0.99),
+    hostileP50: at(0.5, hostileTimes),
     errors,
     load: loadAvg,
     why,
@@ -83,29 +124,38 @@ async function stop(replicas: Replica[]): Promise<void> {
 
 export async function bench(): Promise<string> {
   const rows: Row[] = [];
-  const setups: [string, number][] = [["1 replica", 1]];
-  if (haproxyAvailable()) setups.push(["3 replicas + HAProxy", 3]);
-  for (const [setup, n] of setups) {
-    const replicas = await Promise.all(Array.from({ length: n }, () => startReplica(FLAGS)));
+  const setups: [string, number, number][] = [];
+  if (REPLICAS.includes(1)) setups.push(["1 replica", 1, ONE_REPLICA_THREADS]);
+  if (REPLICAS.includes(3) && haproxyAvailable()) setups.push(["3 replicas + HAProxy", 3, THREE_REPLICA_THREADS]);
+  for (const [setup, n, threads] of setups) {
+    const replicas = await Promise.all(Array.from({ length: n }, () => startReplica([...FLAGS, ...pool(threads)])));
     const lb = n > 1 ? await startHaproxy(replicas.map((r) => r.url)) : undefined;
     const url = lb?.url ?? replicas[0]!.url;
-    for (const clients of [1, 10, 50]) {
-      for (const hostile of [false, true]) rows.push({ setup, ...(await load(url, clients, hostile)) });
+    for (const clients of CLIENTS) {
+      for (const hostile of [false, true])
+        rows.push({ setup, ...(await load(url, clients, hostile)), rssBytes: rss(replicas) });
     }
     await lb?.close();
     await stop(replicas);
   }
   const ms = (v: number) => (v < 10 ? v.toFixed(1) : v.toFixed(0));
+  const share = (r: Row) => {
+    const base = rows.find((b) => b.setup === r.setup && b.clients === r.clients && !b.hostile);
+    return r.hostile && base ? `${((100 * r.callsPerS) / base.callsPerS).toFixed(0)} %` : "";
+  };
+  const mb = (r: Row) => (r.rssBytes > 0 ? (r.rssBytes / 2 ** 20).toFixed(0) : "?");
   const lines = [
     `## MCP HTTP server (\`wasmcell mcp --http --stateless --timeout-ms 300\`, ${CALLS} calls per client)`,
     "",
-    "Hostile: one call in five is `while (true) {}` (ends as `timeout` at 300 ms). p50/p99 are over the benign calls.",
+    "Hostile: one call in five is `while (true) {}` (ends as `timeout` at 300 ms). p50/p99 are over the benign calls;",
+    "“of benign-only” is the row's calls/s over the same setup's benign-only row. JavaScript threads per replica:",
+    `${ONE_REPLICA_THREADS} (one replica), ${THREE_REPLICA_THREADS} (each of three). RSS: all replicas, after the row.`,
     "",
-    "| setup | clients | hostile | calls/s | benign p50 ms | benign p99 ms | errors | load avg |",
-    "|---|---:|---|---:|---:|---:|---:|---:|",
+    "| setup | clients | hostile | calls/s | of benign-only | benign p50 ms | benign p99 ms | hostile p50 ms | errors | RSS MB | load avg |",
+    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...rows.map(
       (r) =>
-        `| ${r.setup} | ${r.clients} | ${r.hostile ? "1 in 5" : "none"} | ${r.callsPerS.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.errors} | ${r.load.toFixed(1)} |`,
+        `| ${r.setup} | ${r.clients} | ${r.hostile ? "1 in 5" : "none"} | ${r.callsPerS.toFixed(0)} | ${share(r)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.hostile ? ms(r.hostileP50) : ""} | ${r.errors} | ${mb(r)} | ${r.load.toFixed(1)} |`,
     ),
   ];
   const why = new Map<string, number>();
