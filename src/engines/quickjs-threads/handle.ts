@@ -21,7 +21,7 @@ import {
   type WireRequest,
   type WorkerMessage,
 } from "./protocol.ts";
-import type { ThreadSession } from "./threads.ts";
+import type { ThreadSession } from "./session.ts";
 import { DEMOTED, LIFTED, setThreadNice, STUCK, threadNice } from "./priority.ts";
 
 /**

@@ -24,13 +24,14 @@
 // - Host functions, output chunks and the caller's signal are proxied over the worker's port: the
 //   real host function runs here, on the host, with the worker's engine counting calls and enforcing
 //   the deadline exactly as in-process.
-// - A session is pinned to one worker; when that worker is terminated the session is lost, and says so.
+// - A session is pinned to one worker (session.ts); when that worker is terminated the session is lost,
+//   and says so.
 
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { Engine, EngineSession } from "../engine.ts";
 import { InFlight } from "../in-flight.ts";
-import { ClosedError, EngineStartError } from "../../errors.ts";
+import { ClosedError } from "../../errors.ts";
 import type { EventInput } from "../../events.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunResult, WasmModuleSource } from "../../types.ts";
@@ -42,6 +43,7 @@ import { STALL_MS, WorkerHandle, type Job } from "./handle.ts";
 import { failure } from "../quickjs/failure.ts";
 import { withNetwork } from "../quickjs/fetch-gate.ts";
 import { RUNS_AT_ONCE } from "./limits.ts";
+import { crashedError, ThreadSession } from "./session.ts";
 import { resolveDemotion, type DemoteSetting } from "./priority.ts";
 
 /**
@@ -712,77 +714,10 @@ function epochNow(): number {
   return performance.timeOrigin + performance.now();
 }
 
-function crashedError(message: string): GuestError {
-  return { kind: "crashed", name: "EngineCrash", message };
-}
-
 function abortedError(): GuestError {
   return {
     kind: "aborted" satisfies ErrorKind,
     name: "AbortError",
     message: "the run was aborted by the caller's signal",
   };
-}
-
-/** A session pinned to one worker; its runs are serialised. */
-export class ThreadSession implements EngineSession {
-  readonly #engine: ThreadEngine;
-  readonly handle: WorkerHandle;
-  readonly id: number;
-  readonly #onClose: () => void;
-  readonly whenOpen: Promise<void>;
-  #open!: (error?: Error) => void;
-  #queue: Promise<unknown> = Promise.resolve();
-  #lost: string | undefined;
-  #closed = false;
-
-  constructor(engine: ThreadEngine, handle: WorkerHandle, id: number, onClose: () => void) {
-    this.#engine = engine;
-    this.handle = handle;
-    this.id = id;
-    this.#onClose = onClose;
-    this.whenOpen = new Promise<void>((resolve, reject) => {
-      this.#open = (error) => (error === undefined ? resolve() : reject(error));
-    });
-  }
-
-  /** @internal the worker answered `session-open` */
-  opened(error: string | undefined): void {
-    this.#open(
-      error === undefined ? undefined : new EngineStartError(`the QuickJS worker could not open a session: ${error}`),
-    );
-  }
-
-  /** @internal the worker under this session is gone */
-  lose(why: string): void {
-    this.#lost ??= why;
-    this.#open(new EngineStartError(`the QuickJS worker was lost while opening a session (${why})`));
-  }
-
-  lostError(): GuestError {
-    return crashedError(
-      `this session was lost: the worker thread holding it was terminated (${this.#lost ?? "it is gone"}); its state is gone, open a new session`,
-    );
-  }
-
-  run(req: ResolvedRequest): Promise<RunResult> {
-    const next = this.#queue.then(() => this.#run(req));
-    this.#queue = next.catch(() => undefined);
-    return next;
-  }
-
-  async #run(req: ResolvedRequest): Promise<RunResult> {
-    if (this.#closed) throw new ClosedError("session");
-    if (this.#lost !== undefined) return failure(req, this.lostError(), performance.now());
-    return this.#engine.sessionRun(this, req);
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await this.#queue;
-    this.#onClose();
-    this.handle.sessions.delete(this.id);
-    if (!this.handle.dead) this.handle.post({ t: "session-close", session: this.id });
-  }
 }
