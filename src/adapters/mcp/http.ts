@@ -7,9 +7,10 @@
 // process; behind a balancer that needs sticky routing on that header, and `session: true` interpreters
 // need it too. Stateless: every POST gets a fresh MCP server and transport and no session id, so any
 // replica answers any request; the server is cheap because what does not depend on the client (the
-// tool's schema and description, the SDK's validator) is built once in serveHttp. A stateless call that asked for progress streams as SSE; one that did
-// not gets a plain JSON response, so a replica that dies mid-call fails the request at once (the client
-// retries elsewhere) instead of leaving an event stream the client would wait on until its timeout.
+// tool's schema and description, the SDK's validator) is built once in serveHttp. A stateless call
+// that asked for progress streams as SSE; one that did not gets a plain JSON response, so a replica
+// that dies mid-call fails the request at once (the client retries elsewhere) instead of leaving an
+// event stream the client would wait on until its timeout.
 
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
