@@ -15,9 +15,10 @@
 //   an error. A thread that still cannot be restored says so (STUCK) and the pool retires it.
 //
 // The state word in shared memory (protocol.ts, NICE_OFFSET) is the worker's and the host's to swap:
-// NORMAL → DEMOTED by the worker (then the syscall), DEMOTED → LIFTED by the host at a deadline (then
-// the syscall back), anything → NORMAL by the worker when its stretch ends. The worker re-reads the word
-// after its own syscall, so a lift that raced its demotion is never undone.
+// NORMAL → DEMOTED by the worker (then the syscall), DEMOTED → LIFTED by whichever side first sees the
+// run end (the worker's interrupt, the host's deadline; then the syscall back), anything → NORMAL by the
+// worker when its stretch ends. The worker re-reads the word after its own syscall, so a lift that
+// raced its demotion is never undone.
 
 import { statSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
@@ -139,8 +140,17 @@ export class Demoter {
     this.#stretchStart = stretchStart;
   }
 
-  /** Called on every interrupt poll while guest code runs: cheap unless it is time to give way. */
-  poll(): void {
+  /**
+   * Called on every interrupt poll while guest code runs: cheap unless it is time to give way. A poll
+   * that interrupts the run (its deadline, an abort, the memory cap) puts the thread back at once, so
+   * the run's end (unwinding, its result, its runtime freed) is not done at the lowest priority; the
+   * host's lift at the deadline is the backstop for a thread that does not get to poll.
+   */
+  poll(stopping: boolean): void {
+    if (stopping) {
+      if (Atomics.compareExchange(this.#state, 0, DEMOTED, LIFTED) === DEMOTED) this.#restore();
+      return;
+    }
     if (this.armed === 0 || this.#base >= DEMOTED_NICE) return;
     if (performance.timeOrigin + performance.now() - this.#stretchStart() < DEMOTE_AFTER_MS) return;
     if (Atomics.compareExchange(this.#state, 0, NORMAL, DEMOTED) !== NORMAL) return;

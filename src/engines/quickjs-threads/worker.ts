@@ -49,7 +49,7 @@ try {
 let seq = 0;
 // A stretch is the time since the heartbeat was last written, which happens whenever the loop turns.
 const demoter = new Demoter(new Int32Array(progress, NICE_OFFSET, 1), tid, () => heartbeat[0] ?? 0);
-setPollHook(() => demoter.poll());
+setPollHook((stopping) => demoter.poll(stopping));
 
 /**
  * The heartbeat the host's scheduler reads (protocol.ts): rewritten on every message, every finished

@@ -138,8 +138,9 @@ export class Cell {
     const ticks = slow ? 1 : FAST_TICKS;
     this.wasm.setCounter(this.svc, ticks);
     if (this.userCtx?.alive) this.wasm.setCounter(this.userCtx, ticks);
-    runPollHook();
-    return this.run?.shouldInterrupt() ?? false;
+    const stop = this.run?.shouldInterrupt() ?? false;
+    runPollHook(stop);
+    return stop;
   }
 
   /** A number handle in the service realm, kept for the cell's life (the result-size cap, mostly). */
