@@ -9,10 +9,12 @@ export interface Ran {
 
 export function runNode(
   args: string[],
-  options: { stdin?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  options: { stdin?: string; cwd?: string; env?: NodeJS.ProcessEnv; via?: string[] } = {},
 ): Promise<Ran> {
+  // `via`: a command that starts Node (setpriv, prlimit, …), given Node's path and `args` after its own.
+  const [command, ...argv] = [...(options.via ?? []), process.execPath, ...args];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
+    const child = spawn(command!, argv, {
       cwd: options.cwd ?? process.cwd(),
       env: options.env ?? process.env,
       stdio: ["pipe", "pipe", "pipe"],

@@ -2,38 +2,29 @@
 // and that a process which cannot put a lowered thread back never lowers one. The checks without
 // CAP_SYS_NICE run in a child started by setpriv with the capability dropped (the suite runs as root).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { getPriority } from "node:os";
 import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { mayRestorePriority, setThreadNice, threadNice } from "../../../src/engines/quickjs-threads/priority.ts";
 import { InvalidOptionError } from "../../../src/errors.ts";
 import { resolveOptions } from "../../../src/options.ts";
+import { runNode } from "../../helpers/process.ts";
 
 const linux = process.platform === "linux";
 const threads = pathToFileURL(
   new URL("../../../src/engines/quickjs-threads/threads.ts", import.meta.url).pathname,
 ).href;
 
-/** Starts a pool with `setting` in a child run through `prefix` (setpriv, prlimit); prints what happened. */
-function poolIn(prefix: string[], setting: string): Promise<string> {
+/** Starts a pool with `setting` in a child run through `via` (setpriv); prints what happened. */
+async function poolIn(via: string[], setting: string): Promise<string> {
   const script = `
     const { ThreadEngine } = await import(${JSON.stringify(threads)});
     const engine = new ThreadEngine({ workers: 1, maxWorkers: 1, runsPerWorker: 1, maxQueue: 1 }, undefined, undefined, { demoteCpuBound: ${setting} });
     try { await engine.warm(); console.log("demotes=" + engine.demotes); }
     catch (e) { console.log(e.name + ": " + e.message); }
     await engine.destroy();`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(prefix[0]!, [...prefix.slice(1), process.execPath, "--input-type=module", "-e", script], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    child.on("error", reject);
-    child.on("close", () => resolve(out.trim() || err.trim()));
-  });
+  const ran = await runNode(["--input-type=module", "-e", script], { via });
+  return ran.stdout.trim() || ran.stderr.trim();
 }
 const NO_NICE_CAP = ["setpriv", "--bounding-set", "-sys_nice", "--inh-caps", "-sys_nice", "--"];
 
