@@ -207,13 +207,14 @@ export class WorkerHandle {
    */
   stalled(now: number): boolean {
     if (this.dead || !this.started || this.jobs.size === 0) return false;
-    // A thread that lowered its priority is inside a CPU-bound stretch by its own account.
-    if (Atomics.load(this.#nice, 0) === DEMOTED) return true;
     const beat = this.#heartbeat[0] ?? 0;
     if (now - beat <= STALL_MS) return false;
     let begun = false;
     for (const job of this.jobs.values()) if (this.begunAt(job.seq) !== undefined) begun = true;
     if (!begun) return false;
+    // A thread that lowered its priority is inside a CPU-bound stretch by its own account, and at nice 19
+    // on a busy machine it burns its CPU slowly: its CPU time would not tell the stall in time.
+    if (Atomics.load(this.#nice, 0) === DEMOTED) return true;
     const cpu = this.cpuNs();
     if (cpu === undefined) return true;
     if (this.#staleBeat !== beat) {
