@@ -87,6 +87,33 @@ describe("cpu starvation (quickjs thread pool)", { skip: linux ? false : "thread
     });
   });
 
+  it("the next run on a thread a loop was demoted on starts at the base priority", async () => {
+    const engine = new ThreadEngine({ workers: 1, maxWorkers: 1, runsPerWorker: 1, maxQueue: 4 });
+    await engine.warm();
+    try {
+      const loop = engine.run(request(LOOP, 500));
+      await until("the loop is demoted", () => demoted() === 1);
+      assert.equal((await loop).ok, false);
+      // The next run asks the host to read every thread's nice value while it is running on that thread.
+      let seen: number[] = [];
+      const probe = resolveRequest(
+        {
+          language: "javascript",
+          code: "await look(); 1",
+          limits: { timeoutMs: 3_000 },
+          hostFunctions: { look: () => void (seen = niceValues()) },
+        },
+        options,
+      );
+      const r = await engine.run(probe);
+      assert.equal(r.ok && r.value, 1, JSON.stringify(r));
+      assert.ok(seen.length > 0 && seen.every((n) => n === base), `nice values during the next run: ${seen.join(",")}`);
+      assert.equal(engine.kills, 0, "the same thread served both runs");
+    } finally {
+      await engine.close();
+    }
+  });
+
   it("demoteCpuBound: false demotes nothing", async () => {
     await withPool(false, async (engine) => {
       assert.equal(engine.demotes, false);

@@ -26,6 +26,10 @@
 // | stdout / stderr                         | the host, per Run (OutputSink)   | a new sink per run                           |
 // | WASM linear memory                      | the module                       | never readable by guest code (allocations    |
 // |                                         |                                  | are initialised); a grown module is retired  |
+// | thread priority (nice), thread pool     | the worker thread, kernel        | put back whenever the worker's loop turns,   |
+// |                                         |                                  | which it does before each run begins; a      |
+// |                                         |                                  | thread that cannot be put back is retired    |
+// |                                         |                                  | (proof: test/security/cpu-starvation.test.ts)|
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { CANARY, HOST_FUNCTIONS, HOSTILE, warmCell, type WarmCell } from "../helpers/quickjs.ts";
