@@ -23,11 +23,16 @@ import type { Sandbox } from "../../sandbox.ts";
 import { Admission, FairQueue, type Refusal } from "./admission.ts";
 import { checkBind, checkRequest, isLoopbackHost } from "./guard.ts";
 import { Metrics } from "./metrics.ts";
-import { mcpServerFactory, type CallGate, type McpServerOptions } from "./server.ts";
+import { mcpServerFactory, type CallGate } from "./server.ts";
+import type { RunCodeToolOptions } from "../tools/run-code.ts";
 import { SessionTable } from "./sessions.ts";
 import type { EventTap } from "./events.ts";
 
-export interface HttpServeOptions extends McpServerOptions {
+/**
+ * `createMcpServer`'s options without its `gate`: the HTTP server puts every call through its own
+ * admission and fair queue, so a gate given here would be ignored; it is refused instead.
+ */
+export interface HttpServeOptions extends RunCodeToolOptions {
   /** TCP port; 0 picks a free one (the URL in the result says which). @defaultValue 0 */
   port?: number;
   /** Address to bind. Anything but loopback needs `token`. @defaultValue "127.0.0.1" */
@@ -74,6 +79,11 @@ export interface HttpMcpServer extends AsyncDisposable {
 
 /** Serves MCP over Streamable HTTP at `/mcp`, with /healthz, /readyz and /metrics beside it. */
 export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServer> {
+  if ((options as { gate?: unknown }).gate !== undefined)
+    throw new InvalidOptionError(
+      "gate",
+      "serveHttp queues every call through its own admission (maxInflight, maxInflightPerClient); a gate is for createMcpServer",
+    );
   const o = { ...DEFAULT_MCP_HTTP, ...stripUndefined(options) };
   const tokenDigest = checkBind(o.host, o.token);
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)

@@ -196,6 +196,15 @@ describe("serveHttp", () => {
     );
   });
 
+  test("a gate is refused, not silently replaced by the server's own queue", async () => {
+    const gate = { run: <T>(_l: string, call: () => Promise<T>) => call(), finished: () => undefined };
+    await assert.rejects(serveHttp({ sandbox, gate } as Parameters<typeof serveHttp>[0]), (e: Error) => {
+      assert.equal(e.name, "InvalidOptionError");
+      assert.match(e.message, /gate.*createMcpServer/);
+      return true;
+    });
+  });
+
   test("stateless refuses session interpreters", async () => {
     await assert.rejects(serveHttp({ sandbox, stateless: true, session: true }), /sticky routing/);
   });
