@@ -195,6 +195,11 @@ export class Cell {
     if (cleanup && this.wasm.alive && !this.dead) cleanup();
   }
 
+  /** Whether a context was prepared in idle time for the next run (for tests). */
+  get spareReady(): boolean {
+    return this.#spare !== undefined;
+  }
+
   /** A fresh user context: the one prepared in idle time, or a new one. Never one a run has used. */
   takeContext(): QuickJSContext {
     const spare = this.#spare;

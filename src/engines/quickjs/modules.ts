@@ -163,7 +163,8 @@ export class WasmModule {
       // small run. (A caller that runs back to back never yields to macrotasks: it pays both in takeCell.)
       inIdleTime(() => {
         cell.settle();
-        cell.prepareSpare();
+        // A closing engine takes no more runs: a context built now would only hold memory.
+        if (this.#wanted()) cell.prepareSpare();
       });
       return;
     }
@@ -323,7 +324,7 @@ export class ModulePool {
     if (this.#current === module) this.#current = undefined;
   }
 
-  /** Stops idle-time work (cell rebuilds) in every module; runs in flight still finish. */
+  /** Stops idle-time work (cell rebuilds, spare contexts) in every module; runs in flight still finish. */
   stopIdleWork(): void {
     this.#closing = true;
   }

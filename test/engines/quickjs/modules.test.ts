@@ -151,6 +151,10 @@ describe("quickjs modules: a freed cell is rebuilt in idle time", () => {
     assert.equal(module.cellsBuilt.inIdleTime, 0, "nothing was built while the engine drained");
     const last = await slow;
     assert.equal(last.ok && last.value, 1, JSON.stringify(last));
+    await tick();
+    assert.ok(module.idle.length > 0, "the drained run's cell went back idle");
+    for (const cell of module.idle)
+      assert.equal(cell.spareReady, false, "no context was prepared for a run that will not come");
     await closing;
     await tick();
     assert.equal(module.cellsBuilt.inIdleTime, 0);
