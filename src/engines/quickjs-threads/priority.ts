@@ -95,7 +95,8 @@ export function mayRestorePriority(): Promise<boolean> {
   probed ??= new Promise<boolean>((resolve) => {
     let worker: Worker;
     try {
-      worker = new Worker(PROBE, { eval: true });
+      // No inherited flags: under `--input-type=module` an eval'd worker would be ESM, without `require`.
+      worker = new Worker(PROBE, { eval: true, execArgv: [] });
     } catch {
       resolve(false);
       return;

@@ -45,6 +45,16 @@ describe("thread priorities", { skip: linux ? false : "thread priorities are Lin
     assert.equal(threadNice(process.pid), getPriority(process.pid));
   });
 
+  it(
+    "the probe works in a process whose code is ESM by flag (--input-type=module, which workers inherit)",
+    { skip: process.getuid?.() === 0 ? false : "needs root (CAP_SYS_NICE) for the probe to succeed" },
+    async () => {
+      // poolIn's child runs with --input-type=module: an eval'd probe that inherited it had no `require`.
+      assert.equal(await poolIn([], '"auto"'), "demotes=true");
+      assert.equal(await poolIn([], "true"), "demotes=true");
+    },
+  );
+
   it('without CAP_SYS_NICE, "auto" does not demote and true is refused naming the nice limit', async () => {
     assert.equal(await poolIn(NO_NICE_CAP, '"auto"'), "demotes=false");
     const refused = await poolIn(NO_NICE_CAP, "true");
