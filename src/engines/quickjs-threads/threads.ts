@@ -332,6 +332,8 @@ export class ThreadEngine implements Engine {
         stalled = true;
         continue;
       }
+      // Its priority could not be put back: it finishes what it holds, then retires (#onMessage).
+      if (w.priorityStuck) continue;
       if (w.load < this.#runsPerWorker && (!best || w.load < best.load)) best = w;
     }
     if (best || !stalled || starting || this.#closed) return best;

@@ -26,6 +26,7 @@ async function poolIn(via: string[], setting: string): Promise<string> {
   const ran = await runNode(["--input-type=module", "-e", script], { via });
   return ran.stdout.trim() || ran.stderr.trim();
 }
+const options = pathToFileURL(new URL("../../../src/options.ts", import.meta.url).pathname).href;
 const NO_NICE_CAP = ["setpriv", "--bounding-set", "-sys_nice", "--inh-caps", "-sys_nice", "--"];
 
 describe("thread priorities", { skip: linux ? false : "thread priorities are Linux-only" }, () => {
@@ -61,6 +62,41 @@ describe("thread priorities", { skip: linux ? false : "thread priorities are Lin
     assert.match(refused, /^InvalidOptionError: .*javascript\.demoteCpuBound.*ulimit -e 20/);
     assert.equal(await poolIn(NO_NICE_CAP, "false"), "demotes=false");
   });
+
+  it(
+    "a thread whose priority cannot be put back takes no new run and retires once it is free",
+    { skip: process.getuid?.() === 0 ? false : "needs root, to give up the right to restore priorities mid-run" },
+    async () => {
+      // The child setuid()s away from root after the pool is warm: a thread that lowers itself can never
+      // come back (STUCK). The first run spins 20 ms (demoted), then waits on a timer, still holding its
+      // thread (runsPerWorker 2). Its second host call comes after its thread's event loop turned, so
+      // the thread is STUCK by then; the next run must wait for it to retire and go to the warm spare,
+      // not run at nice 19 beside it.
+      const script = `
+      const { ThreadEngine } = await import(${JSON.stringify(threads)});
+      const { resolveOptions, resolveRequest } = await import(${JSON.stringify(options)});
+      const o = resolveOptions({});
+      let marks = 0;
+      let stuck;
+      const isStuck = new Promise((resolve) => (stuck = resolve));
+      const mark = () => void (++marks === 2 && stuck());
+      const req = (code) => resolveRequest({ language: "javascript", code, limits: { timeoutMs: 5000 }, hostFunctions: { mark } }, o);
+      const engine = new ThreadEngine({ workers: 1, maxWorkers: 1, runsPerWorker: 2, maxQueue: 8 }, undefined, undefined, { demoteCpuBound: true });
+      await engine.warm();
+      process.setuid(65534);
+      const order = [];
+      const said = (r) => order.push(r.ok ? r.value : r.error.kind);
+      const first = engine.run(req("const t = Date.now(); while (Date.now() - t < 20) {} await mark(); await mark(); await new Promise((r) => setTimeout(r, 600)); 'first'")).then(said);
+      await isStuck;
+      const next = engine.run(req("'next'")).then(said);
+      await Promise.all([first, next]);
+      console.log(JSON.stringify({ order, kills: engine.kills }));
+      await engine.destroy();`;
+      const ran = await runNode(["--input-type=module", "-e", script]);
+      assert.equal(ran.code, 0, ran.stderr);
+      assert.deepEqual(JSON.parse(ran.stdout), { order: ["first", "next"], kills: 0 });
+    },
+  );
 
   it("a malformed setting is an InvalidOptionError naming the field", () => {
     for (const bad of ["yes", 1, null]) {
