@@ -6,7 +6,7 @@
 
 import type { SandboxEvent } from "../events.ts";
 import type { SandboxOptions } from "../options.ts";
-import { forTerminal } from "./run.ts";
+import { forTerminal } from "./terminal.ts";
 
 /** `--allow HOST` (repeatable) → the sandbox's network option (none without the flag). */
 export function networkFromFlags(allow: string[] | undefined): Pick<SandboxOptions, "network"> {

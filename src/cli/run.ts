@@ -10,6 +10,7 @@ import { checkRelativePath } from "../options.ts";
 import { createSandbox } from "../index.ts";
 import type { Language, Limits, OutputFile, RunRequest, RunResult } from "../types.ts";
 import { eventPrinter, networkFromFlags } from "./events.ts";
+import { forTerminal } from "./terminal.ts";
 import { EXIT, UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 
 const LANG_FLAGS = {
@@ -220,18 +221,6 @@ function printReadable(result: RunResult, written: Written[], hasOutDir: boolean
     else if (w?.error) io.stderr.write(`wasmcell: did not write ${what}: ${w.error}\n`);
     else if (!hasOutDir) io.stderr.write(`wasmcell: the run returned ${what}; pass --out-dir DIR to save it\n`);
   }
-}
-
-/**
- * Guest text bound for a terminal, with control characters shown as `\xNN` instead of sent: escape
- * sequences could otherwise retitle the window, write the clipboard (OSC 52) or repaint the screen.
- * Pipes and files get the bytes unchanged.
- */
-export function forTerminal(stream: NodeJS.WritableStream, text: string): string {
-  if ((stream as NodeJS.WriteStream).isTTY !== true) return text;
-  // Matching control characters is the point of this expression.
-  const controls = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g; // eslint-disable-line no-control-regex
-  return text.replace(controls, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
 async function readStream(stream: NodeJS.ReadableStream): Promise<string> {

@@ -2,7 +2,7 @@
 // write the clipboard with OSC 52, or repaint the screen) when `wasmcell run` shows it.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { forTerminal } from "../../src/cli/run.ts";
+import { forTerminal } from "../../src/cli/terminal.ts";
 
 test("guest text bound for a terminal cannot send escape sequences; pipes get it unchanged", () => {
   const hostile = "ok\n\x1b]52;c;cHduZWQ=\x07\x1b[2J\ttab\rcr";
