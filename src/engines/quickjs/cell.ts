@@ -7,7 +7,8 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { adoptValue, contextPointer, runtimePointer, trackedContexts } from "./internals.ts";
 import { refusedImportMessage } from "./classify.ts";
-import { describeHostError, type WasmModule } from "./modules.ts";
+import type { WasmModule } from "./modules.ts";
+import { describeHostError } from "../run/failures.ts";
 import { runPollHook } from "./poll-hook.ts";
 import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
 

@@ -18,6 +18,7 @@ import type { WasmModuleSource } from "../../types.ts";
 import { Cell } from "./cell.ts";
 import { contextPointer, findInterruptCounter } from "./internals.ts";
 import { quickjsVariant } from "./wasm.ts";
+import { describeHostError } from "../run/failures.ts";
 
 /** Cells a module keeps warm for the next runs. */
 const MAX_IDLE_CELLS = 8;
@@ -251,10 +252,6 @@ function inIdleTime(work: () => void): void {
   const timer = setTimeout(once, 0) as { unref?: () => void };
   timer.unref?.();
   if (typeof setImmediate === "function") setImmediate(once);
-}
-
-export function describeHostError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /**

@@ -15,7 +15,7 @@ import type { FsOp, Guest, GuestRunHooks } from "./guest.ts";
 import { fsCall } from "./fs-bridge.ts";
 import { readValue, toGuest } from "./values.ts";
 import { FileLimitError, FsError, MemFs } from "./memfs.ts";
-import { describeHostError } from "./modules.ts";
+import { describeHostError } from "../run/failures.ts";
 import { EVAL_FLAGS } from "./internals.ts";
 import { OutputSink } from "./output.ts";
 import {

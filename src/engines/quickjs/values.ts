@@ -5,7 +5,7 @@
 import type { QuickJSHandle } from "quickjs-emscripten-core";
 import { decodeValue } from "./decode.ts";
 import type { Guest } from "./guest.ts";
-import { describeHostError } from "./modules.ts";
+import { describeHostError } from "../run/failures.ts";
 import { utf8Length } from "./output.ts";
 
 export type ReadResult =
