@@ -9,7 +9,8 @@ import { doctorCommand } from "./doctor.ts";
 import { runCommand } from "./run.ts";
 import { setupCommand } from "./setup.ts";
 import type * as McpModule from "./mcp.ts";
-import { EXIT, HELP, UsageError, packageVersion, type Io } from "./usage.ts";
+import { EXIT, HELP, UsageError, type Io } from "./usage.ts";
+import { packageVersion } from "../version.ts";
 
 export async function main(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;

@@ -1,8 +1,6 @@
 // CLI plumbing shared by the commands: the usage error (exit 2), flag parsers that name the bad flag,
 // and the help text.
 
-import { readFileSync } from "node:fs";
-
 export interface Io {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
@@ -37,14 +35,6 @@ export function oneOf<T extends string>(flag: string, value: string | undefined,
     throw new UsageError(`${flag} must be one of ${allowed.join(", ")}, got "${value}"`);
   }
   return value as T;
-}
-
-let version: string | undefined;
-export function packageVersion(): string {
-  // src/cli and dist/cli are both two levels below the package root.
-  version ??= (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string })
-    .version;
-  return version;
 }
 
 export const HELP = `wasmcell — run JavaScript, TypeScript and Python in sealed WebAssembly sandboxes

@@ -36,7 +36,7 @@ import {
   snapshotProblem,
 } from "../engines/pyodide/snapshot.ts";
 import { resolveOptions, type SealOptions } from "../options.ts";
-import { packageVersion } from "../cli/usage.ts";
+import { packageVersion } from "../version.ts";
 import { compileForNative, compileForPyodide } from "./compile.ts";
 import { fetchDebs, unpackDeb, verifyDeb } from "./deb.ts";
 import { installedLibrary, libraryDir, libraryPreload, type InstalledLibrary, type Manifest } from "./library.ts";

@@ -16,10 +16,10 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import { readFileSync } from "node:fs";
 import type { ToolOutput } from "../tools/format.ts";
 import { runCodeToolFactory, type RunCodeToolOptions } from "../tools/run-code.ts";
 import { LANGUAGES, type Language, type OutputChunk } from "../../types.ts";
+import { packageVersion } from "../../version.ts";
 
 export interface McpServerOptions extends RunCodeToolOptions {
   /**
@@ -192,13 +192,4 @@ class OutputStream {
       }
     }
   }
-}
-
-let version: string | undefined;
-function packageVersion(): string {
-  // src/adapters/mcp and dist/adapters/mcp are both three levels below the package root.
-  version ??= (
-    JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }
-  ).version;
-  return version;
 }
