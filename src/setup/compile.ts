@@ -8,7 +8,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { SetupError } from "../errors.ts";
-import { isExecutable } from "../jail/host.ts";
+import { isExecutable } from "../jail/index.ts";
 import { NATIVE_PYTHON } from "../engines/native/doctor.ts";
 
 const run = promisify(execFile);
