@@ -3,18 +3,14 @@
 // every README example runs unchanged.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { ensureBuilt } from "./edge/build.ts";
+import { examples } from "./helpers/docs.ts";
 import { nodeBinary, OTHER_NODES } from "./helpers/node-versions.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-const blocks = [...readme.matchAll(/<!-- test:run -->\s*\n```ts\n([\s\S]*?)\n```/g)].map((m) => ({
-  line: readme.slice(0, m.index).split("\n").length,
-  code: m[1]!,
-}));
+const blocks = examples();
 
 /** Runs TypeScript module code with `node` from the package root: `wasmcell` resolves to dist/. */
 function runWith(node: string, code: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -64,7 +60,7 @@ for (const version of OTHER_NODES) {
     });
 
     for (const block of blocks) {
-      it(`README.md line ${block.line}`, async () => {
+      it(block.where, async () => {
         const r = await runWith(node, block.code);
         assert.equal(r.code, 0, r.stderr);
       });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InvalidOptionError } from "../src/errors.ts";
-import { readFileSync } from "node:fs";
+import { documents } from "./helpers/docs.ts";
 import {
   DEFAULT_CODE_MODE,
   DEFAULT_FORMAT,
@@ -70,13 +70,15 @@ describe("options", () => {
   });
 });
 
-describe("README options tables", () => {
-  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+describe("the options tables in README.md and docs/", () => {
+  const readme = documents()
+    .map((d) => d.text)
+    .join("\n");
 
   /** The `| \`name\` | default |` rows of the table right after `<!-- options:NAME -->`. */
   function table(name: string): Record<string, unknown> {
     const start = readme.indexOf(`<!-- options:${name} -->`);
-    assert.ok(start >= 0, `README.md has no <!-- options:${name} --> table`);
+    assert.ok(start >= 0, `no document has a <!-- options:${name} --> table`);
     const rows: Record<string, unknown> = {};
     const body = readme.slice(start).split("\n").slice(1);
     for (const line of body.slice(body.findIndex((l) => l.startsWith("|")))) {

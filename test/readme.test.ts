@@ -1,5 +1,5 @@
-// Executes README.md's code examples: every ```ts block right after a `<!-- test:run -->` line runs as
-// its own ES module (TypeScript, top-level await) in a child Node process, from the package root. Imports
+// Executes the code examples of README.md and docs/*.md: every ```ts block right after a
+// `<!-- test:run -->` line runs as its own ES module (TypeScript, top-level await) in a child Node process, from the package root. Imports
 // of `wasmcell` and its subpaths are pointed at the sources the package.json `exports` map builds from,
 // so the examples test this checkout without a build. A block passes when it exits 0 (blocks assert
 // what they promise with node:assert).
@@ -8,9 +8,9 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { examples } from "./helpers/docs.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   name: string;
   exports: Record<string, string | { node?: string; default: string }>;
@@ -26,21 +26,17 @@ function sourceFor(specifier: string): string | undefined {
   return pathToFileURL(`${root}${target.replace(/^\.\/dist\//, "src/").replace(/\.js$/, ".ts")}`).href;
 }
 
-function blocks(): { line: number; code: string }[] {
-  const out: { line: number; code: string }[] = [];
-  const re = /<!-- test:run -->\s*\n```ts\n([\s\S]*?)\n```/g;
-  for (let m = re.exec(readme); m; m = re.exec(readme)) {
-    const line = readme.slice(0, m.index).split("\n").length;
-    const code = m[1]!.replace(
+function blocks(): { where: string; code: string }[] {
+  return examples().map(({ where, code }) => ({
+    where,
+    code: code.replace(
       /(from\s+|import\s*\(\s*)(["'])(wasmcell(?:\/[\w-]+)?)\2/g,
       (all, pre: string, q: string, spec: string) => {
         const url = sourceFor(spec);
         return url ? `${pre}${q}${url}${q}` : all;
       },
-    );
-    out.push({ line, code });
-  }
-  return out;
+    ),
+  }));
 }
 
 function runModule(code: string): Promise<{ code: number | null; stderr: string }> {
@@ -56,13 +52,13 @@ function runModule(code: string): Promise<{ code: number | null; stderr: string 
   });
 }
 
-describe("README examples", () => {
+describe("README and docs/ examples", () => {
   const found = blocks();
   test("there are examples to run", () => {
-    assert.ok(found.length > 0, "no <!-- test:run --> ```ts blocks in README.md");
+    assert.ok(found.length > 0, "no <!-- test:run --> ```ts blocks in README.md or docs/");
   });
   for (const block of found) {
-    test(`README.md line ${block.line}`, async () => {
+    test(block.where, async () => {
       const r = await runModule(block.code);
       assert.equal(r.code, 0, r.stderr);
     });
