@@ -18,7 +18,7 @@
 //   memoryBytes: 512 << 20,                  // cgroup v1 when root; else RLIMIT_AS = memoryFallbackAddressSpaceBytes ?? memoryBytes
 //   memoryFallbackAddressSpaceBytes: 4 << 30, // node: pass --disable-wasm-trap-handler when this can apply
 //   wallClockMs: 10_000,                     // SIGKILL of the whole jail when it passes
-//   env: { FOO: "bar" },                     // on top of PATH, HOME (= workDir), LANG=C.UTF-8; nothing is inherited
+//   env: { FOO: "bar" },                     // on top of PATH, HOME (= workDir), LANG/LC_ALL=C.UTF-8, TZ=UTC; nothing inherited
 // });
 // jail.child.stdin.write(…); jail.child.stdout.on("data", …);   // stdio pipes to the program
 // jail.pipes;                                  // `extraPipes: n` more pipes, at fds 4, 5, … in the program

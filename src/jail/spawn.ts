@@ -67,7 +67,7 @@ export interface JailSpec {
   scratchDir?: string;
   /** Working directory, inside the scratch (default: the scratch itself). */
   workDir?: string;
-  /** Environment for the program, on top of `HOME` (= workDir), `LANG=C.UTF-8` and `PATH=/usr/bin:/bin`. */
+  /** Environment for the program, on top of `HOME` (= workDir), `LANG`/`LC_ALL=C.UTF-8`, `TZ=UTC`, `PATH=/usr/bin:/bin`. */
   env?: Readonly<Record<string, string>>;
   /** Mount a /proc for the jail's own pid namespace (default false: nothing we run needs it). */
   proc?: boolean;
@@ -253,7 +253,9 @@ export function jailArgv(
   }
   const scratchDir = spec.scratchDir ?? "/tmp";
   const workDir = spec.workDir ?? scratchDir;
-  const env = { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", HOME: workDir, ...spec.env };
+  // The box's clock and locale, whatever the host's: TZ and LC_ALL are set, never inherited, so
+  // neither /etc/localtime nor a locale default tells the program where the host runs.
+  const env = { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", LC_ALL: "C.UTF-8", TZ: "UTC", HOME: workDir, ...spec.env };
   if (!plan.bubblewrap) {
     // No mount namespace: the program runs on the host, from a private temp directory standing in for
     // the scratch. Jail paths in args and env are translated to the host paths they would be bound from.

@@ -3,9 +3,9 @@
 // (or rebinds) to 127.0.0.1, 10.x, the cloud metadata service or a multicast group is refused, and
 // so are the IPv6 spellings of those (IPv4-mapped, IPv4-compatible, NAT64, 6to4, ULA).
 
-/** What kind of address a request would reach. Everything but `public` is refused by default. */
-export type AddressClass =
-  "public" | "loopback" | "private" | "link-local" | "metadata" | "cgnat" | "multicast" | "unspecified" | "reserved";
+import { ADDRESS_TABLE, type AddressClass, type AddressRow, type Embedding } from "./address-table.ts";
+
+export type { AddressClass } from "./address-table.ts";
 
 export interface ParsedAddress {
   family: 4 | 6;
@@ -73,74 +73,72 @@ function formatV6(value: bigint): string {
   return `${hex.slice(0, best).join(":")}::${hex.slice(best + bestLen).join(":")}`;
 }
 
-type Range = [base: string, bits: number, kind: AddressClass];
+interface Compiled {
+  row: AddressRow;
+  bits: number;
+  prefix: bigint;
+  shift: bigint;
+}
 
-const V4_RANGES: Range[] = [
-  ["169.254.169.254", 32, "metadata"], // AWS/GCP/Azure/OpenStack instance metadata
-  ["100.100.100.200", 32, "metadata"], // Alibaba Cloud metadata
-  ["0.0.0.0", 8, "unspecified"],
-  ["10.0.0.0", 8, "private"],
-  ["100.64.0.0", 10, "cgnat"],
-  ["127.0.0.0", 8, "loopback"],
-  ["169.254.0.0", 16, "link-local"],
-  ["172.16.0.0", 12, "private"],
-  ["192.0.0.0", 24, "reserved"],
-  ["192.0.2.0", 24, "reserved"],
-  ["192.88.99.0", 24, "reserved"],
-  ["192.168.0.0", 16, "private"],
-  ["198.18.0.0", 15, "reserved"],
-  ["198.51.100.0", 24, "reserved"],
-  ["203.0.113.0", 24, "reserved"],
-  ["224.0.0.0", 4, "multicast"],
-  ["240.0.0.0", 4, "reserved"],
-];
-
-const V6_RANGES: Range[] = [
-  ["fd00:ec2::254", 128, "metadata"], // AWS instance metadata over IPv6
-  ["::", 128, "unspecified"],
-  ["::1", 128, "loopback"],
-  ["100::", 64, "reserved"], // discard-only
-  ["2001::", 32, "reserved"], // Teredo: tunnels to an IPv4 address the host cannot check
-  ["2001:db8::", 32, "reserved"],
-  ["fc00::", 7, "private"],
-  ["fe80::", 10, "link-local"],
-  ["fec0::", 10, "private"],
-  ["ff00::", 8, "multicast"],
-];
-
-const compiled = (ranges: Range[], width: bigint) =>
-  ranges.map(([base, bits, kind]) => {
+/** The table per family, most specific block first, so the first row that covers an address wins. */
+function compile(family: 4 | 6): Compiled[] {
+  const width = family === 4 ? 32n : 128n;
+  const out: Compiled[] = [];
+  for (const row of ADDRESS_TABLE) {
+    const [base = "", bitsText = ""] = row.block.split("/");
     const parsed = parseAddress(base);
-    if (!parsed) throw new Error(`bad range ${base}`);
+    const bits = Number(bitsText);
+    if (!parsed || !/^\d{1,3}$/.test(bitsText) || bits > (parsed.family === 4 ? 32 : 128))
+      throw new Error(`bad block ${row.block}`);
+    if (parsed.family !== family) continue;
     const shift = width - BigInt(bits);
-    return { prefix: parsed.value >> shift, shift, kind };
-  });
-const V4_TABLE = compiled(V4_RANGES, 32n);
-const V6_TABLE = compiled(V6_RANGES, 128n);
+    if ((parsed.value >> shift) << shift !== parsed.value) throw new Error(`${row.block} has host bits set`);
+    out.push({ row, bits, prefix: parsed.value >> shift, shift });
+  }
+  return out.sort((a, b) => b.bits - a.bits);
+}
+const V4_TABLE = compile(4);
+const V6_TABLE = compile(6);
 
-/** The IPv4 address an IPv6 address carries and would reach, if any (mapped, compatible, NAT64, 6to4). */
-function embeddedV4(v6: bigint): bigint | undefined {
-  const low32 = v6 & 0xffffffffn;
-  if (v6 >> 32n === 0xffffn) return low32; // ::ffff:a.b.c.d (IPv4-mapped)
-  if (v6 >> 32n === 0n && low32 > 1n) return low32; // ::a.b.c.d (IPv4-compatible, deprecated)
-  if (v6 >> 32n === 0x0064ff9b0000000000000000n) return low32; // 64:ff9b::/96 (NAT64)
-  if (v6 >> 112n === 0x2002n) return (v6 >> 80n) & 0xffffffffn; // 2002:aabb:ccdd::/16 (6to4)
+function rowOf(table: Compiled[], value: bigint): AddressRow | undefined {
+  for (const r of table) if (value >> r.shift === r.prefix) return r.row;
   return undefined;
 }
 
-export function classify(address: ParsedAddress): AddressClass {
-  if (address.family === 4) return classifyV4(address.value);
-  const v4 = embeddedV4(address.value);
-  if (v4 !== undefined) {
-    const kind = classifyV4(v4);
-    // A translated address is never treated as plainly public: the host cannot see where it lands.
-    return kind === "public" ? "reserved" : kind;
-  }
-  for (const r of V6_TABLE) if (address.value >> r.shift === r.prefix) return r.kind;
-  return "public";
+/** The IPv4 address an IPv6 address carries and would reach, by where its block puts it. */
+function embeddedV4(v6: bigint, how: Embedding): bigint {
+  if (how === "6to4") return (v6 >> 80n) & 0xffffffffn; // 2002:aabb:ccdd::/48
+  if (how === "teredo") return (v6 & 0xffffffffn) ^ 0xffffffffn; // the client's address, obfuscated
+  return v6 & 0xffffffffn; // mapped, compatible, SIIT, NAT64 /96: the low 32 bits
 }
 
-function classifyV4(value: bigint): AddressClass {
-  for (const r of V4_TABLE) if (value >> r.shift === r.prefix) return r.kind;
-  return "public";
+/** What an address is: its class, and the table row (with RFC or provider) that says so. */
+export interface Verdict {
+  kind: AddressClass;
+  row: AddressRow | undefined;
+  /** For an IPv6 address that carries an IPv4 one: that address, as text. */
+  carried?: string;
+}
+
+export function lookup(address: ParsedAddress): Verdict {
+  if (address.family === 4) {
+    const row = rowOf(V4_TABLE, address.value);
+    return { kind: row?.kind ?? "public", row };
+  }
+  const row = rowOf(V6_TABLE, address.value);
+  if (row?.carries) {
+    const v4 = embeddedV4(address.value, row.carries);
+    const inner = rowOf(V4_TABLE, v4);
+    const carried = [24n, 16n, 8n, 0n].map((s) => Number((v4 >> s) & 0xffn)).join(".");
+    // The IPv4 address's own class where it is not public (metadata stays metadata, loopback stays
+    // loopback); a translated public address is still not plainly public: the host cannot see where
+    // the tunnel or translator delivers it.
+    if (inner && inner.kind !== "public") return { kind: inner.kind, row: inner, carried };
+    return { kind: row.kind, row, carried };
+  }
+  return { kind: row?.kind ?? "public", row };
+}
+
+export function classify(address: ParsedAddress): AddressClass {
+  return lookup(address).kind;
 }

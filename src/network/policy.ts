@@ -2,7 +2,7 @@
 // I/O (DNS, sockets) and asks this file, at each step, whether it may go on.
 
 import { NetworkDeniedError } from "../errors.ts";
-import { classify, parseAddress, type ParsedAddress } from "./address.ts";
+import { lookup, parseAddress, type ParsedAddress } from "./address.ts";
 import { covers, defaultPort, matchRule, type AllowRule } from "./allowlist.ts";
 
 /** Maps a host name to the addresses it has (IPv4 dotted quads or IPv6 text). Injectable for tests. */
@@ -133,14 +133,18 @@ export function checkAddresses(target: Target, addresses: readonly string[]): Pa
   for (const text of addresses) {
     const a = parseAddress(text);
     if (!a) throw new NetworkDeniedError("dns", name, `network: ${name} refused: the resolver gave a bad address`);
-    const kind = classify(a);
+    const { kind, row, carried } = lookup(a);
+    // privateAddresses opens an internal service's own ranges; metadata, multicast, reserved and
+    // unspecified addresses stay refused (a credential endpoint is link-local or ULA too).
     const internal = kind === "loopback" || kind === "private" || kind === "link-local" || kind === "cgnat";
-    if (kind !== "public" && !(internal && target.rule.privateAddresses))
+    if (kind !== "public" && !(internal && target.rule.privateAddresses)) {
+      const what = row ? ` (${carried ? `it carries ${carried}: ` : ""}${row.name}, ${row.source})` : "";
       throw new NetworkDeniedError(
         "address",
         name,
-        `network: ${name} refused: it resolves to ${a.address}, a ${kind} address (only an allowlist entry that names the address itself may reach it)`,
+        `network: ${name} refused: it resolves to ${a.address}, a ${kind} address${what}; only an allowlist entry that names the address itself may reach it`,
       );
+    }
     parsed.push(a);
   }
   return parsed[0] as ParsedAddress;

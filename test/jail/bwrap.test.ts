@@ -128,7 +128,15 @@ print(json.dumps(out))`;
     assert.equal(r.stderr, "");
     assert.deepEqual(JSON.parse(r.stdout), {
       root: ["dev", "etc", "lib", "lib64", "tmp", "usr"],
-      env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", HOME: "/tmp/work", FOO: "bar", PWD: "/tmp/work" },
+      env: {
+        PATH: "/usr/bin:/bin",
+        LANG: "C.UTF-8",
+        LC_ALL: "C.UTF-8",
+        TZ: "UTC",
+        HOME: "/tmp/work",
+        FOO: "bar",
+        PWD: "/tmp/work",
+      },
       host: "sandbox",
       cwd: "/tmp/work",
       uid: 65534,

@@ -30,8 +30,8 @@ describe("dns rebinding", () => {
       [first.headers.host, second, both]`);
     assert.deepEqual(v, [
       `rebind.test:${port}`,
-      `network: rebind.test:${port} refused: it resolves to 169.254.169.254, a metadata address (only an allowlist entry that names the address itself may reach it)`,
-      "network: both.example.com:80 refused: it resolves to 127.0.0.1, a loopback address (only an allowlist entry that names the address itself may reach it)",
+      `network: rebind.test:${port} refused: it resolves to 169.254.169.254, a metadata address (cloud instance metadata, AWS, GCP, Azure, Oracle, DigitalOcean, OpenStack, Linode, Hetzner and others at .254); only an allowlist entry that names the address itself may reach it`,
+      "network: both.example.com:80 refused: it resolves to 127.0.0.1, a loopback address (Loopback, RFC 1122); only an allowlist entry that names the address itself may reach it",
     ]);
     assert.deepEqual(dns.calls, ["rebind.test", "rebind.test", "both.example.com"]);
   });
@@ -59,8 +59,8 @@ both = requests.get("http://both.example.com/")
     assert.deepEqual(v, [
       `rebind.test:${w.allowed.port}`,
       403,
-      `network: rebind.test:${w.allowed.port} refused: it resolves to 169.254.169.254, a metadata address (only an allowlist entry that names the address itself may reach it)`,
-      "network: both.example.com:80 refused: it resolves to 127.0.0.1, a loopback address (only an allowlist entry that names the address itself may reach it)",
+      `network: rebind.test:${w.allowed.port} refused: it resolves to 169.254.169.254, a metadata address (cloud instance metadata, AWS, GCP, Azure, Oracle, DigitalOcean, OpenStack, Linode, Hetzner and others at .254); only an allowlist entry that names the address itself may reach it`,
+      "network: both.example.com:80 refused: it resolves to 127.0.0.1, a loopback address (Loopback, RFC 1122); only an allowlist entry that names the address itself may reach it",
     ]);
     // The guest resolved nothing itself: every lookup is the host's.
     assert.deepEqual(dns.calls.slice(before), ["rebind.test", "rebind.test", "both.example.com"]);

@@ -28,6 +28,8 @@ open("env.txt", "w").write(repr(dict(os.environ)))
       env: {
         PATH: "/usr/bin:/bin",
         LANG: "C.UTF-8",
+        LC_ALL: "C.UTF-8",
+        TZ: "UTC",
         HOME: "/tmp/work",
         MPLBACKEND: "Agg",
         MPLCONFIGDIR: "/tmp/.matplotlib",

@@ -37,12 +37,12 @@ const urls = () => {
 const expected = () => {
   const p = w.forbidden.port;
   const a = w.allowed.port;
-  const only = "(only an allowlist entry that names the address itself may reach it)";
+  const only = "only an allowlist entry that names the address itself may reach it";
   return [
-    `network: loopback.example.com:${a} refused: it resolves to 127.0.0.1, a loopback address ${only}`,
-    `network: metadata.example.com:80 refused: it resolves to 169.254.169.254, a metadata address ${only}`,
-    `network: private.example.com:80 refused: it resolves to 10.0.0.7, a private address ${only}`,
-    `network: mapped.example.com:${a} refused: it resolves to ::ffff:7f00:1, a loopback address ${only}`,
+    `network: loopback.example.com:${a} refused: it resolves to 127.0.0.1, a loopback address (Loopback, RFC 1122); ${only}`,
+    `network: metadata.example.com:80 refused: it resolves to 169.254.169.254, a metadata address (cloud instance metadata, AWS, GCP, Azure, Oracle, DigitalOcean, OpenStack, Linode, Hetzner and others at .254); ${only}`,
+    `network: private.example.com:80 refused: it resolves to 10.0.0.7, a private address (Private-Use, RFC 1918); ${only}`,
+    `network: mapped.example.com:${a} refused: it resolves to ::ffff:7f00:1, a loopback address (it carries 127.0.0.1: Loopback, RFC 1122); ${only}`,
     `network: 127.0.0.1:${p} refused: not in the allowlist`,
     `network: 127.0.0.1:${p} refused: not in the allowlist`,
     `network: [::ffff:7f00:1]:${p} refused: not in the allowlist`,

@@ -11,6 +11,7 @@ import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
 import { InvalidOptionError } from "../../errors.ts";
 import { isWasmModule } from "../../options.ts";
 import type { WasmModuleSource } from "../../types.ts";
+import { pinClockToUtc, WASM, type Imports } from "./clock.ts";
 
 /** The emscripten hooks a module host installs (where aborts are printed). */
 export interface EmscriptenHooks {
@@ -24,10 +25,51 @@ export async function quickjsVariant(
   hooks: EmscriptenHooks,
 ): Promise<QuickJSSyncVariant> {
   const base = releaseSync as unknown as QuickJSSyncVariant;
-  if (wasmModule === undefined) return newVariant(base, { emscriptenModule: hooks as never });
-  const compiled: unknown = await Promise.resolve(wasmModule);
-  if (!isWasmModule(compiled)) {
-    throw new InvalidOptionError("javascript.wasmModule", "resolved to something that is not a WebAssembly.Module");
+  let compiled: Promise<object>;
+  if (wasmModule === undefined) compiled = defaultModule();
+  else {
+    const given: unknown = await Promise.resolve(wasmModule);
+    if (!isWasmModule(given)) {
+      throw new InvalidOptionError("javascript.wasmModule", "resolved to something that is not a WebAssembly.Module");
+    }
+    compiled = Promise.resolve(given as object);
   }
-  return newVariant(base, { wasmModule: compiled as never, emscriptenModule: hooks as never });
+  // Emscripten hands the imports to this hook and instantiates nothing itself: the hook is where the
+  // local-time imports are pinned to UTC (clock.ts), whichever way the module was obtained.
+  const instantiateWasm = (imports: Imports, onSuccess: (instance: { exports: object }, module: object) => void) => {
+    pinClockToUtc(imports);
+    return compiled.then(async (module) => {
+      const instance = await WASM.instantiate(module, imports);
+      onSuccess(instance, module);
+      return instance.exports;
+    });
+  };
+  return newVariant(base, { emscriptenModule: { ...hooks, instantiateWasm } });
+}
+
+let defaultCompiled: Promise<object> | undefined;
+
+/**
+ * The variant's own .wasm file, compiled once per process (every module instance, spare and
+ * replacement is instantiated from it). Read from disk where there is one (Node, Deno, Bun), else
+ * fetched from beside the script, as the variant itself would.
+ */
+function defaultModule(): Promise<object> {
+  defaultCompiled ??= (async () => {
+    // No static node:fs import: this file is bundled for runtimes that have none.
+    const host = globalThis as { process?: { getBuiltinModule?(id: string): unknown } };
+    const fs = host.process?.getBuiltinModule?.("node:fs") as { readFileSync(url: URL): Uint8Array } | undefined;
+    let url: URL | undefined;
+    try {
+      url = new URL(import.meta.resolve("@jitl/quickjs-wasmfile-release-sync/wasm"));
+    } catch {
+      url = undefined; // a bundle: the .wasm sits beside the script
+    }
+    if (fs && url?.protocol === "file:") return WASM.compile(fs.readFileSync(url));
+    const response = await fetch(url ?? new URL("emscripten-module.wasm", import.meta.url));
+    if (!response.ok) throw new Error(`QuickJS: fetching ${response.url} gave ${response.status}`);
+    return WASM.compile(await response.arrayBuffer());
+  })();
+  defaultCompiled.catch(() => (defaultCompiled = undefined));
+  return defaultCompiled;
 }

@@ -166,7 +166,7 @@ export class Platform {
   /** Number/BigInt/Date `toLocale…String` through the host's ICU. */
   toLocale(type: string, value: string, localesJson: string, optionsJson: string): string {
     try {
-      return this.#toLocale(type, value, localesOf(localesJson), optionsOf(optionsJson, type.startsWith("date")));
+      return this.#toLocale(type, value, boxLocales(localesJson), optionsOf(optionsJson, type.startsWith("date")));
     } catch (error) {
       throw asPlatformError(error);
     }
@@ -193,7 +193,7 @@ export class Platform {
     const key = `${kind}\u0000${localesJson}\u0000${optionsJson}`;
     let f = this.#formatters.get(key);
     if (f) return f;
-    const locales = localesOf(localesJson);
+    const locales = boxLocales(localesJson);
     const options = optionsOf(optionsJson, kind === "DateTimeFormat");
     const Ctor = (Intl as unknown as Record<string, new (l: unknown, o: unknown) => Formatter>)[kind]!;
     try {
@@ -230,6 +230,16 @@ function localesOf(json: string): string | string[] | undefined {
   if (Array.isArray(v) && v.length <= 16 && v.every((x) => typeof x === "string" && x.length <= 128))
     return v.length ? (v as string[]) : "en-US";
   throw new PlatformError("TypeError", "locales must be a string or an array of strings");
+}
+
+/**
+ * The locales a formatter is built with: the guest's, then en-US. ICU falls back to the process's
+ * default locale (the host's LANG / LC_ALL) when none of the requested ones is available; with
+ * en-US last in the list the fallback is the box's instead, and it says nothing about the host.
+ */
+function boxLocales(json: string): string[] {
+  const locales = localesOf(json);
+  return [...(Array.isArray(locales) ? locales : [locales ?? "en-US"]), "en-US"];
 }
 
 /** A flat object of primitive options; time zone defaults to UTC (the box's), not the host's. */
