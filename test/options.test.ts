@@ -2,12 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InvalidOptionError } from "../src/errors.ts";
 import { documents } from "./helpers/docs.ts";
+import { DEFAULT_MCP_HTTP } from "../src/adapters/mcp/defaults.ts";
+import { DEFAULT_CODE_MODE, DEFAULT_FORMAT } from "../src/adapters/tools/defaults.ts";
 import {
-  DEFAULT_CODE_MODE,
-  DEFAULT_FORMAT,
   DEFAULT_JAVASCRIPT,
   DEFAULT_LIMITS,
-  DEFAULT_MCP_HTTP,
   DEFAULT_NETWORK,
   DEFAULT_PYTHON,
   DEFAULT_SEAL,

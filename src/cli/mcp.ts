@@ -3,7 +3,7 @@
 
 import { parseArgs } from "node:util";
 import { serveHttp, type HttpServeOptions } from "../adapters/mcp/http.ts";
-import { DEFAULT_MCP_HTTP } from "../options.ts";
+import { DEFAULT_MCP_HTTP } from "../adapters/mcp/defaults.ts";
 import { serveStdio } from "../adapters/mcp/transports.ts";
 import { EventTap } from "../adapters/mcp/events.ts";
 import { createSandbox } from "../index.ts";

@@ -18,7 +18,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { InvalidOptionError } from "../../errors.ts";
-import { DEFAULT_MCP_HTTP } from "../../options.ts";
+import { DEFAULT_MCP_HTTP } from "./defaults.ts";
 import type { Sandbox } from "../../sandbox.ts";
 import { Admission, FairQueue, type Refusal } from "./admission.ts";
 import { checkBind, checkRequest, isLoopbackHost } from "./guard.ts";

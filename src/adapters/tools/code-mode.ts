@@ -13,7 +13,7 @@
 
 import { z } from "zod";
 import { InvalidOptionError } from "../../errors.ts";
-import { DEFAULT_CODE_MODE } from "../../options.ts";
+import { DEFAULT_CODE_MODE } from "./defaults.ts";
 import type { HostFunction, RunRequest } from "../../types.ts";
 import type { ToolOutput } from "./format.ts";
 import {

@@ -44,7 +44,7 @@ export interface FormatOptions {
   limits: Limits;
 }
 
-export { DEFAULT_FORMAT } from "../../options.ts";
+export { DEFAULT_FORMAT } from "./defaults.ts";
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 const TEXT_TYPES = /^(text\/|application\/(json|xml|x-ndjson|csv|javascript|typescript|x-python|yaml))/;

@@ -7,7 +7,7 @@ import { defineCodeModeTool, type BridgedTool, type CodeModeOptions } from "./co
 import type { ToolOutput } from "./format.ts";
 import { defineRunCodeTool, type CallHooks, type CodeTool, type RunCodeToolOptions } from "./run-code.ts";
 
-export { DEFAULT_CODE_MODE } from "../../options.ts";
+export { DEFAULT_CODE_MODE } from "./defaults.ts";
 export {
   CODE_MODE_TOOL_NAME,
   defineCodeModeTool,

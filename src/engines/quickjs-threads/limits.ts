@@ -1,4 +1,3 @@
-// How many runs one QuickJS engine (in a worker, or in-process) takes at once. The engine keeps this
-// many warm cells (runtime + service realm, src/engines/quickjs/modules.ts); admitting more would make
-// each extra run build a runtime from scratch, which is the throughput cliff bounded admission removes.
-export const RUNS_AT_ONCE = 8;
+// How many runs one QuickJS engine (in a worker, or in-process) takes at once: the most
+// `javascript.runsPerWorker` may be, defined once with that option (src/options/javascript.ts).
+export { MAX_RUNS_PER_WORKER as RUNS_AT_ONCE } from "../../options.ts";

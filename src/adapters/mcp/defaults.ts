@@ -1,0 +1,23 @@
+// The MCP HTTP server's defaults, in one place (docs/server.md lists them; test/options.test.ts checks it).
+
+/** The MCP HTTP server's settings (`serveHttp`, `wasmcell mcp --http`; see adapters/mcp/http.ts). */
+export const DEFAULT_MCP_HTTP = Object.freeze({
+  /** TCP port; 0 picks a free one. */
+  port: 0,
+  /** Address to bind; anything but loopback needs a bearer token. */
+  host: "127.0.0.1",
+  /** Session ids on (one process per client session); true for replicas behind a balancer. */
+  stateless: false,
+  /** Open sessions at once; past it initialize gets 503 + Retry-After. */
+  maxSessions: 128,
+  /** A session with no request for this long (ms) is closed. */
+  sessionTtlMs: 600_000,
+  /** Tool calls in flight (queued or running) across all clients; past it 503 + Retry-After. */
+  maxInflight: 256,
+  /** Tool calls in flight for one client. */
+  maxInflightPerClient: 16,
+  /** Tell stateless clients apart by the last X-Forwarded-For hop. */
+  trustProxy: false,
+  /** On SIGTERM, how long (ms) in-flight calls may finish before the CLI closes. */
+  drainMs: 25_000,
+});

@@ -1,0 +1,65 @@
+// `python`: the Python pool and engine. The option, its defaults and its schema side by side.
+
+import { z } from "zod";
+import type { AsParsed, Same } from "./zod.ts";
+
+export interface PythonOptions {
+  /**
+   * The engine for Python runs that name none.
+   * @defaultValue "pyodide"
+   */
+  engine?: "pyodide" | "native";
+  /**
+   * Warm Pyodide sidecars kept ready; also the most native-tier runs (one jail each) at once.
+   * @defaultValue 2
+   */
+  pool?: number;
+  /**
+   * Runs that may wait for a sidecar (or, native tier, for a free run slot) before `run()` throws `QUEUE_FULL`.
+   * @defaultValue 64
+   */
+  maxQueue?: number;
+  /**
+   * Start the pool when the sandbox is created rather than on the first Python run.
+   * @defaultValue `true` when a `python` object is given, `false` when `python` is left out
+   */
+  prewarm?: boolean;
+  /**
+   * Start sidecars from a Pyodide memory snapshot (built once per machine, cached) rather than a cold load.
+   * @defaultValue true
+   */
+  snapshot?: boolean;
+  /**
+   * Mount the package library `wasmcell setup` installed (read-only, on `sys.path` after the standard
+   * library; the native tier gets the same files). Without setup, or with `false`: standard library only.
+   * @defaultValue true
+   */
+  packages?: boolean;
+}
+
+/**
+ * The Python defaults a caller gets. `prewarm` is not a constant: it is true exactly when the caller
+ * gives a `python` object (asking for Python settings means asking for Python), so it is not listed here.
+ */
+export const DEFAULT_PYTHON: Readonly<Required<Omit<PythonOptions, "prewarm">>> = Object.freeze({
+  engine: "pyodide",
+  pool: 2,
+  maxQueue: 64,
+  snapshot: true,
+  packages: true,
+});
+
+export const pythonSchema = z
+  .object({
+    engine: z.enum(["pyodide", "native"]),
+    pool: z.number().int().min(1).max(64),
+    maxQueue: z.number().int().nonnegative().max(1_000_000),
+    prewarm: z.boolean(),
+    snapshot: z.boolean(),
+    packages: z.boolean(),
+  })
+  .partial()
+  .strict();
+
+/** The schema and `PythonOptions` name the same fields with the same types (checked when compiling). */
+export const pythonTied: Same<z.infer<typeof pythonSchema>, AsParsed<PythonOptions>> = true;
