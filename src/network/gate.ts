@@ -523,6 +523,11 @@ export class RunNetwork {
             cause: error,
           });
         }
+        // Destroyed by the abort, a body without a length ends as if complete: it is not.
+        if (signal.aborted) {
+          finish();
+          throw this.#abortError(signal, name);
+        }
         if (step.done) {
           finish();
           return null;

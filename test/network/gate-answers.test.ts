@@ -24,7 +24,11 @@ before(async () => {
     steps: [`HTTP/1.1 200 OK\r\ncontent-length: ${BIG}\r\n\r\n`, new Uint8Array(BIG)],
     then: "end" as const,
   };
-  server = await startRawServer((path) => (path === "/big" ? big : hostileAnswer(path)));
+  // No length, no chunking: the body is whatever comes until the connection closes, and it never does.
+  const unbounded = { steps: ["HTTP/1.0 200 OK\r\n\r\nabc"], then: "hang" as const };
+  server = await startRawServer((path) =>
+    path === "/big" ? big : path === "/unbounded" ? unbounded : hostileAnswer(path),
+  );
   dir = mkdtempSync(join(tmpdir(), "wasmcell-answers-test-"));
 });
 after(async () => {
@@ -91,6 +95,17 @@ describe("hostile answers at the gate", () => {
     const silent = outcome(net.fetchAll({ url: `${server.origin}/silent` }));
     setTimeout(() => net.close(), 50);
     assert.match(await silent, /^network: /);
+    await server.drained();
+  });
+});
+
+describe("a body cut by the request's timeout", () => {
+  it("is a timeout, never a complete answer (a body without a length ends at close)", async () => {
+    const { net, events } = gate(300);
+    const got = await outcome(net.fetchAll({ url: `${server.origin}/unbounded` }));
+    assert.match(got, /did not answer in time/);
+    assert.ok(events.some((e) => e.type === "limit" && e.limit === "network.timeoutMs"));
+    net.close();
     await server.drained();
   });
 });
