@@ -10,18 +10,23 @@ import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
 import type { RunRequest } from "../../src/types.ts";
 import { networkWorld, type NetworkWorld } from "../helpers/network.ts";
+import { fuzzAnswerFor } from "../helpers/fuzz-answers.ts";
 import { HOSTILE_ANSWERS, hostileAnswer, hostileOutcome, startRawServer, type RawServer } from "../helpers/raw-http.ts";
 
 const PATHS = Object.keys(HOSTILE_ANSWERS);
+/** The same generator as test/network/fuzz.test.ts, fewer cases per engine (each is a guest request). */
+const FUZZ_SEED = 2027;
 // The run's deadline is far above what the answers take: a hang shows as kind `timeout`.
 const LIMITS = { timeoutMs: 20_000 };
 
 let raw: RawServer;
+let fuzz: RawServer;
 let w: NetworkWorld;
 let inProcess: Sandbox;
 before(async () => {
   raw = await startRawServer(hostileAnswer);
-  const network = { allow: [`127.0.0.1:${raw.port}`], timeoutMs: 3_000, maxRequests: 100 };
+  fuzz = await startRawServer(fuzzAnswerFor(FUZZ_SEED));
+  const network = { allow: [`127.0.0.1:${raw.port}`, `127.0.0.1:${fuzz.port}`], timeoutMs: 3_000, maxRequests: 1_000 };
   w = await networkWorld(() => network);
   inProcess = await createSandbox({ javascript: { isolation: "in-process" }, network });
 });
@@ -29,6 +34,7 @@ after(async () => {
   await inProcess.close();
   await w.close();
   await raw.close();
+  await fuzz.close();
 });
 
 const jsCode = () => `
@@ -115,6 +121,62 @@ describe("hostile server answers", () => {
       language: "python",
       engine: "native",
       code: `import urllib.request\nurllib.request.urlopen(${JSON.stringify(raw.origin)} + "/s600")`,
+    });
+  });
+
+  describe("fuzzed answers through every engine", () => {
+    // Each run narrows the request timeout, so the answers that hang cost little.
+    const narrow = { network: { timeoutMs: 300 } };
+
+    async function fuzzRun(sandbox: Sandbox, request: RunRequest, cases: number): Promise<void> {
+      const r = await sandbox.run({ ...request, ...narrow, limits: { timeoutMs: 60_000 } });
+      assert.ok(r.ok, JSON.stringify(!r.ok && r.error));
+      assert.deepEqual(r.value, { settled: cases, bad: [] });
+      await fuzz.drained();
+    }
+
+    const js = (cases: number) => `
+const bad = [];
+let settled = 0;
+for (let i = 0; i < ${cases}; i++) {
+  try {
+    const r = await fetch(${JSON.stringify(fuzz.origin)} + "/f/" + i);
+    await r.arrayBuffer();
+    if (r.status < 200 || r.status > 599) bad.push(i + ": status " + r.status);
+  } catch (e) {
+    if (!/^network: /.test(e.message)) bad.push(i + ": " + e.message);
+  }
+  settled++;
+}
+({ settled, bad })`;
+
+    // Python: any exception the client raises is an answer; what matters is that each call returns.
+    const py = (cases: number) => `
+import urllib.request
+bad = []
+settled = 0
+for i in range(${cases}):
+    try:
+        r = urllib.request.urlopen(${JSON.stringify(fuzz.origin)} + "/f/%d" % i)
+        r.read()
+        if not 200 <= r.status <= 599:
+            bad.append("%d: status %d" % (i, r.status))
+    except Exception:
+        pass
+    settled += 1
+{"settled": settled, "bad": bad}`;
+
+    it("quickjs (thread pool and in-process)", async () => {
+      await fuzzRun(w.sandbox, { language: "javascript", code: js(150) }, 150);
+      await fuzzRun(inProcess, { language: "javascript", code: js(100) }, 100);
+    });
+
+    it("pyodide", async () => {
+      await fuzzRun(w.sandbox, { language: "python", code: py(150) }, 150);
+    });
+
+    it("native", async () => {
+      await fuzzRun(w.sandbox, { language: "python", engine: "native", code: py(150) }, 150);
     });
   });
 });
