@@ -124,8 +124,21 @@ export class IntegrityError extends WasmcellError {
  * application; the engines hand it to the guest as an exception whose message names the host and the
  * reason, and the event channel records it (`{ type: "egress", allowed: false, reason }`).
  */
+/**
+ * `response`: the server's answer is one the gate does not pass on (an upgrade, or a status that is
+ * not a final HTTP status, 200–599); the request was made, its answer refused.
+ */
 export type NetworkDenialReason =
-  "no-network" | "scheme" | "not-allowed" | "address" | "dns" | "method" | "redirect" | "limit" | "timeout";
+  | "no-network"
+  | "scheme"
+  | "not-allowed"
+  | "address"
+  | "dns"
+  | "method"
+  | "redirect"
+  | "limit"
+  | "timeout"
+  | "response";
 
 export class NetworkDeniedError extends Error {
   override name = "NetworkError";

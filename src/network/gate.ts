@@ -385,6 +385,26 @@ export class RunNetwork {
     const mod = https_ ? https : http;
     const event = { engine: this.#ctx.engine, method, host: target.host, port: target.port, address };
     return new Promise((resolve, reject) => {
+      // Settles exactly once, whatever comes first: an answer, an error, the connection closing with
+      // no answer (Node then emits neither), an upgrade, or the abort (which Node does not turn into
+      // an error once the socket is gone). A throw in here would reach no caller, so nothing throws.
+      let settled = false;
+      const fail = (failure: Error, refused?: { status: number }) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener("abort", onAbort);
+        req.destroy();
+        this.#ctx.emit?.({
+          type: "egress",
+          ...event,
+          allowed: refused === undefined,
+          ...(refused ? { reason: "response" as const, status: refused.status } : {}),
+          bytesSent: body?.byteLength ?? 0,
+          bytesReceived: 0,
+        });
+        reject(failure);
+      };
+      const onAbort = () => fail(this.#abortError(signal, name));
       const req = mod.request({
         host: target.host,
         port: target.port,
@@ -404,22 +424,55 @@ export class RunNetwork {
           : {}),
         signal,
       });
-      req.on("error", (error) => {
-        const failure = signal.aborted
-          ? this.#abortError(signal, name)
-          : new TypeError(`network: ${method} ${name} failed: ${error.message}`);
-        this.#ctx.emit?.({
-          type: "egress",
-          ...event,
-          allowed: true,
-          bytesSent: body?.byteLength ?? 0,
-          bytesReceived: 0,
-        });
-        reject(failure);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+      req.on("error", (error) =>
+        fail(
+          signal.aborted
+            ? this.#abortError(signal, name)
+            : new TypeError(`network: ${method} ${name} failed: ${error.message}`),
+        ),
+      );
+      req.on("close", () =>
+        fail(new TypeError(`network: ${method} ${name} failed: the connection closed with no answer`)),
+      );
+      // 101 Switching Protocols: the connection would stop being HTTP, out of reach of every cap.
+      req.on("upgrade", (res: http.IncomingMessage, socket: Duplex) => {
+        socket.destroy();
+        const to = printable(res.headers.upgrade ?? "", 40);
+        fail(
+          new NetworkDeniedError(
+            "response",
+            name,
+            `network: ${name} answered 101 Switching Protocols (an upgrade to "${to}"): refused, the gate relays HTTP requests only`,
+          ),
+          { status: 101 },
+        );
       });
       req.on("response", (res) => {
+        const status = res.statusCode ?? 0;
+        // Node passes on any three digits, and 101 without an Upgrade header; a Response (and the
+        // native proxy's writeHead) takes 200–599 only. Informational 1xx never get here.
+        if (!Number.isInteger(status) || status < 200 || status > 599) {
+          res.destroy();
+          fail(
+            new NetworkDeniedError(
+              "response",
+              name,
+              `network: ${name} answered with status ${status}, not a final HTTP status (200-599): refused`,
+            ),
+            { status },
+          );
+          return;
+        }
+        if (settled) {
+          res.destroy();
+          return;
+        }
+        settled = true;
+        signal.removeEventListener("abort", onAbort);
         resolve({
-          status: res.statusCode ?? 0,
+          status,
           statusText: (res.statusMessage ?? "").slice(0, 200),
           headers: pairs(res.rawHeaders),
           body: this.#reader(res, name, signal, (received) =>
@@ -427,7 +480,7 @@ export class RunNetwork {
               type: "egress",
               ...event,
               allowed: true,
-              status: res.statusCode ?? 0,
+              status,
               bytesSent: body?.byteLength ?? 0,
               bytesReceived: received,
             }),
@@ -445,14 +498,21 @@ export class RunNetwork {
       if (finished) return;
       finished = true;
       this.#open.delete(finish);
+      signal.removeEventListener("abort", finish);
       res.destroy();
       done(received);
     };
     this.#open.add(finish);
+    // The abort ends the body itself: a read waiting on a server that trickles then rejects.
+    signal.addEventListener("abort", finish, { once: true });
     const iterator = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     return {
       read: async () => {
-        if (finished) return null;
+        // A body cut by the abort (timeout, the caller, the run's end) is an error, never a short end.
+        if (finished) {
+          if (signal.aborted) throw this.#abortError(signal, name);
+          return null;
+        }
         let step: IteratorResult<Buffer>;
         try {
           step = await iterator.next();
@@ -462,6 +522,11 @@ export class RunNetwork {
           throw new TypeError(`network: reading the response from ${name} failed: ${(error as Error).message}`, {
             cause: error,
           });
+        }
+        // Destroyed by the abort, a body without a length ends as if complete: it is not.
+        if (signal.aborted) {
+          finish();
+          throw this.#abortError(signal, name);
         }
         if (step.done) {
           finish();
@@ -540,6 +605,11 @@ export class RunNetwork {
 function splitTarget(target: string): [string, number] {
   const m = /^\[?(.*?)\]?:(\d+)$/.exec(target);
   return m ? [m[1] ?? "", Number(m[2])] : [target, 0];
+}
+
+/** Text safe for a status line, a header value or a message: printable ASCII only, at most `max` characters. */
+export function printable(text: string, max = 300): string {
+  return text.replace(/[^\x20-\x7e]/g, "?").slice(0, max);
 }
 
 function pairs(raw: string[]): Array<[string, string]> {

@@ -27,7 +27,7 @@ import type { Duplex } from "node:stream";
 import { NetworkDeniedError } from "../errors.ts";
 import type { EventInput } from "../events.ts";
 import type { EngineName } from "../types.ts";
-import type { RunNetwork } from "./gate.ts";
+import { printable, type RunNetwork } from "./gate.ts";
 
 /** Headers of the upstream answer that belong to one hop and are not passed on. */
 const HOP_HEADERS = new Set([
@@ -70,11 +70,20 @@ export class NetworkProxy implements AsyncDisposable {
     server.maxHeadersCount = 256;
     server.maxConnections = MAX_CONNECTIONS;
     const proxy = new NetworkProxy(path, server);
-    server.on("request", (req, res) => void proxy.#forward(req, res));
-    server.on(
-      "connect",
-      (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void proxy.#connect(req, socket, head),
-    );
+    // Every handler settles here: a throw in one (a bug, or an answer Node will not write) becomes a
+    // 502 to the jail and an event, never an unhandled rejection that would end the host's process.
+    server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+      proxy.#forward(req, res).catch((error: unknown) => {
+        proxy.#failed(req.method ?? "", req.url ?? "");
+        refuse(res, 502, `network: the proxy could not pass the answer on: ${messageOf(error)}`);
+      });
+    });
+    server.on("connect", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      proxy.#connect(req, socket, head).catch((error: unknown) => {
+        proxy.#failed("CONNECT", req.url ?? "");
+        refuseTunnel(socket, 502, `network: the proxy could not open the tunnel: ${messageOf(error)}`);
+      });
+    });
     server.on("connection", (socket: Socket) => {
       proxy.#sockets.add(socket);
       socket.on("close", () => proxy.#sockets.delete(socket));
@@ -167,16 +176,18 @@ export class NetworkProxy implements AsyncDisposable {
       refuse(res, statusOf(error), messageOf(error));
       return;
     }
+    res.on("close", () => response.body.cancel());
+    // The gate passes final statuses only (200–599); checked again here because writeHead throws on
+    // anything under 100 or over 999, and a throw here would otherwise end the host's process.
+    if (!Number.isInteger(response.status) || response.status < 200 || response.status > 599) {
+      response.body.cancel();
+      throw new Error(`the server answered with status ${response.status}, not a final HTTP status (200-599)`);
+    }
     const out: Array<[string, string]> = response.headers.filter(([n]) => !HOP_HEADERS.has(n));
     res.writeHead(response.status, printable(response.statusText), out.flat());
-    res.on("close", () => response.body.cancel());
     try {
       for (let chunk = first; chunk; chunk = await response.body.read()) {
-        if (!res.write(chunk))
-          await new Promise((resolve) => {
-            res.once("drain", resolve);
-            res.once("close", resolve);
-          });
+        if (!res.write(chunk)) await drained(res);
         if (res.destroyed) break;
       }
       res.end();
@@ -212,6 +223,23 @@ export class NetworkProxy implements AsyncDisposable {
     }
   }
 
+  /** A handler that threw: recorded as a refused egress (the jail got a 502 or a cut connection). */
+  #failed(method: string, url: string): void {
+    const run = this.#run;
+    const target = method === "CONNECT" ? parseAuthority(url) : urlTarget(url);
+    run?.emit?.({
+      type: "egress",
+      engine: run.engine,
+      method: printable(method, 32),
+      host: printable(target?.host ?? "", 256),
+      port: target?.port ?? 0,
+      allowed: false,
+      reason: "response",
+      bytesSent: 0,
+      bytesReceived: 0,
+    });
+  }
+
   #noNetwork(run: ProxyRun | undefined, method: string): void {
     run?.emit?.({
       type: "egress",
@@ -242,18 +270,43 @@ export function parseAuthority(text: string): { host: string; port: number } | u
   return { host: url.hostname.replace(/^\[|\]$/g, ""), port };
 }
 
-/** A refusal is a 403, a request that ran out of time a 504, anything else (the server failed) a 502. */
+/** `host` and `port` of a forward request's absolute URL. */
+function urlTarget(text: string): { host: string; port: number } | undefined {
+  try {
+    const url = new URL(text);
+    return {
+      host: url.hostname.replace(/^\[|\]$/g, ""),
+      port: Number(url.port) || (url.protocol === "https:" ? 443 : 80),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A refusal is a 403, a request that ran out of time a 504, an answer the gate refused or anything
+ * else (the server failed) a 502.
+ */
 function statusOf(error: unknown): number {
-  return error instanceof NetworkDeniedError ? (error.reason === "timeout" ? 504 : 403) : 502;
+  if (!(error instanceof NetworkDeniedError)) return 502;
+  return error.reason === "timeout" ? 504 : error.reason === "response" ? 502 : 403;
+}
+
+/** Waits for `res` to take more (or to be gone), leaving no listener behind either way. */
+function drained(res: http.ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.once("drain", done);
+    res.once("close", done);
+  });
 }
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** Text safe for a status line or a header value: printable ASCII only. */
-function printable(text: string): string {
-  return text.replace(/[^\x20-\x7e]/g, "?").slice(0, 300);
 }
 
 function refuse(res: http.ServerResponse, status: number, message: string): void {

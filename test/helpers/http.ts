@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
+import type { Server as NetServer } from "node:net";
 import { join } from "node:path";
 
 export interface SeenRequest {
@@ -63,12 +64,10 @@ export async function startHttpServer(): Promise<TestServer> {
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (!address || typeof address === "string") throw new Error("no port");
+  const port = await listenLoopback(server);
   return {
-    port: address.port,
-    origin: `http://127.0.0.1:${address.port}`,
+    port,
+    origin: `http://127.0.0.1:${port}`,
     requests,
     close: () =>
       new Promise((resolve) => {
@@ -76,6 +75,14 @@ export async function startHttpServer(): Promise<TestServer> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** Listens on a free port of 127.0.0.1: the port. */
+export async function listenLoopback(server: Pick<NetServer, "listen" | "address">): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("no port");
+  return address.port;
 }
 
 /** A resolver that answers from a table (names the test makes up), and fails for the rest. */
@@ -114,12 +121,9 @@ export async function startTlsServer(
   );
   const ca = readFileSync(cert);
   const server = createHttpsServer({ key: readFileSync(key), cert: ca }, handler);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (!address || typeof address === "string") throw new Error("no port");
   return {
     ca,
-    port: address.port,
+    port: await listenLoopback(server),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -43,6 +43,33 @@ import { CappedOutput } from "./output.ts";
 import { NetworkProxy } from "../../network/proxy.ts";
 import { runNetwork } from "../pyodide/net-host.ts";
 
+/**
+ * The per-jail proxy directories that exist now. Each is removed when its jail is done; any left
+ * when the process exits (a host ended by an error of its own, or one that never closed its
+ * sandbox) go in the exit hook, so no `wasmcell-net-*` directory outlives the host.
+ */
+const netDirs = new Set<string>();
+let exitHook = false;
+
+function trackNetDir(dir: string): void {
+  netDirs.add(dir);
+  if (exitHook) return;
+  exitHook = true;
+  process.once("exit", () => {
+    for (const d of [...netDirs]) removeNetDir(d);
+  });
+}
+
+/** Removes a proxy directory; one that cannot be removed now stays listed for the exit hook. */
+function removeNetDir(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+    netDirs.delete(dir);
+  } catch {
+    // kept in netDirs: the exit hook tries again (nothing in it is reachable once the proxy is closed)
+  }
+}
+
 const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
 const HARNESS = fileURLToPath(new URL("../python/harness.py", import.meta.url));
 const BRIDGE = fileURLToPath(new URL("./bridge.py", import.meta.url));
@@ -259,19 +286,27 @@ export class NativeEngine implements Engine {
     const dir = mkdtempSync(join(jailScratchParent(owner), "wasmcell-net-"));
     // 0700 (mkdtemp's mode): only the jail's uid (and root) may enter it.
     if (owner) chownSync(dir, owner.uid, owner.gid);
+    trackNetDir(dir);
     let proxy: NetworkProxy;
     try {
       proxy = await NetworkProxy.listen(join(dir, "proxy.sock"), owner);
     } catch (error) {
-      rmSync(dir, { recursive: true, force: true });
+      removeNetDir(dir);
       throw error;
     }
     return {
       dir,
       proxy,
+      // Never throws (it runs after the jail exits, where nothing would catch it); the directory goes
+      // whatever the proxy's close did.
       close: async () => {
-        await proxy.close();
-        rmSync(dir, { recursive: true, force: true });
+        try {
+          await proxy.close();
+        } catch {
+          // the server was already closed: nothing left to end
+        } finally {
+          removeNetDir(dir);
+        }
       },
     };
   }

@@ -62,9 +62,11 @@ export async function answerFetch(
     });
   } catch (error) {
     const denied = error instanceof NetworkDeniedError;
+    // A refused answer ("response") is the server's failing, not the guest's: an OSError like any
+    // other failed request, not a PermissionError.
     return reply({
       ok: false,
-      denied: denied && error.reason !== "timeout",
+      denied: denied && error.reason !== "timeout" && error.reason !== "response",
       timeout: denied && error.reason === "timeout",
       error: error instanceof Error ? error.message : String(error),
     });

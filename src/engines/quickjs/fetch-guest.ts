@@ -314,15 +314,21 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
       }).then(function (head) {
         if (settled) { bridgeCancel(id); return; }
         settled = true;
-        var res = new Response(null, { status: head.status < 200 ? 200 : head.status, statusText: head.statusText, headers: head.headers, _stream: id });
-        res.status = head.status;
-        res.url = head.url;
-        res.redirected = head.redirected;
-        res.type = "basic";
-        res._signal = signal;
-        if (signal && typeof signal.addEventListener === "function")
-          signal.addEventListener("abort", function () { bridgeCancel(id); });
-        resolve(res);
+        // Whatever throws while the Response is built (a status or header the constructor refuses)
+        // rejects this fetch: nothing else would ever settle it.
+        try {
+          var res = new Response(null, { status: head.status, statusText: head.statusText, headers: head.headers, _stream: id });
+          res.url = head.url;
+          res.redirected = head.redirected;
+          res.type = "basic";
+          res._signal = signal;
+          if (signal && typeof signal.addEventListener === "function")
+            signal.addEventListener("abort", function () { bridgeCancel(id); });
+          resolve(res);
+        } catch (e) {
+          bridgeCancel(id);
+          reject(netError(e));
+        }
       }, function (e) {
         if (settled) return;
         settled = true;
