@@ -2,7 +2,9 @@
 // one sandbox; a run that opens requests to a slow server, reads only their headers and returns must
 // not leave those sockets open into the next tenant's run (until its deadline), or the per-run caps
 // (maxRequests, network.timeoutMs) stop bounding what one tenant holds on the host. Every socket of a
-// run is the run's, and is destroyed when the run settles — on the worker-thread path as in-process.
+// run is the run's, and is destroyed when the run settles — on the worker-thread path as in-process,
+// and on the native Python tier through its proxy. (Pyodide's bridge reads each body whole, so a run
+// there cannot return with a response half read.)
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
@@ -151,3 +153,31 @@ for (const isolation of ["thread", "in-process"] as const) {
     });
   });
 }
+
+describe("python (native): a run's sockets are closed when the run settles", () => {
+  let server: SlowServer;
+  let sandbox: Sandbox;
+  before(async () => {
+    server = await startSlowServer();
+    sandbox = await createSandbox({
+      python: { engine: "native" },
+      network: { allow: [server.host], timeoutMs: 60_000, maxRequests: 32 },
+    });
+  });
+  after(async () => {
+    await sandbox?.close();
+    await server?.close();
+  });
+
+  it("8 responses whose headers were read: no socket of the run is open once run() resolves", async () => {
+    const r = await sandbox.run({
+      language: "python",
+      engine: "native",
+      code: `import urllib.request\nrs = [urllib.request.urlopen("${server.origin}/slow/%d" % i) for i in range(8)]\n[r.status for r in rs]`,
+      limits: LIMITS,
+    });
+    assert.deepEqual(r.ok && r.value, Array(8).fill(200), JSON.stringify(!r.ok && r.error));
+    assert.equal(openSockets(), 0);
+    assert.equal(await serverDrained(server), 0);
+  });
+});
