@@ -128,7 +128,9 @@ export function resultEvents(
   if (result.outputTruncated) emit({ type: "limit", engine, limit: "maxOutputBytes", value: limits.maxOutputBytes });
   if (result.ok) return;
   const kind = result.error.kind;
-  const limit = LIMIT_OF_KIND[kind];
+  // `maxStackKb` is the JavaScript engine's cap: a Pyodide stack verdict (the sidecar saw WebAssembly's
+  // call stack overflow) is not that limit firing, so it names none.
+  const limit = kind === "stack" && engine !== "quickjs" ? undefined : LIMIT_OF_KIND[kind];
   if (limit) emit({ type: "limit", engine, limit, value: limits[limit] });
   if (kind === "denied") emit({ type: "denied", engine, message: result.error.message.slice(0, 500) });
   if (restarts && (kind === "crashed" || (engine !== "quickjs" && kind === "timeout")))

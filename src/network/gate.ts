@@ -73,6 +73,26 @@ const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 const systemResolver = async (hostname: string): Promise<string[]> =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
+/**
+ * Every socket the gate opened (for a request or a tunnel) until it closes. A socket belongs to one
+ * run and must be destroyed when that run settles, whatever the path; `openSockets()` is how the host
+ * (and its tests) checks that nothing of one run is still connected when the next begins.
+ */
+const sockets = new Set<net.Socket>();
+
+function track(socket: net.Socket): void {
+  if (sockets.has(socket)) return;
+  sockets.add(socket);
+  socket.once("close", () => sockets.delete(socket));
+}
+
+/** Sockets the gate opened, in this process, that are not yet destroyed. */
+export function openSockets(): number {
+  let n = 0;
+  for (const s of sockets) if (!s.destroyed) n++;
+  return n;
+}
+
 export interface RunNetworkContext {
   engine: EngineName;
   /** `performance.now()` time by which the run must be over; no request outlives it. */
@@ -94,13 +114,18 @@ export class RunNetwork {
     this.#ctx = ctx;
   }
 
-  /** Ends every request still going (the run is over). */
+  /**
+   * Ends the run's network: aborts every request still going (its socket is destroyed with it),
+   * destroys the socket under every response body and tunnel still open, and refuses any request
+   * asked for later. The run's owner calls it when the run settles (src/engines/run-scope.ts).
+   */
   close(): void {
     this.#ended.abort(new Error("the run has ended"));
     for (const finish of [...this.#open]) finish();
   }
 
   async fetch(request: GuestRequest, signal?: AbortSignal): Promise<GatedResponse> {
+    this.#checkOpen();
     const method = (request.method ?? "GET").toUpperCase();
     if (!METHOD.test(method)) throw new TypeError(`network: "${method.slice(0, 40)}" is not an HTTP method`);
     let body = request.body;
@@ -189,6 +214,7 @@ export class RunNetwork {
    * injected into TLS either; a tunnel simply goes without them.
    */
   async connect(host: string, port: number): Promise<Tunnel> {
+    this.#checkOpen();
     const method = "CONNECT";
     const name = targetName(host, port);
     let target: Target;
@@ -212,6 +238,7 @@ export class RunNetwork {
     const event = { engine: this.#ctx.engine, method, host: target.host, port: target.port, address };
     const socket = await new Promise<net.Socket>((resolve, reject) => {
       const s = net.connect({ host: address, port: target.port, signal: abort });
+      track(s);
       let connected = false;
       s.once("connect", () => {
         connected = true;
@@ -311,6 +338,11 @@ export class RunNetwork {
     return { ...response, body };
   }
 
+  /** A late call (a host call that arrived as the run ended) opens nothing. */
+  #checkOpen(): void {
+    if (this.#ended.signal.aborted) throw new Error("network: the run has ended");
+  }
+
   /** Milliseconds a request (or tunnel) starting now may take: timeoutMs, inside the run's deadline. */
   #timeLeft(): number {
     // The engine's own deadline ends the run first (kind `timeout`); this bounds the request itself.
@@ -385,6 +417,11 @@ export class RunNetwork {
     const mod = https_ ? https : http;
     const event = { engine: this.#ctx.engine, method, host: target.host, port: target.port, address };
     return new Promise((resolve, reject) => {
+      // Ended while the name resolved (the run settled, the caller aborted): no socket is opened.
+      if (signal.aborted) {
+        reject(this.#abortError(signal, name));
+        return;
+      }
       // Settles exactly once, whatever comes first: an answer, an error, the connection closing with
       // no answer (Node then emits neither), an upgrade, or the abort (which Node does not turn into
       // an error once the socket is gone). A throw in here would reach no caller, so nothing throws.
@@ -424,6 +461,7 @@ export class RunNetwork {
           : {}),
         signal,
       });
+      req.on("socket", track);
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
       req.on("error", (error) =>

@@ -27,7 +27,7 @@ const HOSTILE: [string, Partial<Limits>, string][] = [
   ["raise KeyboardInterrupt", {}, "runtime KeyboardInterrupt"],
   ["raise MemoryError", {}, "runtime MemoryError"],
   ["raise ValueError('x' * (1 << 20))", {}, "runtime ValueError"],
-  ["def f(): f()\nf()", {}, "stack RecursionError"],
+  ["def f(): f()\nf()", {}, "runtime RecursionError"],
   ["while True:\n    pass", { timeoutMs: 100 }, "timeout KeyboardInterrupt"],
   ["x = []\nwhile True:\n    x.append(bytearray(1 << 20))", { memoryMb: 64 }, "memory MemoryError"],
   [

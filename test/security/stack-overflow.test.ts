@@ -8,9 +8,10 @@ import { closePyodide, runPy } from "../helpers/pyodide.ts";
 describe("pyodide", () => {
   after(closePyodide);
 
-  it("unbounded recursion is kind stack (RecursionError); the next run is served", async () => {
+  // A RecursionError is `runtime`: the host cannot tell it from a raised one (forged-python-stack.test.ts).
+  it("unbounded recursion is a RecursionError; the next run is served", async () => {
     const r = await runPy("def f(n):\n    return f(n + 1)\nf(0)");
-    assert.equal(!r.ok && r.error.kind, "stack");
+    assert.equal(!r.ok && r.error.kind, "runtime");
     assert.equal(!r.ok && r.error.name, "RecursionError");
     const next = await runPy("'next'");
     assert.equal(next.ok && next.value, "next");
@@ -19,8 +20,9 @@ describe("pyodide", () => {
   it("raising the recursion limit does not let recursion overflow the WASM stack into a crash of the host", async () => {
     const r = await runPy("import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return f(n + 1)\nf(0)");
     assert.equal(r.ok, false);
-    // Python frames live on the WASM heap: with the limit lifted, the heap cap is usually hit first.
-    assert.ok(!r.ok && ["stack", "memory"].includes(r.error.kind), JSON.stringify(!r.ok && r.error));
+    // Python frames live on the WASM heap: with the limit lifted, the heap cap is usually hit first
+    // (or Python's C-stack guard raises a RecursionError, kind runtime).
+    assert.ok(!r.ok && ["stack", "memory", "runtime"].includes(r.error.kind), JSON.stringify(!r.ok && r.error));
     const next = await runPy("'next'");
     assert.equal(next.ok && next.value, "next");
   });

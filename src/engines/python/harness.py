@@ -9,7 +9,9 @@ Shared by both Python tiers, so it knows nothing about its host:
 The envelope (UTF-8 JSON, one object):
     {"ok": true,  "value": <JSON data or repr string>, "valueKind": "json" | "repr" | "none"}
     {"ok": false, "error": {"kind", "name", "message", "stack"?, "line"?, "column"?}}
-``kind`` is one of syntax | runtime | stack | output_limit (see src/types.ts); the host decides the rest.
+``kind`` is one of syntax | runtime | output_limit (see src/types.ts); the host decides the rest. A
+RecursionError is ``runtime``: any guest can raise one in Python's own words, so its name is no proof
+that a stack limit fired (src/engines/python/result.ts takes ``stack`` from no envelope anyway).
 
 Why each choice:
 - The last top-level expression is compiled on its own in "eval" mode, so its value is returned without
@@ -229,10 +231,8 @@ def _syntax_failure(exc):
 def _exception_failure(exc):
     name = type(exc).__name__
     stack, line, message = _user_traceback(exc)
-    if isinstance(exc, RecursionError):
-        return _failure("stack", name, message, stack, line)
-    if isinstance(exc, SyntaxError):  # raised by compile()/eval() inside user code: a runtime error
-        return _failure("runtime", name, message, stack, line)
+    # Every exception out of user code is ``runtime``: a SyntaxError from compile()/eval() inside it,
+    # and a RecursionError, real or raised (they cannot be told apart from here, see the module doc).
     return _failure("runtime", name, message, stack, line)
 
 

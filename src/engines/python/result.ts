@@ -5,9 +5,11 @@
 // Why everything here is untrusted: the harness runs in the guest's interpreter (Pyodide) or the
 // guest's own process (native), so guest code can replace it, patch `json.dumps`, or write its own
 // result line. Three rules follow:
-// - Error *kinds* that mean "a limit of the host fired" (timeout, memory, denied, crashed, aborted)
-//   are never taken from the envelope: only `Observed`, what the host itself saw, makes them. A guest
-//   `raise KeyboardInterrupt` is a runtime error unless the host's interrupt really fired.
+// - Error *kinds* that mean "a limit of the host fired" (timeout, memory, stack, denied, crashed,
+//   aborted) are never taken from the envelope: only `Observed`, what the host itself saw, makes them. A
+//   guest `raise KeyboardInterrupt` is a runtime error unless the host's interrupt really fired, and a
+//   RecursionError is always one: raised or hit, it looks the same from here (docs/seal.md, *Error kinds
+//   on the Python tiers*).
 // - Every string is capped (the cap is named in the text where it cut), every number checked.
 // - Every returned path is checked like an input path (relative, normalised, no NUL, no `..`, no
 //   duplicates) and the file list against the run's caps; a bad path fails the run as `denied`, files
@@ -28,8 +30,11 @@ export const ERROR_FIELD_CAPS = {
   stack: 32768,
 } as const;
 
-/** The kinds a harness may report itself: the ones that describe the guest's code, not a host limit. */
-const GUEST_KINDS = new Set(["syntax", "runtime", "stack", "output_limit"]);
+/**
+ * The kinds a harness may report itself: the ones that describe the guest's code, not a host limit.
+ * Not `stack`: the harness would take it from the exception's class, which the guest chooses.
+ */
+const GUEST_KINDS = new Set(["syntax", "runtime", "output_limit"]);
 
 /** A parsed envelope: the run's value, or its error. Python's `None` (and a statement) is `undefined`. */
 export type Envelope = { ok: true; value: unknown } | { ok: false; error: GuestError };

@@ -21,6 +21,7 @@ import {
   type WireRequest,
   type WorkerMessage,
 } from "./protocol.ts";
+import type { RunScope } from "../run-scope.ts";
 import type { ThreadSession } from "./session.ts";
 import { DEMOTED, LIFTED, setThreadNice, STUCK, threadNice } from "./priority.ts";
 
@@ -100,9 +101,14 @@ export interface Job {
   settled: boolean;
   resolve(result: RunResult): void;
   watchdog: NodeJS.Timeout | undefined;
+  /** Its host calls still going, by the worker's call number. */
   calls: Map<number, AbortController>;
   outputChars: number;
-  cleanup: (() => void) | undefined;
+  /**
+   * What the run holds on the host (its network and sockets, its host calls, its watchdog, its abort
+   * listener), let go when the run settles. It outlives a move to another worker: the run goes on.
+   */
+  scope: RunScope;
   /** Its thread's CPU time (ns) when its deadline was first seen passed (threads.ts, the starved check). */
   cpuAtDeadline?: number | undefined;
 }

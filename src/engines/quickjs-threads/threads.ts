@@ -43,6 +43,7 @@ import { STALL_MS, WorkerHandle, type Job } from "./handle.ts";
 import { failure } from "../quickjs/failure.ts";
 import { withNetwork } from "../quickjs/fetch-gate.ts";
 import { RUNS_AT_ONCE } from "./limits.ts";
+import { RunScope } from "../run-scope.ts";
 import { crashedError, ThreadSession } from "./session.ts";
 import { resolveDemotion, type DemoteSetting } from "./priority.ts";
 
@@ -222,9 +223,11 @@ export class ThreadEngine implements Engine {
   }
 
   #dispatch(given: ResolvedRequest, session: ThreadSession | undefined, startedAt: number): Promise<RunResult> {
+    const scope = new RunScope();
     // The network gate lives here, on the host: its bridge functions join the request's host
-    // functions, which the worker proxies back by name like any other (see quickjs/fetch.ts).
-    const req = withNetwork(given).req;
+    // functions, which the worker proxies back by name like any other (see quickjs/fetch.ts). The
+    // scope closes it (every request and socket of the run) when the run settles, in #settle.
+    const req = withNetwork(given, scope);
     return new Promise<RunResult>((resolve) => {
       const abort = req.signal ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
       if (abort && req.signal?.aborted) Atomics.store(abort, 0, 1);
@@ -250,15 +253,25 @@ export class ThreadEngine implements Engine {
         watchdog: undefined,
         calls: new Map(),
         outputChars: 0,
-        cleanup: undefined,
+        scope,
       };
+      scope.defer(() => clearTimeout(job.watchdog));
+      scope.defer(() => {
+        for (const c of job.calls.values()) c.abort(new Error("the run has ended"));
+        job.calls.clear();
+      });
       if (req.signal && abort) {
         const signal = req.signal;
         const onAbort = () => this.#onAbort(job, abort);
         signal.addEventListener("abort", onAbort, { once: true });
-        job.cleanup = () => signal.removeEventListener("abort", onAbort);
+        scope.defer(() => signal.removeEventListener("abort", onAbort));
       }
-      this.#send(job);
+      try {
+        this.#send(job);
+      } catch (error) {
+        scope.close(); // the run never started: it rejects, and holds nothing
+        throw error;
+      }
     });
   }
 
@@ -564,13 +577,11 @@ export class ThreadEngine implements Engine {
     handle.idleTimer.unref();
   }
 
+  /** The one way a run ends here: everything it holds is let go before its caller hears the result. */
   #settle(job: Job, result: RunResult): void {
     if (job.settled) return;
     job.settled = true;
-    clearTimeout(job.watchdog);
-    job.cleanup?.();
-    for (const c of job.calls.values()) c.abort(new Error("the run has ended"));
-    job.calls.clear();
+    job.scope.close();
     job.resolve(result);
   }
 

@@ -5,16 +5,19 @@
 
 import type { ResolvedRequest } from "../../options.ts";
 import { RunNetwork } from "../../network/gate.ts";
+import type { RunScope } from "../run-scope.ts";
 import { bridge, type NetworkGate } from "./fetch.ts";
 
-/** The run's network and the request whose host functions include the bridge. */
-export const withNetwork: NetworkGate = (req: ResolvedRequest) => {
-  if (!req.network) return { req, network: undefined };
-  const network = new RunNetwork(req.network, {
-    engine: "quickjs",
-    deadline: performance.now() + req.limits.timeoutMs,
-    ...(req.signal ? { signal: req.signal } : {}),
-    emit: req.emit,
-  });
-  return { req: { ...req, hostFunctions: { ...req.hostFunctions, ...bridge(network, req) } }, network };
+/** The request whose host functions include the bridge; the run's network is the scope's to close. */
+export const withNetwork: NetworkGate = (req: ResolvedRequest, scope: RunScope) => {
+  if (!req.network) return req;
+  const network = scope.own(
+    new RunNetwork(req.network, {
+      engine: "quickjs",
+      deadline: performance.now() + req.limits.timeoutMs,
+      ...(req.signal ? { signal: req.signal } : {}),
+      emit: req.emit,
+    }),
+  );
+  return { ...req, hostFunctions: { ...req.hostFunctions, ...bridge(network, req) } };
 };

@@ -10,6 +10,7 @@ import type { ResolvedRequest } from "../../options.ts";
 import { NetworkDeniedError } from "../../errors.ts";
 import type { BodyReader, GuestRequest, RunNetwork } from "../../network/gate.ts";
 import type { HostFunction } from "../../types.ts";
+import type { RunScope } from "../run-scope.ts";
 import { NET_BRIDGE } from "./fetch-guest.ts";
 import type { Guest } from "./guest.ts";
 import { stashNetBridge } from "./runtime/install.ts";
@@ -29,8 +30,12 @@ export function hasNetBridge(req: ResolvedRequest): boolean {
   return Object.hasOwn(req.hostFunctions, NET_BRIDGE.open);
 }
 
-/** Opens the run's gate (src/network/) and adds the bridge to its host functions (fetch-gate.ts). */
-export type NetworkGate = (req: ResolvedRequest) => { req: ResolvedRequest; network: RunNetwork | undefined };
+/**
+ * Opens the run's gate (src/network/), owned by the run's scope (closed, with every request and socket
+ * under it, when the run settles), and returns the request with the bridge among its host functions
+ * (fetch-gate.ts). The handle never reaches the caller: there is no way to hold it past the run.
+ */
+export type NetworkGate = (req: ResolvedRequest, scope: RunScope) => ResolvedRequest;
 
 /**
  * Defines the run's bridge host functions and moves them into the families' internals, where the

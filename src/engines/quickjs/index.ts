@@ -13,6 +13,7 @@ import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { ClosedError } from "../../errors.ts";
 import { failure } from "./failure.ts";
 import { hasNetBridge, installFetchBridge, type NetworkGate } from "./fetch.ts";
+import { scoped, type RunScope } from "../run-scope.ts";
 import { Guest } from "./guest.ts";
 import type { Cell } from "./cell.ts";
 import { ModulePool, type WasmModule } from "./modules.ts";
@@ -64,10 +65,13 @@ export class QuickJSEngine implements Engine {
     this.#gate = gate;
   }
 
-  /** The run's network, or a refusal when it was granted and this build has no gate. */
-  #network(req: ResolvedRequest): ReturnType<NetworkGate> | GuestError {
-    if (this.#gate) return this.#gate(req);
-    if (!req.network) return { req, network: undefined };
+  /**
+   * The request with the run's network (owned by `scope`), or a refusal when it was granted and this
+   * build has no gate.
+   */
+  #network(req: ResolvedRequest, scope: RunScope): ResolvedRequest | GuestError {
+    if (this.#gate) return this.#gate(req, scope);
+    if (!req.network) return req;
     return {
       kind: "denied",
       name: "NetworkUnavailable",
@@ -84,26 +88,26 @@ export class QuickJSEngine implements Engine {
 
   run(req: ResolvedRequest): Promise<RunResult> {
     if (this.#closed) return Promise.reject(new ClosedError("quickjs engine"));
-    return this.#inFlight.track(this.#run(req));
+    return this.#inFlight.track(scoped((scope) => this.#run(req, scope)));
   }
 
-  async #run(req: ResolvedRequest): Promise<RunResult> {
+  async #run(given: ResolvedRequest, scope: RunScope): Promise<RunResult> {
     const startedAt = performance.now();
-    const prepared = prepare(req);
+    const prepared = prepare(given);
     const src = prepared instanceof Promise ? await prepared : prepared;
-    if ("error" in src) return failure(req, src.error, startedAt);
+    if ("error" in src) return failure(given, src.error, startedAt);
     const wasm = this.pool.ready() ?? (await this.pool.get());
-    const hostNames = Object.keys(req.hostFunctions);
-    const net = this.#network(req);
-    if ("kind" in net) return failure(req, net, startedAt);
-    const caps = { network: net.network !== undefined || hasNetBridge(req) };
-    const needs = globalNeeds(src.code, hostNames, caps);
+    const hostNames = Object.keys(given.hostFunctions);
+    const req = this.#network(given, scope);
+    if ("kind" in req) return failure(given, req, startedAt);
+    const needs = globalNeeds(src.code, hostNames, { network: hasNetBridge(req) });
     const opened = this.#openGuest(wasm, needs, hostNames, needs.runtime.includes("fetch"));
     if ("error" in opened) return failure(req, opened.error, startedAt);
     const { guest, cell } = opened;
-    const run = new Run(guest, net.req, src);
+    const run = new Run(guest, req, src);
     const result = await run.execute();
-    net.network?.close();
+    // What the run holds on the host (its network, its sockets) goes before its cell is handed back.
+    scope.close();
     const cleanup = () => {
       run.release();
       if (wasm.alive && !cell.dead) {
@@ -154,7 +158,7 @@ export class QuickJSEngine implements Engine {
     const guest = new Guest(cell, cell.takeContext());
     const session = new QuickJSSession(
       guest,
-      (req) => this.#network(req),
+      (req, scope) => this.#network(req, scope),
       () => this.#sessions.delete(session),
     );
     this.#sessions.add(session);
@@ -188,6 +192,9 @@ function retireIfGrown(wasm: WasmModule, req: ResolvedRequest): void {
 }
 const RETIRE_BYTES = 64 * 1024 * 1024;
 
+/** A session run's network: the request with the run's bridge (owned by the scope), or a refusal. */
+type SessionNetwork = (req: ResolvedRequest, scope: RunScope) => ResolvedRequest | GuestError;
+
 /**
  * A user context kept alive across runs, on purpose: globals and declarations survive. Runs are
  * serialised; each has its own limits and deadline. If the module under it is poisoned the session is
@@ -195,16 +202,12 @@ const RETIRE_BYTES = 64 * 1024 * 1024;
  */
 class QuickJSSession implements EngineSession {
   readonly #guest: Guest;
-  readonly #network: (req: ResolvedRequest) => ReturnType<NetworkGate> | GuestError;
+  readonly #network: SessionNetwork;
   readonly #onClose: () => void;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
 
-  constructor(
-    guest: Guest,
-    network: (req: ResolvedRequest) => ReturnType<NetworkGate> | GuestError,
-    onClose: () => void,
-  ) {
+  constructor(guest: Guest, network: SessionNetwork, onClose: () => void) {
     this.#guest = guest;
     this.#network = network;
     this.#onClose = onClose;
@@ -215,12 +218,12 @@ class QuickJSSession implements EngineSession {
   }
 
   run(req: ResolvedRequest): Promise<RunResult> {
-    const next = this.#queue.then(() => this.#run(req));
+    const next = this.#queue.then(() => scoped((scope) => this.#run(req, scope)));
     this.#queue = next.catch(() => undefined);
     return next;
   }
 
-  async #run(req: ResolvedRequest): Promise<RunResult> {
+  async #run(req: ResolvedRequest, scope: RunScope): Promise<RunResult> {
     const startedAt = performance.now();
     if (this.#closed) throw new ClosedError("session");
     if (!this.alive) {
@@ -236,10 +239,10 @@ class QuickJSSession implements EngineSession {
     }
     const src = await prepare(req);
     if ("error" in src) return failure(req, src.error, startedAt);
-    const net = this.#network(req);
+    const net = this.#network(req, scope);
     if ("kind" in net) return failure(req, net, startedAt);
     try {
-      const network = net.network !== undefined || hasNetBridge(req);
+      const network = hasNetBridge(net);
       if (network) installFetchBridge(this.#guest);
       this.#guest.install(allGlobals({ network }), Object.keys(req.hostFunctions));
     } catch (error) {
@@ -250,9 +253,9 @@ class QuickJSSession implements EngineSession {
         startedAt,
       );
     }
-    const run = new Run(this.#guest, net.req, src);
+    const run = new Run(this.#guest, net, src);
     const result = await run.execute();
-    net.network?.close();
+    scope.close();
     run.release();
     return result;
   }

@@ -89,7 +89,8 @@ import matplotlib; matplotlib.get_backend()`);
     assert.equal(stack.includes("driver.py") || stack.includes("harness.py"), false);
 
     const recursion = await run("def f(): return f()\nf()");
-    assert.equal(!recursion.ok && recursion.error.kind, "stack");
+    assert.equal(!recursion.ok && recursion.error.kind, "runtime");
+    assert.equal(!recursion.ok && recursion.error.name, "RecursionError");
 
     // Refused inside the process by the address-space limit: the host saw no kill, so it does not
     // claim `memory` (a guest can `raise MemoryError` too); the name says what happened.

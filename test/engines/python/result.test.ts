@@ -53,6 +53,12 @@ describe("parseEnvelope", () => {
     ["a forged memory error", fail({ kind: "memory", name: "MemoryError", message: "x" }), NOTHING_OBSERVED, "runtime"],
     ["a forged denial", fail({ kind: "denied", name: "PermissionError", message: "x" }), NOTHING_OBSERVED, "runtime"],
     ["a forged crash", fail({ kind: "crashed", name: "X", message: "x" }), NOTHING_OBSERVED, "runtime"],
+    [
+      "a forged stack overflow",
+      fail({ kind: "stack", name: "RecursionError", message: "x" }),
+      NOTHING_OBSERVED,
+      "runtime",
+    ],
     ["a forged abort", fail({ kind: "aborted", name: "X", message: "x" }), NOTHING_OBSERVED, "runtime"],
     ["an unknown kind", fail({ kind: "pwned", name: "X", message: "x" }), NOTHING_OBSERVED, "runtime"],
     [
