@@ -6,7 +6,9 @@
 // table: a guest rewrote `abs` into `len` for every later run of its sidecar. The process seal held;
 // cross-run isolation did not (the next run stayed clean only because another check retired it).
 // Closed here at each step: the bridge is a pair of devices (bytes in, bytes out, errors are OSError
-// with an errno), so no JS object stands behind it.
+// with an errno), so no JS object stands behind it; `Error.prepareStackTrace` cannot be set in the
+// sidecar's realm, whatever JsProxy a guest still finds; and the checkpoint proves every entry of
+// the function table (test/engines/pyodide/sidecar/wasm-table.test.ts tampers with one directly).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { PyodideEngine } from "../../src/engines/pyodide/index.ts";
@@ -73,6 +75,35 @@ if err is not None:
         steps["abs('abcd')"] = abs("abcd")
 steps`;
 
+// The same hook, from the JsProxy that Pyodide's own event loop still holds (its scheduleCallback).
+const HOOK_FROM_LEAK = String.raw`
+import asyncio
+out = {}
+fn = type(asyncio.get_event_loop()).call_later.__globals__["scheduleCallback"]
+try:
+    fn.constructor("return 1")
+except Exception as e:
+    Error = getattr(e.js_error.constructor, "__proto__")
+out["Error"] = repr(Error)
+called = []
+def hook(e, frames):
+    called.append(frames.length)
+    return "hooked"
+for what, act in [("set", lambda: setattr(Error, "prepareStackTrace", hook)),
+                  ("delete", lambda: delattr(Error, "prepareStackTrace"))]:
+    try:
+        act()
+        out[what] = "ALLOWED"
+    except Exception as e:
+        out[what] = type(e).__name__
+try:
+    fn.constructor("return 2")
+except Exception as e:
+    out["stack"] = str(e.js_error.stack).split("\n")[0]
+out["hook called"] = len(called)
+out["prepareStackTrace"] = repr(getattr(Error, "prepareStackTrace", None))
+out`;
+
 const PRISTINE_ABS = `
 try:
     r = abs("abcd")
@@ -118,5 +149,15 @@ for path, data in [("/dev/wasmcell-net", b"\xff not json"), ("/dev/wasmcell-idle
         os.close(fd)
 out`);
     assert.deepEqual(v, [["bytes"], ["OSError", false, "builtins"]]);
+  });
+
+  it("a JsProxy the event loop still leaks cannot install a stack-trace hook", async () => {
+    const v = (await value(HOOK_FROM_LEAK)) as Record<string, unknown>;
+    assert.equal(v.Error, "function Error() { [native code] }");
+    assert.equal(v.set, "JsException");
+    assert.equal(v.delete, "JsException");
+    assert.equal(v["hook called"], 0);
+    assert.match(String(v.stack), /^EvalError: Code generation from strings disallowed/);
+    assert.equal(v.prepareStackTrace, "None");
   });
 });

@@ -23,7 +23,7 @@ import { installBridgeDevices } from "./bridge.ts";
 import { claimStdout, die, initMessage, listen, nextMessage, send, takeSnapshot, writeAll } from "./channel.ts";
 import { restoreCheckpoint, takeCheckpoint } from "./checkpoint.ts";
 import { collectOutputFiles, placeInputFiles } from "./files.ts";
-import { dropUnusedWebGlobals, hardenGuest, refuseSockets, stubProcessBinding } from "./guards.ts";
+import { dropUnusedWebGlobals, hardenGuest, lockStackTraceHook, refuseSockets, stubProcessBinding } from "./guards.ts";
 import { LIBRARY_MOUNT, mountLibrary, mountZoneinfo, type MountFS } from "./library.ts";
 import { capMemoryGrowth, deadline, interruptSource, memory } from "./limits.ts";
 import { flushOutput, output, startOutput, writer } from "./output.ts";
@@ -135,6 +135,7 @@ async function main(dir: string, harness: string): Promise<void> {
   py.runPython(chdir);
   refuseSockets(M);
   hardenGuest(py);
+  lockStackTraceHook();
   installBridgeDevices(M);
   const start = py.globals.get("_wasmcell_start");
   if (!start) die("setup did not define _wasmcell_start");
