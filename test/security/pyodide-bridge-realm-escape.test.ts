@@ -114,8 +114,9 @@ r`;
 describe("pyodide: the host bridge does not lead into the sidecar's JavaScript realm", () => {
   let engine: PyodideEngine;
   let value: (code: string) => Promise<unknown>;
+  let run: Awaited<ReturnType<typeof warmPyodide>>["run"];
   before(async () => {
-    ({ engine, value } = await warmPyodide());
+    ({ engine, value, run } = await warmPyodide());
   });
   after(() => engine.close());
 
@@ -149,6 +150,32 @@ for path, data in [("/dev/wasmcell-net", b"\xff not json"), ("/dev/wasmcell-idle
         os.close(fd)
 out`);
     assert.deepEqual(v, [["bytes"], ["OSError", false, "builtins"]]);
+  });
+
+  it("requests half-written on many descriptors are refused at the run's memory cap, not held", async () => {
+    // The bytes wait in the JS heap, outside the WASM memory cap: bounded by it all the same.
+    const started = engine.sidecarsStarted;
+    const r = await run(
+      String.raw`
+import os, errno
+fds, chunk = [], b"x" * (4 << 20)
+try:
+    for _ in range(64):
+        fd = os.open("/dev/wasmcell-net", os.O_WRONLY)
+        fds.append(fd)
+        os.write(fd, chunk)
+    out = "held %d MiB" % (4 * len(fds))
+except OSError as e:
+    out = [errno.errorcode[e.errno], len(fds) * 4 <= 68]
+for fd in fds:
+    os.close(fd)
+out`,
+      { memoryMb: 64 },
+    );
+    assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+    assert.deepEqual(r.ok && r.value, ["ENOMEM", true]);
+    assert.equal(await value("1 + 1"), 2);
+    assert.equal(engine.sidecarsStarted, started);
   });
 
   it("a JsProxy the event loop still leaks cannot install a stack-trace hook", async () => {

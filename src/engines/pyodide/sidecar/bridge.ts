@@ -12,12 +12,14 @@
 // The devices are JS-side file-system state made on every start (after the snapshot, before the
 // checkpoint), so the checkpoint records them like /dev/null and puts them back after a run.
 
+import { memory } from "./limits.ts";
 import { idleWait } from "./loop.ts";
 import { hostFetch } from "./net.ts";
 
 /** Emscripten's errno numbers. */
 const EIO = 29;
 const EINVAL = 28;
+const ENOMEM = 48;
 
 export const NET_DEVICE = "/dev/wasmcell-net";
 export const IDLE_DEVICE = "/dev/wasmcell-idle";
@@ -45,6 +47,8 @@ interface DeviceFS {
 /** A request written to the net device, then its reply read back, per open file. */
 interface Exchange {
   request: Buffer[];
+  /** The bytes in `request` (counted in `pending`). */
+  bytes: number;
   reply?: Buffer;
   at: number;
 }
@@ -57,35 +61,56 @@ export function installBridgeDevices(M: object): void {
   const bytesOf = (buffer: Int8Array, offset: number, length: number) =>
     Buffer.from(buffer.buffer, buffer.byteOffset + offset, length);
   const exchanges = new WeakMap<Stream, Exchange>();
+  // Bytes held in the JS heap (outside the WASM memory cap) by every open exchange: requests being
+  // written and replies not read yet. A new request is refused (ENOMEM) while they are over the run's
+  // memory cap, so a guest holding many descriptors open gets an errno, not the sidecar's heap.
+  let pending = 0;
+  const held = (e: Exchange) => e.bytes + (e.reply ? e.reply.length - e.at : 0);
   const exchange = (stream: Stream): Exchange => {
     let e = exchanges.get(stream);
-    if (!e) exchanges.set(stream, (e = { request: [], at: 0 }));
+    if (!e) exchanges.set(stream, (e = { request: [], bytes: 0, at: 0 }));
     return e;
   };
   const net: StreamOps = {
-    close: (stream) => void exchanges.delete(stream),
+    close(stream) {
+      const e = exchanges.get(stream);
+      if (e) pending -= held(e);
+      exchanges.delete(stream);
+    },
     // Writes accumulate the request; the first read sends it and reads the reply; 0 is its end.
     write(stream, buffer, offset, length) {
       const e = exchange(stream);
       if (e.reply) fail(EINVAL); // one request per open
+      if (pending + length > memory.capBytes) fail(ENOMEM);
       e.request.push(Buffer.from(bytesOf(buffer, offset, length)));
+      pending += length;
+      e.bytes += length;
       return length;
     },
     read(stream, buffer, offset, length) {
       const e = exchange(stream);
       if (!e.reply) {
+        const request = Buffer.concat(e.request).toString("utf8");
+        pending -= e.bytes;
+        e.request = [];
+        e.bytes = 0;
         let reply: string;
         try {
-          reply = hostFetch(Buffer.concat(e.request).toString("utf8"));
+          reply = hostFetch(request);
         } catch {
           return fail(EIO);
         }
-        e.request = [];
         e.reply = Buffer.from(reply, "utf8");
+        pending += e.reply.length;
       }
       const n = Math.min(length, e.reply.length - e.at);
       bytesOf(buffer, offset, n).set(e.reply.subarray(e.at, e.at + n));
       e.at += n;
+      pending -= n;
+      if (e.at === e.reply.length && n > 0) {
+        e.reply = Buffer.alloc(0); // read to the end: nothing more to hold
+        e.at = 0;
+      }
       return n;
     },
     llseek: () => fail(EINVAL),
