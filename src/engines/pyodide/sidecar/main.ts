@@ -14,8 +14,9 @@
 // reach (checkpoint.ts has the inventory), and after every run rebuild all of it from the record and
 // prove it with a fingerprint: copying ~30 MB into already-committed memory costs a few ms, a fresh
 // interpreter ~0.3–1 s. Pending timers the run left (background asyncio tasks) are cancelled first.
-// Anything that cannot be rebuilt (a grown function table, a dynamic library, a changed JS built-in,
-// a fingerprint that differs, a fatal error) makes the sidecar retire instead: the host replaces it.
+// Anything that cannot be rebuilt (a grown or rewritten function table, a dynamic library, a changed
+// JS built-in, a fingerprint that differs, a fatal error) makes the sidecar retire instead: the host
+// replaces it.
 
 import { readFileSync } from "node:fs";
 import type { RunMessage, SidecarFailure } from "../protocol.ts";
