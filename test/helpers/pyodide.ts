@@ -19,6 +19,50 @@ def probe(fn):
         return type(e).__name__
 `;
 
+/**
+ * Python prelude: `find_js(roots, enter=(), main_prefix=None)` → (sorted names of the JavaScript-proxy
+ * and Pyodide types reachable from `roots`, how many objects were seen). It follows containers,
+ * class dictionaries, closures, defaults, bound methods and attributes, and a function's globals
+ * (and any namespace dict) only when they are those of a module (or globals dict) in `enter`, or
+ * __main__'s, which it sees only through the names starting with `main_prefix`. Every object seen is kept alive, so no id is
+ * reused by a temporary (a class's `__dict__` is made afresh on each access).
+ */
+export const PY_FIND_JS = String.raw`
+def find_js(roots, enter=(), main_prefix=None):
+    import sys, types
+    main = sys.modules["__main__"].__dict__
+    mine = {k: v for k, v in main.items() if main_prefix and k.startswith(main_prefix)}
+    follow = [getattr(m, "__dict__", m) for m in enter] + [main]
+    seen, js, todo, keep = set(), [], list(roots), []
+    while todo:
+        o = todo.pop()
+        if o is main:
+            o = mine
+        if id(o) in seen or isinstance(o, types.ModuleType) and not any(o is m for m in enter):
+            continue
+        if isinstance(o, dict) and "__builtins__" in o and not any(o is g for g in follow):
+            continue  # another namespace (a module's globals, a run's namespace)
+        seen.add(id(o))
+        keep.append(o)
+        if type(o).__name__.startswith("Js") or type(o).__module__.startswith(("pyodide", "_pyodide")):
+            js.append(type(o).__name__)
+        if isinstance(o, (dict, types.MappingProxyType)):
+            todo.extend(o.values())
+        elif isinstance(o, (list, tuple, set, frozenset)):
+            todo.extend(o)
+        for name in ("__dict__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__",
+                     "cell_contents", "__func__", "__self__"):
+            try:
+                attr = getattr(o, name)
+            except Exception:
+                continue
+            if name == "__globals__" and not any(attr is g for g in follow):
+                continue
+            if attr is not None and attr is not __builtins__:
+                todo.append(attr)
+    return sorted(set(js)), len(seen)
+`;
+
 const sandboxes = new Map<string, Promise<Sandbox>>();
 
 export function pyodideSandbox(seal: SealOptions = FULL, pool = 1): Promise<Sandbox> {

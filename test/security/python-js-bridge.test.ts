@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { SealOptions } from "../../src/options.ts";
 import { startListener, startVictim } from "../helpers/host.ts";
-import { closePyodide, probeSeal, PY_PROBE, runPy } from "../helpers/pyodide.ts";
+import { closePyodide, probeSeal, PY_FIND_JS, PY_PROBE, runPy } from "../helpers/pyodide.ts";
 
 describe("pyodide", () => {
   const secret = `hunter2-${Math.random().toString(36).slice(2)}`;
@@ -71,30 +71,14 @@ def api():
     it("pyodide.http (pyfetch) is the sandbox's own module: no JavaScript object anywhere behind it", async () => {
       // Everything reachable from the module's namespace, its functions' globals, closures and
       // defaults, and its classes' attributes: plain Python values only (no JsProxy type). The walk
-      // stops at the bridge (net.py's globals), whose host function is the dead end tested in
-      // test/engines/pyodide/network.test.ts.
-      const v = await runPy(`
-import sys, types
+      // stops at net.py's globals (__main__'s), walked on their own in
+      // test/security/pyodide-bridge-realm-escape.test.ts.
+      const v = await runPy(`${PY_FIND_JS}
+import sys
 from pyodide.http import pyfetch, FetchResponse
 mod = sys.modules["pyodide.http"]
-seen, js, todo = {id(sys.modules["__main__"].__dict__)}, [], [mod]
-while todo:
-    o = todo.pop()
-    if id(o) in seen or isinstance(o, types.ModuleType) and o is not mod:
-        continue
-    seen.add(id(o))
-    if type(o).__name__.startswith("Js") or type(o).__module__.startswith(("pyodide", "_pyodide")):
-        js.append(repr(type(o)))
-    if isinstance(o, (dict, list, tuple, set, frozenset)):
-        todo.extend(o.values() if isinstance(o, dict) else o)
-    for name in ("__dict__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "cell_contents"):
-        try:
-            attr = getattr(o, name)
-        except Exception:
-            continue
-        if attr is not None and attr is not __builtins__:
-            todo.append(attr)
-[js, pyfetch.__module__, len(seen) > 20]`);
+js, seen = find_js([mod], enter=[mod])
+[js, pyfetch.__module__, seen > 20]`);
       assert.equal(v.ok, true, JSON.stringify(!v.ok && v.error));
       assert.deepEqual(v.ok && v.value, [[], "wasmcell_pyfetch", true]);
     });

@@ -1,5 +1,5 @@
 // The sidecar's checkpoint: what a stateless run starts from, how the interpreter is put back to it,
-// and the proof that it was. Part of the sidecar process (it imports nothing but types).
+// and the proof that it was. Part of the sidecar process (it imports nothing but its own folder).
 //
 // The rule: rebuild from the record, then prove. The checkpoint records every piece of mutable state
 // the guest can reach (the table below); after a run each piece is *rebuilt* from that record — not
@@ -29,7 +29,9 @@
 // | Module's own properties        | JS object (~6,500 keys)                | set back, extra ones deleted     | every key and value compared     |
 // | FS / MEMFS / TTY objects       | JS objects                             | FS set back; others only by JS   | every own property, by identity  |
 // | JS references held by Python   | hiwire table                           | entries set back                 | slot table compared first        |
-// | dynamic code, libraries        | wasmTable, LDSO                        | cannot be undone                 | size compared: retire            |
+// | function table (every pointer  | wasmTable (JS-writable, outside the    | cannot be trusted back           | every entry by identity          |
+// |  C calls through), dyn. code   |  linear memory; wasm-table.ts)         |                                  |  (and the length): retire        |
+// | dynamic libraries              | LDSO                                   | cannot be undone                 | count compared: retire           |
 // | the JS realm's built-ins       | globalThis, prototypes                 | cannot be undone                 | fingerprinted: retire            |
 // | timers, background tasks       | Node's timer lists                     | cancelled (timers.ts)            | (tracked set emptied)            |
 // | top-level await's event loop   | Python objects (loop.py): tasks,       | WASM memory, as above            | (is the memory)                  |
@@ -38,10 +40,7 @@
 // HEAP8…HEAPF64 on Module are views the runtime re-creates when the memory grows: they are proven to
 // view the current memory rather than compared by identity. Everything else compares by identity.
 
-// The TS libs this project uses carry no WebAssembly declarations; this is the little we touch.
-interface WasmTable {
-  readonly length: number;
-}
+import { recordTable, tableDifference, type WasmTable } from "./wasm-table.ts";
 
 export interface EmscriptenFSNode {
   name: string;
@@ -532,7 +531,8 @@ export interface Checkpoint {
   hiwire: unknown[];
   hiwireSlots: number[];
   stackPointer: number;
-  tableLength: number;
+  /** Every entry of the WASM function table (wasm-table.ts). */
+  table: unknown[];
   libraries: number;
   realm: RealmFingerprint;
   fs: FsRecord;
@@ -558,7 +558,7 @@ export function takeCheckpoint(M: PyodideModule): Checkpoint {
     hiwire: hiwireEntries(M),
     hiwireSlots: hiwireSlotInfo(M),
     stackPointer: M.stackSave(),
-    tableLength: M.wasmTable.length,
+    table: recordTable(M.wasmTable),
     libraries: Object.keys(M.LDSO.loadedLibsByName).length,
     realm: fingerprintRealm(),
     fs: recordFs(M),
@@ -575,7 +575,8 @@ export function restoreCheckpoint(M: PyodideModule, cp: Checkpoint): string | un
   for (let i = 0; i < slots.length; i++) {
     if (slots[i] !== cp.hiwireSlots[i]) return "the run changed Pyodide's JavaScript reference table";
   }
-  if (M.wasmTable.length !== cp.tableLength) return "the run grew the WASM function table (dynamic code)";
+  const table = tableDifference(M.wasmTable, cp.table);
+  if (table) return table;
   if (Object.keys(M.LDSO.loadedLibsByName).length !== cp.libraries) return "the run loaded a dynamic library";
   const tampered = realmChanged(cp.realm);
   if (tampered) return tampered;

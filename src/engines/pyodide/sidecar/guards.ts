@@ -16,6 +16,11 @@
 //   ctypes' libc socket() and anything else compiled to WASM, and no Python can undo it. harden.py's
 //   audit hook gives the same refusal a message that says what works instead.
 // - Node's unused web globals removed before the checkpoint (dropUnusedWebGlobals).
+// - no stack-trace hook (lockStackTraceHook): V8 hands `Error.prepareStackTrace` the call sites of
+//   every error, and a wasm frame's `getThis()` is the WebAssembly.Instance (its function table, its
+//   memory). A guest holding any JsProxy reaches `Error` through a thrown error's constructor chain;
+//   a Python callable set there got the Instance and rewrote a table entry. The hook is pinned to
+//   undefined, so every stack is V8's plain text.
 
 import { constants as fsConstants } from "node:fs";
 import { constants as osConstants } from "node:os";
@@ -100,4 +105,18 @@ const UNUSED_WEB_GLOBALS = [
 
 export function dropUnusedWebGlobals(): void {
   for (const name of UNUSED_WEB_GLOBALS) Reflect.deleteProperty(globalThis, name);
+}
+
+/**
+ * Pins `Error.prepareStackTrace` to undefined and `Error.captureStackTrace` to V8's own, neither
+ * writable nor configurable: nothing in the realm can install a hook that sees call sites (the
+ * sidecar and Pyodide use neither; Node's internals keep their own copies). Assigning either then
+ * throws in strict code (a guest's JsProxy assignment is a JsException), and the realm's
+ * fingerprint (checkpoint.ts) records both.
+ */
+export function lockStackTraceHook(): void {
+  const pin = (key: "prepareStackTrace" | "captureStackTrace", value: unknown) =>
+    Object.defineProperty(Error, key, { value, writable: false, configurable: false, enumerable: false });
+  pin("prepareStackTrace", undefined);
+  pin("captureStackTrace", Reflect.getOwnPropertyDescriptor(Error, "captureStackTrace")?.value);
 }

@@ -8,26 +8,29 @@
 # async run changes nothing outside the WASM memory and the file system, which the reset restores and
 # proves. The loop has no I/O to wait for (the sandbox has no sockets or subprocesses; the network
 # is a synchronous call into the host): when idle it sleeps until its next timer, in slices of at
-# most 50 ms so the deadline's interrupt is seen between them, through _wasmcell_idle (Atomics.wait
-# in the sidecar, loop.ts). Tasks a stateless run leaves pending are Python objects of this loop:
-# the reset drops them with the memory; a session keeps them for its next `await`.
+# most 50 ms so the deadline's interrupt is seen between them, by writing the milliseconds to the
+# idle device (bridge.ts; Atomics.wait in the sidecar, loop.ts). Tasks a stateless run leaves pending
+# are Python objects of this loop: the reset drops them with the memory; a session keeps them for its
+# next `await`.
 import asyncio.base_events as _wasmcell_base_events
 import asyncio.events as _wasmcell_events
 import time as _wasmcell_time
-
-_wasmcell_idle = [None]
-def _wasmcell_idle_connect(fn):
-    _wasmcell_idle[0] = fn
+import os as _wasmcell_os
 
 class _WasmcellIdle:
     """The loop's 'selector': nothing to select, so wait for the next timer (at most 50 ms)."""
-    def select(self, timeout):
+    def select(self, timeout, *, _os=_wasmcell_os, _device="/dev/wasmcell-idle"):
         seconds = 0.05 if timeout is None else min(timeout, 0.05)
         if seconds > 0:
-            if _wasmcell_idle[0] is not None:
-                _wasmcell_idle[0](seconds * 1000)
-            else:
+            try:
+                fd = _os.open(_device, _os.O_WRONLY)
+            except FileNotFoundError:  # not in a sidecar (building the snapshot): busy-wait instead
                 _wasmcell_time.sleep(seconds)
+                return []
+            try:
+                _os.write(fd, b"%.3f" % (seconds * 1000))
+            finally:
+                _os.close(fd)
         return []
 
 class _WasmcellLoop(_wasmcell_base_events.BaseEventLoop):

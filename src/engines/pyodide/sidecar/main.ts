@@ -6,26 +6,27 @@
 // modules and the Python files beside them), the harness and the Pyodide directory, so it imports
 // nothing but `node:` builtins, its own folder and Pyodide (type imports are erased). One concern per
 // file: channel.ts (the protocol on stdio), guards.ts (process.binding stub, guest hardening),
-// limits.ts (memory cap, deadline interrupt), timers.ts, library.ts (read-only mounts), net.ts (the
-// network bridge), checkpoint.ts (stateless runs), files.ts, output.ts, runtime.ts (loading Pyodide).
+// limits.ts (memory cap, deadline interrupt), timers.ts, library.ts (read-only mounts), bridge.ts (the
+// devices guest Python reaches the host's fetch and the idle wait through: net.ts, loop.ts),
+// checkpoint.ts (stateless runs), files.ts, output.ts, runtime.ts (loading Pyodide).
 //
 // Stateless runs: after load we take a checkpoint of every piece of mutable state the guest can
 // reach (checkpoint.ts has the inventory), and after every run rebuild all of it from the record and
 // prove it with a fingerprint: copying ~30 MB into already-committed memory costs a few ms, a fresh
 // interpreter ~0.3–1 s. Pending timers the run left (background asyncio tasks) are cancelled first.
-// Anything that cannot be rebuilt (a grown function table, a dynamic library, a changed JS built-in,
-// a fingerprint that differs, a fatal error) makes the sidecar retire instead: the host replaces it.
+// Anything that cannot be rebuilt (a grown or rewritten function table, a dynamic library, a changed
+// JS built-in, a fingerprint that differs, a fatal error) makes the sidecar retire instead: the host
+// replaces it.
 
 import { readFileSync } from "node:fs";
 import type { RunMessage, SidecarFailure } from "../protocol.ts";
+import { installBridgeDevices } from "./bridge.ts";
 import { claimStdout, die, initMessage, listen, nextMessage, send, takeSnapshot, writeAll } from "./channel.ts";
 import { restoreCheckpoint, takeCheckpoint } from "./checkpoint.ts";
 import { collectOutputFiles, placeInputFiles } from "./files.ts";
-import { dropUnusedWebGlobals, hardenGuest, refuseSockets, stubProcessBinding } from "./guards.ts";
+import { dropUnusedWebGlobals, hardenGuest, lockStackTraceHook, refuseSockets, stubProcessBinding } from "./guards.ts";
 import { LIBRARY_MOUNT, mountLibrary, mountZoneinfo, type MountFS } from "./library.ts";
 import { capMemoryGrowth, deadline, interruptSource, memory } from "./limits.ts";
-import { idleForPython } from "./loop.ts";
-import { hostFetchForPython } from "./net.ts";
 import { flushOutput, output, startOutput, writer } from "./output.ts";
 import {
   HARNESS_MODULE,
@@ -135,14 +136,8 @@ async function main(dir: string, harness: string): Promise<void> {
   py.runPython(chdir);
   refuseSockets(M);
   hardenGuest(py);
-  const connectNet = py.globals.get("_wasmcell_net_connect");
-  if (!connectNet) die("setup did not define _wasmcell_net_connect");
-  connectNet(hostFetchForPython);
-  connectNet.destroy();
-  const connectIdle = py.globals.get("_wasmcell_idle_connect");
-  if (!connectIdle) die("setup did not define _wasmcell_idle_connect");
-  connectIdle(idleForPython);
-  connectIdle.destroy();
+  lockStackTraceHook();
+  installBridgeDevices(M);
   const start = py.globals.get("_wasmcell_start");
   if (!start) die("setup did not define _wasmcell_start");
   const stateful = init.stateful;

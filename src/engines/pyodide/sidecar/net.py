@@ -1,17 +1,31 @@
 # HTTP for guest Python, through the host. Run by the sidecar right after setup.py, in the same
 # globals. http.client's connections (and so urllib.request, which builds on them) never open a
 # socket: a request is handed to _wasmcell_net_call, a synchronous call into the host's gated fetch
-# (net.ts), and the reply — plain bytes, never a JS object — is parsed by http.client's own
+# (net.ts, through the device of bridge.ts), and the reply — plain bytes, never a JS object — is parsed by http.client's own
 # HTTPResponse. Redirects are not followed by the host here (urllib's handler follows them, each hop
 # a new, checked request). Direct sockets fail at once (here, in harden.py's audit hook and in
 # guards.ts): the sidecar has no network of its own, and Emscripten's socket emulation would only
 # fail slowly or crash the interpreter.
-import json
+import json, os
 import http.client as _hc, urllib.request as _ur, io as _io, base64 as _b64, socket as _socket, errno as _errno
 
-_wasmcell_host_fetch = [None]
-def _wasmcell_net_connect(fn):
-    _wasmcell_host_fetch[0] = fn
+# The host's gated fetch is a device (bridge.ts): the request's JSON written, the reply's JSON read
+# back; a failure of the bridge itself is an OSError with an errno. No JavaScript object is involved.
+def _wasmcell_host_fetch(request, *, _os=os, _device="/dev/wasmcell-net", _chunk=1 << 20):
+    try:
+        fd = _os.open(_device, _os.O_RDWR)
+    except FileNotFoundError:
+        raise OSError(_errno.ENETUNREACH, "network: the sandbox has no network") from None
+    try:
+        data = memoryview(request.encode("utf-8"))
+        while data:
+            data = data[_os.write(fd, data):]
+        parts = []
+        while part := _os.read(fd, _chunk):
+            parts.append(part)
+    finally:
+        _os.close(fd)
+    return b"".join(parts).decode("utf-8")
 
 _WASMCELL_NO_SOCKET = "direct sockets are not available in the sandbox; use urllib.request, http.client or pyodide.http.pyfetch, which go through the host's allowlist"
 _WASMCELL_NO_LOOKUP = "name lookups are not available in the sandbox; use urllib.request, http.client or pyodide.http.pyfetch, whose requests the host resolves and checks against its allowlist"
@@ -31,14 +45,11 @@ class _WasmcellReply:
         pass
 
 def _wasmcell_net_call(method, url, headers, body):
-    fn = _wasmcell_host_fetch[0]
-    if fn is None:
-        raise OSError(_errno.ENETUNREACH, "network: the sandbox has no network")
     if body is not None and not isinstance(body, (bytes, bytearray)):
         body = body.encode("utf-8") if isinstance(body, str) else b"".join(body)
     request = json.dumps({"url": url, "method": method, "headers": [[str(k), str(v)] for k, v in headers],
                           "body": _b64.b64encode(body).decode("ascii") if body else None})
-    reply = json.loads(str(fn(request)))
+    reply = json.loads(_wasmcell_host_fetch(request))
     if not reply.get("ok"):
         message = str(reply.get("error", "network: the request failed"))
         if reply.get("denied"):
