@@ -5,8 +5,11 @@ import { describe, it } from "node:test";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import type { blankSourceFile } from "ts-blank-space";
+import type TypeScript from "typescript";
 import * as edge from "../../src/edge.ts";
 import * as node from "../../src/index.ts";
+import { ensureBuilt } from "./build.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -48,6 +51,7 @@ describe("edge package", () => {
 
   for (const conditions of [["workerd", "worker", "browser"], ["browser"], ["edge-light", "browser"]]) {
     it(`bundling the edge entry with conditions ${conditions.join(",")} meets nothing Node-only`, async () => {
+      ensureBuilt();
       const result = await build({
         entryPoints: [`${root}src/edge.ts`],
         bundle: true,
@@ -64,6 +68,34 @@ describe("edge package", () => {
         /engines\/(pyodide|native)\/|engines\/registry\.node|^node:|jail\//.test(f),
       );
       assert.deepEqual(nodeOnly, []);
+      // TypeScript comes from the stripper built without Node detection, never typescript.js itself
+      // (which, under nodejs_compat, believes it is on Node and throws at load).
+      assert.ok(inputs.includes("dist/engines/quickjs/stripper.js"), inputs.join("\n"));
+      assert.deepEqual(
+        inputs.filter((f) => /node_modules\/(typescript|ts-blank-space)\//.test(f)),
+        [],
+      );
     });
   }
+
+  it("the edge stripper strips exactly as the packages do on Node, and probes nothing of Node", async () => {
+    ensureBuilt();
+    const built = (await import(`${root}dist/engines/quickjs/stripper.js`)) as {
+      default: typeof TypeScript;
+      blankSourceFile: typeof blankSourceFile;
+    };
+    const { default: tsBlankSpace } = await import("ts-blank-space");
+    const samples = [
+      "const n: number = 41;\nn + 1",
+      "function f<T extends { a: string }>(x: T, y?: number): T { return x as T }\nf({ a: '' })",
+      "import type { X } from './x';\nexport interface I { a: number }\nexport const v = (a satisfies I)!;",
+      "class C { declare x: number; #p!: string; m(this: C): void {} }\ntype U = A | B;\nlet q = <const>1;",
+    ];
+    for (const code of samples) {
+      const file = built.default.createSourceFile("main.ts", code, built.default.ScriptTarget.ESNext, false, 3);
+      assert.equal(built.blankSourceFile(file), tsBlankSpace(code), code);
+    }
+    // The stripper's `ts.sys` is the one TypeScript builds when it finds no Node: none.
+    assert.equal(built.default.sys, undefined);
+  });
 });
