@@ -37,6 +37,7 @@ describe("edge package", () => {
   it("package.json sends every edge condition to the edge entry, and only node to the Node entry", () => {
     const pkg = JSON.parse(readFileSync(`${root}package.json`, "utf8")) as {
       exports: Record<string, Record<string, string> | string>;
+      imports: Record<string, Record<string, string>>;
     };
     const main = pkg.exports["."] as Record<string, string>;
     for (const condition of ["workerd", "worker", "browser", "edge-light", "deno", "bun", "default"]) {
@@ -47,6 +48,18 @@ describe("edge package", () => {
     const keys = Object.keys(main);
     assert.ok(keys.indexOf("bun") < keys.indexOf("node") && keys.indexOf("deno") < keys.indexOf("node"));
     assert.equal(pkg.exports["./quickjs.wasm"], "./dist/quickjs.wasm");
+    // The stripper likewise: a bundler that sets an edge condition and "node" still gets the one built
+    // without Node detection; only Node itself (and Deno, Bun) gets the packages.
+    for (const name of ["#typescript", "#ts-blank-space"]) {
+      const map = pkg.imports[name]!;
+      const order = Object.keys(map);
+      for (const condition of ["workerd", "worker", "browser", "edge-light"]) {
+        assert.equal(map[condition], "./dist/engines/quickjs/stripper.js", `${name} ${condition}`);
+        assert.ok(order.indexOf(condition) < order.indexOf("node"), `${name}: ${condition} before node`);
+      }
+      assert.equal(map.node, name.slice(1));
+      assert.equal(map.default, "./dist/engines/quickjs/stripper.js");
+    }
   });
 
   for (const conditions of [["workerd", "worker", "browser"], ["browser"], ["edge-light", "browser"]]) {
