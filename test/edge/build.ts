@@ -17,7 +17,7 @@ function newestSource(): number {
 
 export function ensureBuilt(): void {
   const built = join(root, "dist", "edge.js");
-  if (existsSync(built) && existsSync(join(root, "dist", "quickjs.wasm")) && statSync(built).mtimeMs >= newestSource())
-    return;
+  const assets = ["quickjs.wasm", "engines/quickjs/stripper.js"].every((file) => existsSync(join(root, "dist", file)));
+  if (existsSync(built) && assets && statSync(built).mtimeMs >= newestSource()) return;
   execFileSync("npm", ["run", "build"], { cwd: root, stdio: "ignore" });
 }

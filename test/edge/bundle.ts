@@ -1,12 +1,14 @@
 // Bundles an example the way a runtime's own tooling does (wrangler, Vercel, a browser build): esbuild
 // with that runtime's export conditions. `wasmcell` and its subpaths resolve through package.json's
-// exports (the edge entry) to this checkout's sources, so the runtime tests need no build — or, for the
-// edge bench, to the built files in dist/ (what a user's bundler meets); the engine's `.wasm` stays a
-// separate module, as wrangler and Vercel keep it.
+// exports (the edge entry) to this checkout's sources — or, for the edge bench, to the built files in
+// dist/ (what a user's bundler meets); the engine's `.wasm` stays a separate module, as wrangler and
+// Vercel keep it. Either way the TypeScript stripper is the built one: package.json's `#typescript`
+// import sends these conditions to dist/engines/quickjs/stripper.js, so bundling builds first if needed.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
+import { ensureBuilt } from "./build.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const pkg = JSON.parse(readFileSync(`${root}package.json`, "utf8")) as {
@@ -39,6 +41,7 @@ export async function bundle(
   format: "esm" | "iife" = "esm",
   from: "src" | "dist" = "src",
 ): Promise<string> {
+  ensureBuilt();
   const result = await build({
     entryPoints: [fileURLToPath(new URL(`../../${entry}`, import.meta.url))],
     bundle: true,

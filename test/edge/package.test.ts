@@ -5,8 +5,11 @@ import { describe, it } from "node:test";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import type { blankSourceFile } from "ts-blank-space";
+import type TypeScript from "typescript";
 import * as edge from "../../src/edge.ts";
 import * as node from "../../src/index.ts";
+import { ensureBuilt } from "./build.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -34,6 +37,7 @@ describe("edge package", () => {
   it("package.json sends every edge condition to the edge entry, and only node to the Node entry", () => {
     const pkg = JSON.parse(readFileSync(`${root}package.json`, "utf8")) as {
       exports: Record<string, Record<string, string> | string>;
+      imports: Record<string, Record<string, string>>;
     };
     const main = pkg.exports["."] as Record<string, string>;
     for (const condition of ["workerd", "worker", "browser", "edge-light", "deno", "bun", "default"]) {
@@ -44,10 +48,23 @@ describe("edge package", () => {
     const keys = Object.keys(main);
     assert.ok(keys.indexOf("bun") < keys.indexOf("node") && keys.indexOf("deno") < keys.indexOf("node"));
     assert.equal(pkg.exports["./quickjs.wasm"], "./dist/quickjs.wasm");
+    // The stripper likewise: a bundler that sets an edge condition and "node" still gets the one built
+    // without Node detection; only Node itself (and Deno, Bun) gets the packages.
+    for (const name of ["#typescript", "#ts-blank-space"]) {
+      const map = pkg.imports[name]!;
+      const order = Object.keys(map);
+      for (const condition of ["workerd", "worker", "browser", "edge-light"]) {
+        assert.equal(map[condition], "./dist/engines/quickjs/stripper.js", `${name} ${condition}`);
+        assert.ok(order.indexOf(condition) < order.indexOf("node"), `${name}: ${condition} before node`);
+      }
+      assert.equal(map.node, name.slice(1));
+      assert.equal(map.default, "./dist/engines/quickjs/stripper.js");
+    }
   });
 
   for (const conditions of [["workerd", "worker", "browser"], ["browser"], ["edge-light", "browser"]]) {
     it(`bundling the edge entry with conditions ${conditions.join(",")} meets nothing Node-only`, async () => {
+      ensureBuilt();
       const result = await build({
         entryPoints: [`${root}src/edge.ts`],
         bundle: true,
@@ -64,6 +81,34 @@ describe("edge package", () => {
         /engines\/(pyodide|native)\/|engines\/registry\.node|^node:|jail\//.test(f),
       );
       assert.deepEqual(nodeOnly, []);
+      // TypeScript comes from the stripper built without Node detection, never typescript.js itself
+      // (which, under nodejs_compat, believes it is on Node and throws at load).
+      assert.ok(inputs.includes("dist/engines/quickjs/stripper.js"), inputs.join("\n"));
+      assert.deepEqual(
+        inputs.filter((f) => /node_modules\/(typescript|ts-blank-space)\//.test(f)),
+        [],
+      );
     });
   }
+
+  it("the edge stripper strips exactly as the packages do on Node, and probes nothing of Node", async () => {
+    ensureBuilt();
+    const built = (await import(`${root}dist/engines/quickjs/stripper.js`)) as {
+      default: typeof TypeScript;
+      blankSourceFile: typeof blankSourceFile;
+    };
+    const { default: tsBlankSpace } = await import("ts-blank-space");
+    const samples = [
+      "const n: number = 41;\nn + 1",
+      "function f<T extends { a: string }>(x: T, y?: number): T { return x as T }\nf({ a: '' })",
+      "import type { X } from './x';\nexport interface I { a: number }\nexport const v = (a satisfies I)!;",
+      "class C { declare x: number; #p!: string; m(this: C): void {} }\ntype U = A | B;\nlet q = <const>1;",
+    ];
+    for (const code of samples) {
+      const file = built.default.createSourceFile("main.ts", code, built.default.ScriptTarget.ESNext, false, 3);
+      assert.equal(built.blankSourceFile(file), tsBlankSpace(code), code);
+    }
+    // The stripper's `ts.sys` is the one TypeScript builds when it finds no Node: none.
+    assert.equal(built.default.sys, undefined);
+  });
 });

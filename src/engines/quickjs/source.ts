@@ -19,9 +19,15 @@ let stripperLoaded = false;
  * Loads the TypeScript parser, on the first TypeScript run only: it is large, and JavaScript-only hosts
  * never pay for it. A load that failed (Deno without the env permissions TypeScript reads at load) is
  * not cached: the run throws the runtime's own message, and the next TypeScript run tries again.
+ *
+ * `#typescript` and `#ts-blank-space` are package.json `imports`: on Node (and Deno, Bun) the packages
+ * themselves; in Workers, browsers and edge runtimes one module built from the same two packages with
+ * TypeScript's Node detection compiled out (scripts/build-stripper.ts). Workers with nodejs_compat
+ * (the default from compatibility date 2026-08-04) pass that detection, and typescript.js then throws
+ * at load building `ts.sys` from `require("os")` and `__filename`, which a Worker does not have.
  */
 export function loadStripper(): Promise<Stripper> {
-  stripper ??= Promise.all([import("typescript"), import("ts-blank-space")]).then(
+  stripper ??= Promise.all([import("#typescript"), import("#ts-blank-space")]).then(
     ([ts, tbs]) => {
       stripperLoaded = true;
       return { ts: ts.default, blank: tbs.blankSourceFile };
