@@ -86,6 +86,11 @@ function routeOutput(
         ctx.write("stderr", `bash: ${r.target}: Is a directory\n`);
         return 1;
       }
+      // As in bash, a redirection creates the file, not the directories above it.
+      if (ctx.workspace.typeOf(key.slice(0, Math.max(0, key.lastIndexOf("/")))) !== "directory") {
+        ctx.write("stderr", `bash: ${r.target}: No such file or directory\n`);
+        return 1;
+      }
       target = files.get(key) ?? { key, append: r.append, chunks: [] };
       files.set(key, target);
     }

@@ -128,6 +128,11 @@ describe("Experimental_SandboxSession (createSandboxSession)", () => {
       stderr: "",
     });
     assert.equal((await box.run({ command: "cat a/b/greet.txt" })).stdout, "hello world\n");
+    assert.deepEqual(await box.run({ command: "echo x > nodir/f.txt" }), {
+      exitCode: 1,
+      stdout: "",
+      stderr: "bash: nodir/f.txt: No such file or directory\n",
+    });
     assert.equal((await box.run({ command: "ls a", workingDirectory: "/workspace" })).stdout, "b\n");
     assert.equal((await box.run({ command: "pwd", workingDirectory: "a/b" })).stdout, "/workspace/a/b\n");
     const both = await box.run({
