@@ -19,7 +19,9 @@ export type WasmcellErrorCode =
   /** `wasmcell setup` could not install the package library (a download, a checksum, a build step). */
   | "SETUP_FAILED"
   /** A file setup installed no longer matches its record; the engine refuses to use it. */
-  | "INTEGRITY";
+  | "INTEGRITY"
+  /** A sandbox session's workspace refused a path or a write (outside the base directory, over a cap). */
+  | "WORKSPACE";
 
 export class WasmcellError extends Error {
   override name = "WasmcellError";
@@ -116,6 +118,20 @@ export class IntegrityError extends WasmcellError {
       `the package library is not used: ${file} ${problem}. Run \`wasmcell setup --force\` to reinstall it`,
     );
     this.file = file;
+  }
+}
+
+/**
+ * A file operation on a sandbox session's workspace (`wasmcell/ai`'s `createSandboxSession`) that it
+ * refuses: a path outside the base directory, a directory where a file was expected (or the reverse),
+ * or a write past the workspace's caps. `path` is the path as given.
+ */
+export class WorkspaceError extends WasmcellError {
+  override name = "WorkspaceError";
+  readonly path: string;
+  constructor(path: string, problem: string) {
+    super("WORKSPACE", `${JSON.stringify(path)}: ${problem}`);
+    this.path = path;
   }
 }
 

@@ -5,6 +5,8 @@
 // - `codeModeTool()` — JavaScript that calls the application's other AI SDK tools as
 //   `await tools.name(input)`. Works two ways: pass `tools` directly, or route tools to it with the
 //   AI SDK's `experimental_toolCallers` (it is a local tool caller; the SDK binds the routed tools).
+// - `createSandboxSession()` — the AI SDK's `Experimental_SandboxSession` (`experimental_sandbox`): a
+//   workspace of files and a command line that runs python/node programs over it (./sandbox-session.ts).
 //
 // Settings (sandbox, engine, limits, output caps) are arguments of these factories: the model only ever
 // chooses the language, the code and input files.
@@ -27,6 +29,7 @@ import { defineRunCodeTool, type CodeTool, type RunCodeInput, type RunCodeToolOp
 export type { ToolOutput, ToolOutputFile } from "../tools/format.ts";
 export type { CodeModeOptions } from "../tools/code-mode.ts";
 export type { RunCodeInput, RunCodeToolOptions } from "../tools/run-code.ts";
+export { createSandboxSession, type SandboxSessionOptions } from "./sandbox-session.ts";
 
 /**
  * The `run_code` tool. Add it to `tools` under "run_code" (or any name). With `session: true` the tool
