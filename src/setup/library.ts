@@ -87,6 +87,18 @@ export function leasedLibrary(): InstalledLibrary | undefined {
   return library;
 }
 
+/** The top-level modules the installed library offers (what a model may import), or undefined without one. */
+export function installedImports(): string[] | undefined {
+  let lock: LoadedLock;
+  try {
+    lock = loadLock();
+  } catch {
+    return undefined; // no readable lock: no library either (the engines say so when they start)
+  }
+  if (!installedLibrary({ lock })) return undefined;
+  return [...new Set(lock.lock.packages.flatMap((p) => p.imports.filter((name) => !name.includes("."))))];
+}
+
 export interface LibraryStatus {
   /** The package library for the shipped lock is installed (the engines mount it). */
   installed: boolean;
