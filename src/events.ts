@@ -87,6 +87,20 @@ export interface IntegrityEvent extends EventBase {
   message: string;
 }
 
+/**
+ * An entry of the shared cache (a Pyodide snapshot or a package library of another install or version,
+ * unused the longest and held by no live process) was removed to keep the cache under its size budget
+ * (`WASMCELL_CACHE_MAX_MB`). Whoever needs it again rebuilds it (`wasmcell setup`).
+ */
+export interface CacheEvictedEvent extends EventBase {
+  type: "cache.evicted";
+  file: string;
+  bytes: number;
+  /** When it was last used (ms since the epoch). */
+  lastUsed: number;
+  message: string;
+}
+
 export type SandboxEvent =
   | EgressEvent
   | LimitEvent
@@ -95,7 +109,8 @@ export type SandboxEvent =
   | EngineBuildingEvent
   | EngineBuiltEvent
   | PackagesMissingEvent
-  | IntegrityEvent;
+  | IntegrityEvent
+  | CacheEvictedEvent;
 export type SandboxEventListener = (event: SandboxEvent) => void;
 
 /** Distributive Omit, so each member keeps its own fields. */

@@ -33,8 +33,19 @@ export class Sandbox implements AsyncDisposable {
     this.#registry = engines;
   }
 
+  #pythonPackages: readonly string[] | undefined;
+
+  /**
+   * The top-level modules of the package library the Python engines mount (found when the sandbox opened), or
+   * undefined when there is none (no `wasmcell setup`, `python.packages: false`, or the edge build).
+   */
+  pythonPackages(): readonly string[] | undefined {
+    return this.#pythonPackages;
+  }
+
   /** Starts engines that should be warm before the first run (the Python pool, when asked for). */
   async warm(): Promise<void> {
+    if (this.options.python.packages) this.#pythonPackages = await this.#registry.pythonPackages?.();
     if (this.options.python.prewarm) await this.#engine(this.options.python.engine);
   }
 

@@ -4,8 +4,10 @@
 // so the examples test this checkout without a build. A block passes when it exits 0 (blocks assert
 // what they promise with node:assert).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { examples } from "./helpers/docs.ts";
@@ -63,4 +65,37 @@ describe("README and docs/ examples", () => {
       assert.equal(r.code, 0, r.stderr);
     });
   }
+});
+
+describe("README Usage says what a new project needs", () => {
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const usage = readme.slice(
+    readme.indexOf("## Usage"),
+    readme.indexOf("<!-- test:run -->", readme.indexOf("## Usage")),
+  );
+
+  test("it says to run `npx wasmcell setup`", () => {
+    assert.match(usage, /^npx wasmcell setup\b/m);
+  });
+
+  test('it says a .ts example needs "type": "module" (or .mts), and that is true of an npm init project', () => {
+    assert.match(usage, /"type": "module"/);
+    assert.match(usage, /\.mts/);
+    // What `npm init -y` writes ("type": "commonjs"), then the same project as a module.
+    const dir = mkdtempSync(join(tmpdir(), "wasmcell-init-"));
+    try {
+      writeFileSync(
+        join(dir, "example.ts"),
+        `import { strict } from "node:assert";\nconst n: number = await Promise.resolve(1);\nstrict.equal(n, 1);\n`,
+      );
+      const run = () => spawnSync(process.execPath, ["example.ts"], { cwd: dir, encoding: "utf8" });
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "x", version: "1.0.0", type: "commonjs" }));
+      assert.notEqual(run().status, 0, "a .ts example in a commonjs project fails");
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "x", version: "1.0.0", type: "module" }));
+      const ok = run();
+      assert.equal(ok.status, 0, ok.stderr);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -38,6 +38,8 @@ function formatEvent(e: SandboxEvent): string {
       return e.message;
     case "integrity":
       return `integrity check failed${e.file ? ` for ${e.file}` : ""}: ${e.message}`;
+    case "cache.evicted":
+      return e.message;
   }
 }
 

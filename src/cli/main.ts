@@ -47,19 +47,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 }
 
-/** The MCP SDK is an optional peer dependency: only `wasmcell mcp` needs it, so it loads only then. */
+/** The MCP server (and the SDK under it) loads only for `wasmcell mcp`, so `run` and `doctor` do not pay for it. */
 async function loadMcp(): Promise<typeof McpModule> {
-  try {
-    return await import("./mcp.ts");
-  } catch (error) {
-    if (
-      (error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND" &&
-      String(error).includes("@modelcontextprotocol/sdk")
-    ) {
-      throw new UsageError("wasmcell mcp needs the MCP SDK: npm install @modelcontextprotocol/sdk");
-    }
-    throw error;
-  }
+  return await import("./mcp.ts");
 }
 
 /** Bad flags from parseArgs, our own usage errors, and request fields the front door rejects. */

@@ -73,6 +73,12 @@ function progressBar(io: Io): { update(p: SetupProgress): void; end(): void } {
   return {
     update(p) {
       if (p.step === "done") return;
+      if (p.step === "evict") {
+        // A removal is said on a line of its own, not drawn over by the next step.
+        io.stderr.write(`${drawn ? "\r\x1b[2K" : ""}wasmcell setup: ${p.detail}\n`);
+        drawn = false;
+        return;
+      }
       if (tty) {
         const width = 24;
         const filled = p.total > 0 ? Math.round((p.done / p.total) * width) : 0;

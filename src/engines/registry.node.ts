@@ -7,4 +7,6 @@ export const NODE_ENGINES: EngineRegistry = {
   quickjs: () => import("./quickjs-threads/index.ts"),
   pyodide: () => import("./pyodide/index.ts"),
   native: () => import("./native/index.ts"),
+  // Loaded only here, when a sandbox opens with `python.packages` on (a quick look, no hashing).
+  pythonPackages: async () => (await import("../setup/library.ts")).installedImports(),
 };

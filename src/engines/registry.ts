@@ -7,7 +7,10 @@ import type { ResolvedRequest } from "../options.ts";
 import type { EngineName, RunFailure } from "../types.ts";
 import type { Engine, EngineFactory } from "./engine.ts";
 
-export type EngineRegistry = Readonly<Record<EngineName, () => Promise<{ createEngine: EngineFactory }>>>;
+export interface EngineRegistry extends Readonly<Record<EngineName, () => Promise<{ createEngine: EngineFactory }>>> {
+  /** The modules of the package library `wasmcell setup` installed for the engines to mount (none on the edge build). */
+  readonly pythonPackages?: () => Promise<readonly string[] | undefined>;
+}
 
 /**
  * An engine that cannot run on this runtime. Asking for it is not a host mistake the code can see at

@@ -57,7 +57,7 @@ const MARKER = /^([0-9a-f]{32})\.(use|gc)\.(\d+)\.(\d+)\.\d+$/;
 const TEMP = /^\.(building|trash)\.[0-9a-f]{32}\.(\d+)\.(\d+)\.\d+\.\d+$/;
 
 /** This process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), or undefined. */
-function startTime(pid: number): string | undefined {
+export function startTime(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
     // The command name (field 2) is in parentheses and may hold spaces or parentheses itself.

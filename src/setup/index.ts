@@ -19,7 +19,6 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -37,6 +36,7 @@ import {
 } from "../engines/pyodide/snapshot.ts";
 import { resolveOptions, type SealOptions } from "../options.ts";
 import { packageVersion } from "../version.ts";
+import { evictCache, evictionMessage, type Eviction } from "./cache.ts";
 import { compileForNative, compileForPyodide } from "./compile.ts";
 import { fetchDebs, unpackDeb, verifyDeb } from "./deb.ts";
 import { installedLibrary, libraryDir, libraryPreload, type InstalledLibrary, type Manifest } from "./library.ts";
@@ -65,7 +65,8 @@ export interface SetupOptions {
 }
 
 export interface SetupProgress {
-  step: "fetch" | "verify" | "compile" | "snapshot" | "done";
+  /** `evict`: another install's or version's entry was removed to keep the cache under its budget. */
+  step: "fetch" | "verify" | "compile" | "snapshot" | "evict" | "done";
   done: number;
   total: number;
   detail: string;
@@ -88,6 +89,7 @@ export async function setup(options: SetupOptions = {}): Promise<SetupResult> {
   const wantSnapshot = options.snapshot ?? true;
   const seal = resolveOptions(options.seal ? { seal: options.seal } : {}).seal;
 
+  const onEvicted = (e: Eviction) => progress({ step: "evict", done: 1, total: 1, detail: evictionMessage(e) });
   let library = options.force ? undefined : installedLibrary({ cache, lock });
   if (library && (!wantSnapshot || snapshotCached(library, cache))) {
     progress({ step: "done", done: 1, total: 1, detail: "up to date" });
@@ -116,7 +118,7 @@ export async function setup(options: SetupOptions = {}): Promise<SetupResult> {
     if (wantSnapshot) {
       const t = performance.now();
       progress({ step: "snapshot", done: 0, total: 1, detail: "building the Pyodide snapshot" });
-      await getSnapshot({ seal, processMemoryMb: 512, library, cache });
+      await getSnapshot({ seal, processMemoryMb: 512, library, cache, onEvicted });
       snapshotFile = snapshotPath(snapshotKey(library), cache);
       if (!existsSync(snapshotFile)) throw new SetupError(`the snapshot could not be written to ${cache}`);
       steps.snapshot = performance.now() - t;
@@ -130,7 +132,7 @@ export async function setup(options: SetupOptions = {}): Promise<SetupResult> {
       if (existsSync(final)) rmSync(final, { recursive: true, force: true });
       renameSync(staging, final);
       library = { dir: final, site: join(final, "site"), manifest: built.manifest };
-      removeOtherLibraries(cache, final);
+      evictCache(cache, { keep: [final, ...(snapshotFile ? [snapshotFile] : [])], onEvicted });
     }
     progress({ step: "done", done: 1, total: 1, detail: "installed" });
     return {
@@ -234,14 +236,6 @@ function makeReadOnly(dir: string): void {
 
 function listing(entries: readonly TreeEntry[]): string {
   return entries.map((e) => `${e.sha256}  ${e.path}\n`).join("");
-}
-
-/** Libraries built from other locks (an older wasmcell) are 40 MB each and never mounted again. */
-function removeOtherLibraries(cache: string, keep: string): void {
-  for (const name of readdirSync(cache)) {
-    const path = join(cache, name);
-    if (/^packages-[0-9a-f]{16}$/.test(name) && path !== keep) rmSync(path, { recursive: true, force: true });
-  }
 }
 
 export interface CheckResult {

@@ -4,8 +4,9 @@
 // name carries the lock's digest, so a library built from another lock is never mounted.
 
 import { readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { cacheDir, snapshotCached } from "../engines/pyodide/snapshot.ts";
+import { leaseEntry } from "./cache.ts";
 import { loadLock, type LoadedLock } from "./lock.ts";
 
 export interface ManifestPackage {
@@ -74,6 +75,28 @@ export function installedLibrary(options: { cache?: string; lock?: LoadedLock } 
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The installed library, leased for this process's life (an engine mounts it into every sidecar or
+ * jail): another install's eviction leaves it alone, and its last use is now.
+ */
+export function leasedLibrary(): InstalledLibrary | undefined {
+  const library = installedLibrary();
+  if (library) leaseEntry(dirname(library.dir), basename(library.dir), library.dir);
+  return library;
+}
+
+/** The top-level modules the installed library offers (what a model may import), or undefined without one. */
+export function installedImports(): string[] | undefined {
+  let lock: LoadedLock;
+  try {
+    lock = loadLock();
+  } catch {
+    return undefined; // no readable lock: no library either (the engines say so when they start)
+  }
+  if (!installedLibrary({ lock })) return undefined;
+  return [...new Set(lock.lock.packages.flatMap((p) => p.imports.filter((name) => !name.includes("."))))];
 }
 
 export interface LibraryStatus {

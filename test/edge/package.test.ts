@@ -77,9 +77,10 @@ describe("edge package", () => {
       });
       const inputs = Object.keys(result.metafile.inputs);
       assert.ok(inputs.some((f) => f.includes("src/engines/quickjs/") || f.includes("dist/engines/quickjs/")));
-      const nodeOnly = inputs.filter((f) =>
-        /engines\/(pyodide|native)\/|engines\/registry\.node|^node:|jail\//.test(f),
-      );
+      // The MCP SDK is a dependency for `wasmcell mcp`, and Node-only (stdio, express): never in an edge bundle.
+      const NODE_ONLY =
+        /engines\/(pyodide|native)\/|engines\/registry\.node|^node:|jail\/|@modelcontextprotocol\/|adapters\/mcp\//;
+      const nodeOnly = inputs.filter((f) => NODE_ONLY.test(f));
       assert.deepEqual(nodeOnly, []);
       // TypeScript comes from the stripper built without Node detection, never typescript.js itself
       // (which, under nodejs_compat, believes it is on Node and throws at load).

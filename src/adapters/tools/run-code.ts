@@ -124,6 +124,7 @@ export function runCodeToolFactory(options: RunCodeToolOptions): () => CodeTool<
     options.session === true,
     options.sandbox.describeJavaScriptRuntime(),
     describeNetwork(options.sandbox.options.network, pythonEngine),
+    options.sandbox.pythonPackages(),
   );
   const jsonSchema = toJsonSchema(inputSchema);
   return () => {
@@ -258,6 +259,7 @@ function describeRunCode(
   session: boolean,
   runtime: string,
   network: string,
+  packages: readonly string[] | undefined,
 ): string {
   const js = languages.includes("javascript") || languages.includes("typescript");
   const lines = [
@@ -274,10 +276,13 @@ function describeRunCode(
     );
   }
   if (languages.includes("python")) {
+    // The package library is named only when it is mounted: a model told of packages it cannot import
+    // writes code that fails.
+    const library = packages?.length ? `, plus ${packages.join(", ")}` : "";
     lines.push(
       pythonEngine === "native"
-        ? "Python: CPython with numpy, pandas and matplotlib (use the Agg backend and savefig to a .png to return a plot); no pip install."
-        : "Python: CPython compiled to WebAssembly (Pyodide) with the standard library; no pip install, no threads or subprocesses.",
+        ? `Python: CPython with the standard library, numpy, pandas and matplotlib${library} (use the Agg backend and savefig to a .png to return a plot); no pip install.`
+        : `Python: CPython compiled to WebAssembly (Pyodide) with the standard library${library || " only"}; no pip install, no threads or subprocesses.`,
     );
   }
   lines.push(

@@ -3,6 +3,9 @@
 // itself before it starts (so both say the same thing about a missing piece).
 
 import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { WasmcellError } from "../../errors.ts";
 import type { ResolvedSeal } from "../../options.ts";
 import { checkSeal, isExecutable, type HostTools } from "../../jail/index.ts";
@@ -23,6 +26,10 @@ export async function nativeStatus(
     return { engine: "native", available: false, detail: `Linux only; this is ${process.platform}` };
   if (!isExecutable(python))
     return { engine: "native", available: false, detail: `${python} is not installed (${NATIVE_APT_HINT})` };
+  // A home of its own: with no HOME, Python asks the passwd database, and for a uid with no entry
+  // there (a container run with `--user 12345`) matplotlib's import fails, which says nothing about
+  // the tier (the engine gives every run a HOME in its jail).
+  const home = mkdtempSync(join(tmpdir(), "wasmcell-doctor-"));
   const versions = await new Promise<string | Error>((resolve) => {
     execFile(
       python,
@@ -31,11 +38,11 @@ export async function nativeStatus(
         "-c",
         "import numpy, pandas, matplotlib, sys; print(sys.version.split()[0], numpy.__version__, pandas.__version__, matplotlib.__version__)",
       ],
-      { env: {}, timeout: 30_000 },
+      { env: { HOME: home, MPLCONFIGDIR: home }, timeout: 30_000 },
       (error, stdout, stderr) =>
         resolve(error ? new Error(String(stderr).trim().split("\n").pop() ?? error.message) : String(stdout).trim()),
     );
-  });
+  }).finally(() => rmSync(home, { recursive: true, force: true }));
   if (versions instanceof Error)
     return {
       engine: "native",

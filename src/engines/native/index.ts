@@ -35,7 +35,7 @@ import { WarmPool } from "../../pool/pool.ts";
 import type { GuestError, Limits, OutputFile, RunResult } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { exitError, parseEnvelope, parseFiles, type Observed } from "../python/result.ts";
-import { installedLibrary, type InstalledLibrary } from "../../setup/library.ts";
+import { leasedLibrary, type InstalledLibrary } from "../../setup/library.ts";
 import { checkLibrary } from "../../setup/verify.ts";
 import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
@@ -138,7 +138,7 @@ export class NativeEngine implements Engine {
   constructor(options: ResolvedOptions, layout: PythonLayout) {
     this.#options = options;
     this.#layout = layout;
-    this.library = options.python.packages ? installedLibrary() : undefined;
+    this.library = options.python.packages ? leasedLibrary() : undefined;
     this.slots = new WarmPool<object>({
       name: "native python",
       size: options.python.pool,

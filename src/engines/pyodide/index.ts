@@ -17,7 +17,8 @@ import type { RunResult } from "../../types.ts";
 import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
 import { permissionFlag } from "./launch.ts";
 import { SidecarProcess, type SidecarStartOptions } from "./sidecar-client.ts";
-import { installedLibrary, type InstalledLibrary } from "../../setup/library.ts";
+import { evictedEvent, type Eviction } from "../../setup/cache.ts";
+import { leasedLibrary, type InstalledLibrary } from "../../setup/library.ts";
 import { checkLibrary } from "../../setup/verify.ts";
 import {
   checkedSnapshot,
@@ -65,7 +66,7 @@ export class PyodideEngine implements Engine {
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
-    this.library = options.python.packages ? installedLibrary() : undefined;
+    this.library = options.python.packages ? leasedLibrary() : undefined;
     // Checked against setup's record while the first sidecar starts; no run is served before it
     // passed (IntegrityError naming the file otherwise): never a silent use.
     this.libraryChecked = this.library ? checkLibrary(this.library, "pyodide", options.emit) : Promise.resolve();
@@ -119,6 +120,7 @@ export class PyodideEngine implements Engine {
       processMemoryMb,
       library: this.library,
       onRejected: (r: SnapshotRejection) => this.#rejected(r),
+      onEvicted: (e: Eviction) => this.#options.emit?.(evictedEvent(e)),
     };
     // A file that does not match its recorded sha256 is removed (and said): then it is built below.
     this.#snapshot = await loadSnapshot(request);

@@ -32,8 +32,9 @@ import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { EngineStartError } from "../../errors.ts";
 import type { ResolvedSeal } from "../../options.ts";
+import { evictCache, leaseEntry, type Eviction } from "../../setup/cache.ts";
 import type { InstalledLibrary } from "../../setup/library.ts";
-import { sidecarFiles } from "./launch.ts";
+import { sidecarFiles, type SidecarFiles } from "./launch.ts";
 import { buildSnapshot } from "./sidecar-client.ts";
 
 /** Standard-library modules in every snapshot (with the library's `preload` packages after them). */
@@ -80,14 +81,21 @@ export interface SnapshotOptions {
   signal?: AbortSignal | undefined;
   /** Told when the cached snapshot did not match its record (it is then removed and rebuilt). */
   onRejected?: ((rejection: SnapshotRejection) => void) | undefined;
+  /** The cache's size budget after a new snapshot is written (default cacheBudgetBytes()). */
+  cacheBudgetBytes?: number | undefined;
+  /** Told of each entry removed to bring the cache under its budget. */
+  onEvicted?: ((eviction: Eviction) => void) | undefined;
 }
 
 function snapshotPreload(library: InstalledLibrary | undefined): string[] {
   return [...STDLIB_PRELOAD, ...(library?.manifest.preload ?? [])];
 }
 
-export function snapshotKey(library?: InstalledLibrary): string {
-  const files = sidecarFiles();
+/**
+ * The cache key: a hash of the content that shapes the memory image, never a path, so every install
+ * of the same wasmcell and Pyodide (with the same package library) shares one snapshot. `files`: tests.
+ */
+export function snapshotKey(library?: InstalledLibrary, files: SidecarFiles = sidecarFiles()): string {
   const hash = createHash("sha256");
   hash.update(readFileSync(join(files.pyodideDir, "package.json")));
   hash.update(readFileSync(files.harness));
@@ -249,7 +257,12 @@ function readVerified(path: string, onRejected?: (r: SnapshotRejection) => void)
  * sees half a file, and the inode a reader holds never changes) and returns it, by descriptor when
  * the cache could be written, else in memory.
  */
-function writeCached(path: string, bytes: Uint8Array): Snapshot {
+function writeCached(
+  path: string,
+  bytes: Uint8Array,
+  budgetBytes: number | undefined,
+  onEvicted: ((e: Eviction) => void) | undefined,
+): Snapshot {
   const sha256 = createHash("sha256").update(bytes).digest("hex");
   const dir = dirname(path);
   try {
@@ -260,16 +273,10 @@ function writeCached(path: string, bytes: Uint8Array): Snapshot {
     writeFileSync(`${tmp}.sha256`, `${sha256}  ${basename(path)}\n`, { mode: 0o600 });
     renameSync(`${tmp}.sha256`, recordPath(path));
     renameSync(tmp, path);
-    // Two snapshots are enough (with and without the package library); older ones (other Pyodide,
-    // wasmcell or library versions) are 30+ MB each.
-    const others = readdirSync(dir)
-      .filter((name) => /^pyodide-[0-9a-f]+\.snapshot$/.test(name) && join(dir, name) !== path)
-      .map((name) => ({ path: join(dir, name), mtime: statSync(join(dir, name)).mtimeMs }))
-      .sort((a, b) => b.mtime - a.mtime);
-    for (const old of others.slice(1)) {
-      rmSync(old.path, { force: true });
-      rmSync(recordPath(old.path), { force: true });
-    }
+    leaseEntry(dir, basename(path), recordPath(path));
+    // Other installs' and versions' snapshots (30+ MB each) stay until the cache is over its budget,
+    // and one a live process uses stays even then (src/setup/cache.ts).
+    evictCache(dir, { keep: [path], budgetBytes, onEvicted });
     return { bytes: bytes.length, sha256, source: { fd, path, stat: stampOf(fstatSync(fd)) } };
   } catch {
     // No writable cache directory: the snapshot lives in memory for this process only.
@@ -313,6 +320,9 @@ export function snapshotBuildEstimateMs(library: InstalledLibrary | undefined): 
  */
 export function loadSnapshot(options: SnapshotOptions): Promise<Snapshot | undefined> {
   const path = snapshotPath(snapshotKey(options.library), options.cache);
+  // Leased before it is opened: an eviction in another process either sees the lease or has removed
+  // the file already (then this reads nothing and builds).
+  leaseEntry(dirname(path), basename(path), recordPath(path));
   let hit = verified.get(path);
   if (!hit) {
     hit = Promise.resolve().then(() => readVerified(path, options.onRejected));
@@ -340,7 +350,7 @@ export async function getSnapshot(options: SnapshotOptions): Promise<Snapshot> {
         preload: snapshotPreload(options.library),
         signal: options.signal,
       });
-      const snapshot = writeCached(path, bytes);
+      const snapshot = writeCached(path, bytes, options.cacheBudgetBytes, options.onEvicted);
       verified.set(path, Promise.resolve(snapshot));
       return snapshot;
     })();

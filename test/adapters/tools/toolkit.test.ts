@@ -1,5 +1,8 @@
 // Raw function-calling: JSON Schemas for OpenAI/Anthropic and handleToolCall, against real engines.
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createToolkit } from "../../../src/adapters/tools/index.ts";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
@@ -51,6 +54,38 @@ describe("raw tool schemas and handleToolCall", () => {
       (kit.anthropic()[0]!.input_schema as { properties: { language: { enum: string[] } } }).properties.language.enum,
       ["python"],
     );
+  });
+
+  test("the description names the package library exactly when it is mounted", async () => {
+    const describe = (box: Sandbox, pythonEngine: "pyodide" | "native") =>
+      createToolkit({ sandbox: box, languages: ["python"], pythonEngine }).anthropic()[0]!.description;
+    const saved = process.env.WASMCELL_CACHE_DIR;
+    const empty = mkdtempSync(join(tmpdir(), "wasmcell-nolib-"));
+    try {
+      // The suite's cache has `wasmcell setup`'s library: both tiers say which packages they import.
+      const mounted = sandbox.pythonPackages();
+      assert.ok(mounted?.includes("requests"), `setup's library is installed: ${String(mounted)}`);
+      for (const engine of ["pyodide", "native"] as const) {
+        const d = describe(sandbox, engine);
+        assert.match(d, /plus requests, .*bs4, .*yaml/, engine);
+        assert.doesNotMatch(d, /standard library only/, engine);
+      }
+      // packages off, or no library in the cache: the standard library only, no package named.
+      process.env.WASMCELL_CACHE_DIR = empty;
+      for (const options of [{ python: { packages: false } }, {}]) {
+        if ("python" in options) process.env.WASMCELL_CACHE_DIR = saved;
+        else process.env.WASMCELL_CACHE_DIR = empty;
+        await using bare = await createSandbox({ ...options });
+        assert.equal(bare.pythonPackages(), undefined);
+        const d = describe(bare, "pyodide");
+        assert.match(d, /Pyodide\) with the standard library only/);
+        assert.doesNotMatch(d, /requests/);
+      }
+    } finally {
+      if (saved === undefined) delete process.env.WASMCELL_CACHE_DIR;
+      else process.env.WASMCELL_CACHE_DIR = saved;
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 
   test("handleToolCall takes OpenAI's JSON-string arguments and returns the model text", async () => {
