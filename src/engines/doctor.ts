@@ -14,7 +14,9 @@ import { nativeStatus } from "./native/doctor.ts";
 import { NATIVE_RUNTIME_FILES } from "./native/index.ts";
 import { sidecarFiles } from "./pyodide/launch.ts";
 import { packageStatus, type EngineStatus } from "./status.ts";
-import { libraryStatus, type LibraryStatus } from "../setup/library.ts";
+import { cacheDir } from "../setup/cache.ts";
+import { installedLibrary } from "../setup/library.ts";
+import { snapshotCached } from "./pyodide/snapshot.ts";
 
 export type { EngineStatus } from "./status.ts";
 
@@ -61,4 +63,37 @@ function runtimeFiles(): string[] {
   const all = [process.execPath, ...Object.values(sidecar), ...NATIVE_RUNTIME_FILES];
   // A file inside a bound folder (the sidecar's entry point) is bound, and staged, with its folder.
   return all.filter((p) => !all.some((q) => p.startsWith(`${q}/`)));
+}
+
+export interface LibraryStatus {
+  /** The package library for the shipped lock is installed (the engines mount it). */
+  installed: boolean;
+  /** The Pyodide snapshot for it is cached: the first run starts warm. */
+  snapshot: boolean;
+  dir?: string;
+  packages?: number;
+  detail: string;
+}
+
+/** What `wasmcell setup` installed (a quick look; `setup --check` verifies). */
+export function libraryStatus(cache = cacheDir()): LibraryStatus {
+  const library = installedLibrary({ cache });
+  const snapshot = snapshotCached(library, cache);
+  if (!library) {
+    return {
+      installed: false,
+      snapshot,
+      detail: `not installed in ${cache}: Python runs have the standard library only (run wasmcell setup)`,
+    };
+  }
+  const m = library.manifest;
+  return {
+    installed: true,
+    snapshot,
+    dir: library.dir,
+    packages: m.packages.length,
+    detail:
+      `${m.packages.length} packages (${m.packages.map((p) => `${p.name} ${p.version}`).join(", ")}) in ${library.dir}; ` +
+      (snapshot ? "engine snapshot built" : "engine snapshot missing: the first run builds it (run wasmcell setup)"),
+  };
 }

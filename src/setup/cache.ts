@@ -25,8 +25,22 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { homedir } from "node:os";
 import type { EventInput } from "../events.ts";
 import { isAlive, startTime, treeBytes } from "../jail/index.ts";
+
+/**
+ * The wasmcell cache: $WASMCELL_CACHE_DIR, else $XDG_CACHE_HOME/wasmcell, else (as root)
+ * /var/cache/wasmcell, else ~/.cache/wasmcell. As root the jail drops to an unprivileged uid that must
+ * read the package library bound from here, and root's home is usually 0700, which that uid cannot
+ * traverse; the system cache directory is the root-owned place it can reach (setup makes it 0711).
+ */
+export function cacheDir(): string {
+  if (process.env.WASMCELL_CACHE_DIR) return process.env.WASMCELL_CACHE_DIR;
+  if (process.env.XDG_CACHE_HOME) return join(process.env.XDG_CACHE_HOME, "wasmcell");
+  if (process.getuid?.() === 0) return "/var/cache/wasmcell";
+  return join(homedir(), ".cache", "wasmcell");
+}
 
 export const DEFAULT_CACHE_MAX_MB = 1024;
 

@@ -5,8 +5,7 @@
 
 import { readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { cacheDir, snapshotCached } from "../engines/pyodide/snapshot.ts";
-import { leaseEntry } from "./cache.ts";
+import { cacheDir, leaseEntry } from "./cache.ts";
 import { loadLock, type LoadedLock } from "./lock.ts";
 
 export interface ManifestPackage {
@@ -97,37 +96,4 @@ export function installedImports(): string[] | undefined {
   }
   if (!installedLibrary({ lock })) return undefined;
   return [...new Set(lock.lock.packages.flatMap((p) => p.imports.filter((name) => !name.includes("."))))];
-}
-
-export interface LibraryStatus {
-  /** The package library for the shipped lock is installed (the engines mount it). */
-  installed: boolean;
-  /** The Pyodide snapshot for it is cached: the first run starts warm. */
-  snapshot: boolean;
-  dir?: string;
-  packages?: number;
-  detail: string;
-}
-
-/** For `wasmcell doctor`: what `wasmcell setup` installed (a quick look; `setup --check` verifies). */
-export function libraryStatus(cache = cacheDir()): LibraryStatus {
-  const library = installedLibrary({ cache });
-  const snapshot = snapshotCached(library, cache);
-  if (!library) {
-    return {
-      installed: false,
-      snapshot,
-      detail: `not installed in ${cache}: Python runs have the standard library only (run wasmcell setup)`,
-    };
-  }
-  const m = library.manifest;
-  return {
-    installed: true,
-    snapshot,
-    dir: library.dir,
-    packages: m.packages.length,
-    detail:
-      `${m.packages.length} packages (${m.packages.map((p) => `${p.name} ${p.version}`).join(", ")}) in ${library.dir}; ` +
-      (snapshot ? "engine snapshot built" : "engine snapshot missing: the first run builds it (run wasmcell setup)"),
-  };
 }

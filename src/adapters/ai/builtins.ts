@@ -3,7 +3,7 @@
 // and refuses any other option (exit 2) rather than ignore it.
 
 import { WorkspaceError } from "../../errors.ts";
-import type { CommandContext } from "./commands.ts";
+import type { CommandContext } from "./command-context.ts";
 
 type Builtin = (args: string[], ctx: CommandContext) => number;
 

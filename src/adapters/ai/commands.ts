@@ -10,25 +10,12 @@
 // use `rm` or `deleteFile`.
 
 import { WasmcellError, WorkspaceError } from "../../errors.ts";
-import type { Sandbox } from "../../sandbox.ts";
-import type { Language, Limits, RunRequest, RunResult } from "../../types.ts";
+import type { Language, RunRequest, RunResult } from "../../types.ts";
 import { BUILTINS, concat, readArgument } from "./builtins.ts";
 import { parseCommandLine, type Redirect } from "./shell-words.ts";
-import type { Workspace } from "./workspace.ts";
+import type { CommandContext, Stream } from "./command-context.ts";
 
-export type Stream = "stdout" | "stderr";
-
-export interface CommandContext {
-  sandbox: Sandbox;
-  workspace: Workspace;
-  /** The working directory as a workspace key ("" is the base directory). */
-  cwd: string;
-  env: Record<string, string>;
-  limits: Partial<Limits> | undefined;
-  pythonEngine: "pyodide" | "native" | undefined;
-  signal: AbortSignal;
-  write: (stream: Stream, text: string) => void;
-}
+export type { CommandContext, Stream } from "./command-context.ts";
 
 /** Exit codes as a shell reports them. */
 export const EXIT = { usage: 2, notFound: 127, timeout: 124, interrupted: 130, killed: 137 } as const;

@@ -66,6 +66,11 @@ export interface LaunchOptions {
  */
 export const SNAPSHOT_FD = 4;
 
+/** How long a sidecar may take to become ready (a cold load on a loaded 2-core machine is ~3–10 s). */
+export const START_TIMEOUT_MS = 60_000;
+/** How much of a sidecar's stderr is kept for an error message. */
+export const STDERR_KEEP = 4096;
+
 // Node + V8 + Pyodide's JS side, on top of the WASM heap the guest may use.
 const PROCESS_OVERHEAD_MB = 256;
 // Without a cgroup, RLIMIT_AS is the only process cap; V8 reserves ~10 GiB of guard regions per WASM

@@ -11,7 +11,7 @@ import { ERROR_KINDS } from "../../types.ts";
 import { truncationMarker } from "../output.ts";
 import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../python/result.ts";
 import { LineReader } from "./line-reader.ts";
-import { launchSidecar, SNAPSHOT_FD } from "./launch.ts";
+import { launchSidecar, SNAPSHOT_FD, START_TIMEOUT_MS, STDERR_KEEP } from "./launch.ts";
 import { answerFetch, runNetwork } from "./net-host.ts";
 import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";
 import { checkedSnapshot, type Snapshot } from "./snapshot.ts";
@@ -23,11 +23,8 @@ import { checkedSnapshot, type Snapshot } from "./snapshot.ts";
  * the target "hard kill at deadline + 1 s"; code stuck in C (time.sleep, one long call) ends then.
  */
 export const KILL_GRACE_MS = 1000;
-/** How long a sidecar may take to become ready (a cold load on a loaded 2-core machine is ~3–10 s). */
-const START_TIMEOUT_MS = 60_000;
 /** How long a stateless sidecar may take to report its reset after a result (it takes milliseconds). */
 const RESET_DEADLINE_MS = 10_000;
-const STDERR_KEEP = 4096;
 
 export interface SidecarStartOptions {
   seal: ResolvedSeal;
@@ -401,54 +398,6 @@ export class SidecarProcess {
 
   get stderrTail(): string {
     return this.#stderrTail;
-  }
-}
-
-/** Builds a Pyodide memory snapshot in a sealed sidecar (cold load + the imports every run needs). */
-export async function buildSnapshot(options: {
-  seal: ResolvedSeal;
-  processMemoryMb: number;
-  /** The package library's host directory, mounted read-only while the snapshot is built. */
-  library?: string | undefined;
-  /** Modules imported before the snapshot is taken. */
-  preload: string[];
-  /** Aborting kills the build (an engine closed while it built in the background). */
-  signal?: AbortSignal | undefined;
-}): Promise<Uint8Array> {
-  const jail = await launchSidecar({
-    seal: options.seal,
-    processMemoryMb: options.processMemoryMb,
-    ...(options.library ? { library: options.library } : {}),
-  });
-  let stderrTail = "";
-  jail.child.stderr.on("data", (c: Buffer) => (stderrTail = (stderrTail + c.toString("utf8")).slice(-STDERR_KEEP)));
-  const lines = new LineReader(jail.child.stdout, 512 << 20);
-  const init: InitMessage = {
-    t: "init",
-    mode: "snapshot",
-    snapshotBytes: 0,
-    stateful: false,
-    preload: options.preload,
-  };
-  jail.child.stdin.write(JSON.stringify(init) + "\n");
-  jail.setDeadline(START_TIMEOUT_MS * 2);
-  const onAbort = () => jail.kill();
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  if (options.signal?.aborted) jail.kill();
-  try {
-    const header = await lines.next();
-    if (!header || header.t !== "snapshot" || typeof header.bytes !== "number") {
-      throw new EngineStartError(
-        `building the Pyodide snapshot failed${header?.t === "fatal" ? `: ${String(header.message)}` : ""}${stderrTail ? `: ${stderrTail.trim().slice(-1500)}` : ""}`,
-      );
-    }
-    const bytes = await lines.bytes(header.bytes);
-    if (!bytes) throw new EngineStartError("building the Pyodide snapshot failed: the sidecar exited early");
-    return bytes;
-  } finally {
-    options.signal?.removeEventListener("abort", onAbort);
-    jail.kill();
-    await jail.exited;
   }
 }
 

@@ -28,14 +28,13 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { EngineStartError } from "../../errors.ts";
 import type { ResolvedSeal } from "../../options.ts";
-import { evictCache, leaseEntry, type Eviction } from "../../setup/cache.ts";
+import { cacheDir, evictCache, leaseEntry, type Eviction } from "../../setup/cache.ts";
 import type { InstalledLibrary } from "../../setup/library.ts";
 import { sidecarFiles, type SidecarFiles } from "./launch.ts";
-import { buildSnapshot } from "./sidecar-client.ts";
+import { buildSnapshot } from "./snapshot-build.ts";
 
 /** Standard-library modules in every snapshot (with the library's `preload` packages after them). */
 const STDLIB_PRELOAD: readonly string[] = Object.freeze([
@@ -109,18 +108,7 @@ export function snapshotKey(library?: InstalledLibrary, files: SidecarFiles = si
   return hash.digest("hex").slice(0, 24);
 }
 
-/**
- * The wasmcell cache: $WASMCELL_CACHE_DIR, else $XDG_CACHE_HOME/wasmcell, else (as root)
- * /var/cache/wasmcell, else ~/.cache/wasmcell. As root the jail drops to an unprivileged uid that must
- * read the package library bound from here, and root's home is usually 0700, which that uid cannot
- * traverse; the system cache directory is the root-owned place it can reach (setup makes it 0711).
- */
-export function cacheDir(): string {
-  if (process.env.WASMCELL_CACHE_DIR) return process.env.WASMCELL_CACHE_DIR;
-  if (process.env.XDG_CACHE_HOME) return join(process.env.XDG_CACHE_HOME, "wasmcell");
-  if (process.getuid?.() === 0) return "/var/cache/wasmcell";
-  return join(homedir(), ".cache", "wasmcell");
-}
+export { cacheDir };
 
 export function snapshotPath(key: string, cache = cacheDir()): string {
   return join(cache, `pyodide-${key}.snapshot`);

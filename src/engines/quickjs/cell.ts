@@ -4,10 +4,9 @@
 // never the freed one) is built in its place in idle time (WasmModule.#discard), so the next run finds it
 // warm.
 
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { adoptValue, contextPointer, runtimePointer, trackedContexts } from "./internals.ts";
 import { refusedImportMessage } from "./classify.ts";
-import type { WasmModule } from "./modules.ts";
 import { describeHostError } from "../run/failures.ts";
 import { runPollHook } from "./poll-hook.ts";
 import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
@@ -45,8 +44,23 @@ const SERVICE_INTRINSICS = {
   TypedArrays: true,
 };
 
+/**
+ * What a cell needs of the WASM module it lives in (modules.ts's WasmModule is one): named here so
+ * the module that builds cells and the cell do not import each other.
+ */
+export interface CellModule {
+  readonly quickjs: QuickJSWASMModule;
+  readonly alive: boolean;
+  readonly retired: boolean;
+  readonly poisonReason: string;
+  setCounter(ctx: QuickJSContext, ticks: number): void;
+  poison(reason: string): void;
+  retire(): void;
+  memoryBytes(): number;
+  releaseCell(cell: Cell, reusable: boolean, cleanup?: () => void): void;
+}
 export class Cell {
-  readonly wasm: WasmModule;
+  readonly wasm: CellModule;
   readonly rt: QuickJSRuntime;
   readonly svc: QuickJSContext;
   readonly serialize: QuickJSHandle;
@@ -71,7 +85,7 @@ export class Cell {
   #memoryLimit = -2;
   #stackLimit = -2;
 
-  constructor(wasm: WasmModule) {
+  constructor(wasm: CellModule) {
     this.wasm = wasm;
     this.rt = wasm.quickjs.newRuntime();
     this.rt.setInterruptHandler(() => this.#onPoll());

@@ -7,24 +7,12 @@
 
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import type { Cell } from "./cell.ts";
+import type { FsOp, GuestRunHooks } from "./hooks.ts";
 import type { GlobalNeeds } from "./source.ts";
 import { installRuntime } from "./runtime/install.ts";
 
-/** The part of a run the installed globals talk to. */
-export interface GuestRunHooks {
-  /** `indent` prefixes every printed line (console.group). */
-  console(stream: "stdout" | "stderr", args: QuickJSHandle[], indent: string): void;
-  /** Marks a timer as not keeping the run alive by itself (AbortSignal.timeout). */
-  unrefTimer(id: number): void;
-  setTimer(args: QuickJSHandle[], repeat: boolean): QuickJSHandle;
-  clearTimer(id: QuickJSHandle | undefined): void;
-  queueMicrotask(fn: QuickJSHandle | undefined): void;
-  fs(op: FsOp, args: QuickJSHandle[]): QuickJSHandle | undefined;
-  hostCall(name: string, args: QuickJSHandle[]): QuickJSHandle;
-}
+export type { FsOp, GuestRunHooks } from "./hooks.ts";
 
-export type FsOp =
-  "readFileSync" | "writeFileSync" | "appendFileSync" | "existsSync" | "readdirSync" | "unlinkSync" | "mkdirSync";
 const FS_OPS: FsOp[] = [
   "readFileSync",
   "writeFileSync",

@@ -5,7 +5,7 @@
 // WeakMap/WeakSet, Promise and other platform objects throw DataCloneError, as in Node. Cycles and
 // shared references are kept. `transfer` is accepted but copies (there is nothing to detach into).
 
-import type { FamilySource } from "./sources.ts";
+import type { FamilySource } from "./family.ts";
 
 export const clone: FamilySource = {
   source: String.raw`(function (host, internals, global) {

@@ -3,7 +3,7 @@
 // every line still goes through the run's output caps and the service realm's formatter. The only host
 // state is the group indentation, which the host applies to each printed line.
 
-import type { FamilySource } from "./sources.ts";
+import type { FamilySource } from "./family.ts";
 
 export const console: FamilySource = {
   bindings: { indent: { params: ["number"], fn: (p, n: number) => p.setIndent(n) } },

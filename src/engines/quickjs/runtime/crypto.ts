@@ -4,7 +4,7 @@
 // the guest copies out. Key bytes live in a private field of the guest's CryptoKey.
 
 import type { HashName } from "./platform.ts";
-import type { FamilySource } from "./sources.ts";
+import type { FamilySource } from "./family.ts";
 
 export const crypto: FamilySource = {
   bindings: {

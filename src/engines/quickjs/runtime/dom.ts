@@ -2,7 +2,7 @@
 // state machines, nothing to ask the host except that AbortSignal.timeout's timer must not keep the
 // run alive by itself (Node unrefs it too): `host.unref(id)` marks it so.
 
-import type { FamilySource } from "./sources.ts";
+import type { FamilySource } from "./family.ts";
 
 export const dom: FamilySource = {
   bindings: { unref: { params: ["number"], fn: (p, id: number) => p.unrefTimer(id) } },

@@ -1,7 +1,7 @@
 // TextEncoder, TextDecoder (UTF-8 with fatal/ignoreBOM/stream, UTF-16LE, latin1) and atob/btoa, in
 // guest JS: byte arithmetic on the guest's own values, so no host call (it would only add a copy).
 
-import type { FamilySource } from "./sources.ts";
+import type { FamilySource } from "./family.ts";
 
 export const encoding: FamilySource = {
   source: String.raw`(function (host, internals, global) {

@@ -9,20 +9,11 @@
 // ever reachable through the families' closures, never through a global.
 
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
-import type { Guest } from "../guest.ts";
 import { contextPointer } from "../internals.ts";
 import { FAMILY_SOURCES, INTERNALS_SOURCE } from "./sources.ts";
 import { asPlatformError, MAX_HASH_BYTES, MAX_TEXT, Platform } from "./platform.ts";
 import { familyEntry, type FamilyName } from "./table.ts";
-
-type Param = "string" | "optString" | "number" | "bytes";
-type Out = string | number | Uint8Array | undefined;
-
-/** A host function as a family sees it: typed data in, data out. */
-export interface Binding {
-  params: readonly Param[];
-  fn: (p: Platform, ...args: never[]) => Out;
-}
+import type { Binding, Out, Param, RuntimeTarget } from "./family.ts";
 
 interface State {
   platform: Platform;
@@ -33,7 +24,7 @@ interface State {
   makeError: QuickJSHandle;
 }
 
-const states = new WeakMap<Guest, State>();
+const states = new WeakMap<RuntimeTarget, State>();
 
 /** The `name` of every host binding (the security tests check that no guest path reaches one). */
 export const HOST_FUNCTION_PREFIX = "wasmcell_host_";
@@ -45,7 +36,7 @@ export const HOST_FUNCTION_PREFIX = "wasmcell_host_";
  * (what code that reaches the global object reflectively gets, so that `this` or `globalThis` in a
  * program does not cost every family's parse; QuickJS parses ~1 ms per family).
  */
-export function installRuntime(guest: Guest, names: readonly FamilyName[], lazy = false): void {
+export function installRuntime(guest: RuntimeTarget, names: readonly FamilyName[], lazy = false): void {
   if (names.length === 0) return;
   const state = stateOf(guest);
   if (!lazy) return installNow(guest, state, names);
@@ -81,7 +72,7 @@ export function installRuntime(guest: Guest, names: readonly FamilyName[], lazy 
  * before any user code runs: the fetch family (a run with network) reaches its host bridge there,
  * through its closure only. Done once per context.
  */
-export function stashNetBridge(guest: Guest, names: readonly string[]): void {
+export function stashNetBridge(guest: RuntimeTarget, names: readonly string[]): void {
   const state = stateOf(guest);
   const ctx = guest.ctx;
   const mover = evalValue(ctx, STASH_SOURCE, "net-bridge");
@@ -136,7 +127,7 @@ plan.forEach(function (entry) {
 });
 })`;
 
-function stateOf(guest: Guest): State {
+function stateOf(guest: RuntimeTarget): State {
   let state = states.get(guest);
   if (!state) {
     const ctx = guest.ctx;
@@ -153,7 +144,7 @@ function stateOf(guest: Guest): State {
   return state;
 }
 
-function installNow(guest: Guest, state: State, names: readonly FamilyName[]): void {
+function installNow(guest: RuntimeTarget, state: State, names: readonly FamilyName[]): void {
   const ctx = guest.ctx;
   for (const name of names) {
     if (state.installed.has(name)) continue;
@@ -186,7 +177,7 @@ function evalValue(ctx: QuickJSContext, source: string, name: string): QuickJSHa
   return r.value;
 }
 
-function define(guest: Guest, target: QuickJSHandle, name: string, binding: Binding, state: State): void {
+function define(guest: RuntimeTarget, target: QuickJSHandle, name: string, binding: Binding, state: State): void {
   const ctx = guest.ctx;
   const ffi = guest.cell.wasm.quickjs.getFFI() as unknown as Ffi;
   const handle = ctx.newFunction(`${HOST_FUNCTION_PREFIX}${name}`, (...args) => {

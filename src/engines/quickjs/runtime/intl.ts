@@ -4,7 +4,7 @@
 // and gets a string or JSON back (platform.ts copies options as primitives only). The default locale
 // is en-US and the default time zone UTC — the box's, never the host's.
 
-import type { FamilySource } from "./sources.ts";
+import type { FamilySource } from "./family.ts";
 
 export const intl: FamilySource = {
   bindings: {

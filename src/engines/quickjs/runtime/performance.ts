@@ -2,7 +2,7 @@
 // it), in whole milliseconds and never backwards. Deliberately no finer than Date.now() already is —
 // a high-resolution timer is what timing side channels need, and agent code needs only durations.
 
-import type { FamilySource } from "./sources.ts";
+import type { FamilySource } from "./family.ts";
 
 export const performance: FamilySource = {
   source: String.raw`(function (host, internals, global) {

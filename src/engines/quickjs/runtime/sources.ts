@@ -1,7 +1,7 @@
 // The guest source and host bindings of each family, by name (the table in table.ts says which
 // families exist and when they are installed).
 
-import type { Binding } from "./install.ts";
+import type { FamilySource } from "./family.ts";
 import type { FamilyName } from "./table.ts";
 import { clone } from "./clone.ts";
 import { console } from "./console.ts";
@@ -13,12 +13,7 @@ import { performance } from "./performance.ts";
 import { url } from "./url.ts";
 import { FETCH_GUEST_SOURCE } from "../fetch-guest.ts";
 
-export interface FamilySource {
-  /** A function expression `(host, internals, global) => void` evaluated in the user's context. */
-  source: string;
-  /** The host functions the family's `host` object has. */
-  bindings?: Record<string, Binding>;
-}
+export type { FamilySource } from "./family.ts";
 
 export const FAMILY_SOURCES: Record<FamilyName, FamilySource> = {
   dom,

@@ -2,7 +2,7 @@
 // implementation (exact, and far too large to carry in the guest), called with strings and answered
 // with strings; the objects, their state and URLSearchParams' list live in the guest.
 
-import type { FamilySource } from "./sources.ts";
+import type { FamilySource } from "./family.ts";
 
 export const url: FamilySource = {
   bindings: {
