@@ -7,8 +7,8 @@
 import { ClosedError, InvalidOptionError } from "./errors.ts";
 import type { Engine, EngineSession } from "./engines/engine.ts";
 import type { EngineRegistry } from "./engines/registry.ts";
-import { InFlight } from "./engines/in-flight.ts";
-import { describeRuntime, SEALED } from "./engines/quickjs/runtime/table.ts";
+import { InFlight } from "./engines/run/in-flight.ts";
+import { describeRuntime, SEALED } from "./engines/javascript/describe.ts";
 import { resultEvents } from "./events.ts";
 import {
   resolveOptions,

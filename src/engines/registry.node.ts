@@ -4,7 +4,7 @@ import type { EngineRegistry } from "./registry.ts";
 
 export const NODE_ENGINES: EngineRegistry = {
   // Worker threads by default, or in-process (`javascript.isolation`).
-  quickjs: () => import("./quickjs-threads/index.ts"),
+  quickjs: () => import("./javascript/index.ts"),
   pyodide: () => import("./pyodide/index.ts"),
   native: () => import("./native/index.ts"),
   // Loaded only here, when a sandbox opens with `python.packages` on (a quick look, no hashing).

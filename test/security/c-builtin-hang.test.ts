@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
-import { KILL_GRACE_MS } from "../../src/engines/quickjs-threads/threads.ts";
+import { KILL_GRACE_MS } from "../../src/engines/javascript/threads.ts";
 
 const TIMEOUT_MS = 300;
 const HANGS: [string, string][] = [

@@ -8,7 +8,7 @@
 //   is killed and replaced in the background.
 // - Sessions: a dedicated sidecar started in stateful mode, never returned to the pool.
 
-import { InFlight } from "../in-flight.ts";
+import { InFlight } from "../run/in-flight.ts";
 import { ClosedError, SealUnavailableError } from "../../errors.ts";
 import { checkSeal } from "../../jail/index.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";

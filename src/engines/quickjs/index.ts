@@ -1,12 +1,12 @@
 // The JavaScript/TypeScript engine: QuickJS compiled to WebAssembly, on the thread that calls it (the host
-// thread in in-process mode, or one worker thread of the pool in src/engines/quickjs-threads).
+// thread in in-process mode, or one worker thread of the pool in src/engines/javascript).
 //
 // Per run: a pooled cell (QuickJS runtime + service realm, see modules.ts) from a warm WASM module, a
 // fresh user context in it, the host globals the code can reach, one deadline over everything. When a
 // module is poisoned (an abort, a trap, a host-stack overflow) it is thrown away and the spare module,
 // already instantiated in the background, takes over.
 
-import { InFlight } from "../in-flight.ts";
+import { InFlight } from "../run/in-flight.ts";
 import type { Engine, EngineSession } from "../engine.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunResult } from "../../types.ts";

@@ -6,7 +6,7 @@
 // `close()` after a `destroy()` waits for the destroy. What is freed and how stays in each engine.
 
 import { ClosedError } from "../../errors.ts";
-import { InFlight } from "../in-flight.ts";
+import { InFlight } from "./in-flight.ts";
 
 interface Closable {
   close(): Promise<void>;

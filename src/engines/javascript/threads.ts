@@ -30,7 +30,7 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { Engine, EngineSession } from "../engine.ts";
-import { InFlight } from "../in-flight.ts";
+import { InFlight } from "../run/in-flight.ts";
 import { ClosedError } from "../../errors.ts";
 import type { EventInput } from "../../events.ts";
 import type { ResolvedRequest } from "../../options.ts";

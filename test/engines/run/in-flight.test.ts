@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InFlight } from "../../src/engines/in-flight.ts";
+import { InFlight } from "../../../src/engines/run/in-flight.ts";
 
 describe("InFlight", () => {
   it("drain waits for every tracked run, fulfilled or rejected, and track hands the work back", async () => {

@@ -1,19 +1,17 @@
-// Thread priorities (src/engines/quickjs-threads/priority.ts): what may be reniced, when demotion is on,
+// Thread priorities (src/engines/javascript/priority.ts): what may be reniced, when demotion is on,
 // and that a process which cannot put a lowered thread back never lowers one. The checks without
 // CAP_SYS_NICE run in a child started by setpriv with the capability dropped (the suite runs as root).
 import assert from "node:assert/strict";
 import { getPriority } from "node:os";
 import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import { mayRestorePriority, setThreadNice, threadNice } from "../../../src/engines/quickjs-threads/priority.ts";
+import { mayRestorePriority, setThreadNice, threadNice } from "../../../src/engines/javascript/priority.ts";
 import { InvalidOptionError } from "../../../src/errors.ts";
 import { resolveOptions } from "../../../src/options.ts";
 import { runNode } from "../../helpers/process.ts";
 
 const linux = process.platform === "linux";
-const threads = pathToFileURL(
-  new URL("../../../src/engines/quickjs-threads/threads.ts", import.meta.url).pathname,
-).href;
+const threads = pathToFileURL(new URL("../../../src/engines/javascript/threads.ts", import.meta.url).pathname).href;
 
 /** Starts a pool with `setting` in a child run through `via` (setpriv); prints what happened. */
 async function poolIn(via: string[], setting: string): Promise<string> {

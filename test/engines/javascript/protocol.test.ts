@@ -2,7 +2,7 @@
 // against the run's own limits before anything reaches the caller.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { collectErrors, parseResult, parseWorkerMessage } from "../../../src/engines/quickjs-threads/protocol.ts";
+import { collectErrors, parseResult, parseWorkerMessage } from "../../../src/engines/javascript/protocol.ts";
 import { DEFAULT_LIMITS } from "../../../src/options.ts";
 
 const good = () => ({

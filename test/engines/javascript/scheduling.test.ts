@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { EventInput } from "../../../src/events.ts";
-import { ThreadEngine, type PoolSize } from "../../../src/engines/quickjs-threads/threads.ts";
+import { ThreadEngine, type PoolSize } from "../../../src/engines/javascript/threads.ts";
 import { resolveOptions, resolveRequest } from "../../../src/options.ts";
 import type { RunResult } from "../../../src/types.ts";
 

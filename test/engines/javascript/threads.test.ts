@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { QueueFullError } from "../../../src/errors.ts";
-import { InProcessEngine } from "../../../src/engines/quickjs-threads/index.ts";
-import { ThreadEngine } from "../../../src/engines/quickjs-threads/threads.ts";
+import { InProcessEngine } from "../../../src/engines/javascript/index.ts";
+import { ThreadEngine } from "../../../src/engines/javascript/threads.ts";
 import { resolveOptions, resolveRequest, type SandboxOptions } from "../../../src/options.ts";
 import type { RunRequest, RunResult } from "../../../src/types.ts";
 
