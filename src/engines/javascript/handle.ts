@@ -6,8 +6,7 @@
 import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { fileURLToPath } from "node:url";
-import type { ResolvedRequest } from "../../options.ts";
-import type { RunResult, WasmModuleSource } from "../../types.ts";
+import type { WasmModuleSource } from "../../types.ts";
 import { EngineStartError } from "../../errors.ts";
 import {
   HEARTBEAT_MS,
@@ -18,11 +17,8 @@ import {
   PROGRESS_RING,
   TID_OFFSET,
   type HostMessage,
-  type WireRequest,
   type WorkerMessage,
 } from "./protocol.ts";
-import type { RunScope } from "../run-scope.ts";
-import type { ThreadSession } from "./session.ts";
 import { DEMOTED, LIFTED, setThreadNice, STUCK, threadNice } from "./priority.ts";
 
 /**
@@ -90,34 +86,23 @@ function execArgvOption(): { execArgv?: string[] } {
   return execArgv ? { execArgv } : {};
 }
 
-export interface Job {
-  id: number;
-  req: ResolvedRequest;
-  wire: WireRequest;
-  session: ThreadSession | undefined;
-  startedAt: number;
-  /** Its sequence number on the worker it was last posted to. */
-  seq: number;
-  settled: boolean;
-  resolve(result: RunResult): void;
-  watchdog: NodeJS.Timeout | undefined;
-  /** Its host calls still going, by the worker's call number. */
-  calls: Map<number, AbortController>;
-  outputChars: number;
-  /**
-   * What the run holds on the host (its network and sockets, its host calls, its watchdog, its abort
-   * listener), let go when the run settles. It outlives a move to another worker: the run goes on.
-   */
-  scope: RunScope;
-  /** Its thread's CPU time (ns) when its deadline was first seen passed (threads.ts, the starved check). */
-  cpuAtDeadline?: number | undefined;
+/** What a worker holds of a session pinned to it (session.ts's ThreadSession is one). */
+export interface PinnedSession {
+  /** The worker answered `session-open`. */
+  opened(error: string | undefined): void;
+  /** The worker is gone: the session's state with it. */
+  lose(why: string): void;
 }
 
-export class WorkerHandle {
+/**
+ * One worker thread. `J` is what the engine posts to it (job.ts's Job); the handle only reads each
+ * one's sequence number, so it names nothing of the engine above it.
+ */
+export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: number }> {
   readonly worker: Worker;
   readonly ready: Promise<void>;
-  readonly jobs = new Map<number, Job>();
-  readonly sessions = new Map<number, ThreadSession>();
+  readonly jobs = new Map<number, J>();
+  readonly sessions = new Map<number, PinnedSession>();
   dead = false;
   readonly #progress = new SharedArrayBuffer(PROGRESS_BYTES);
   readonly #begunSeq = new Int32Array(this.#progress, 0, 1);
@@ -145,8 +130,8 @@ export class WorkerHandle {
 
   constructor(
     wasmModule: WasmModuleSource | undefined,
-    onMessage: (handle: WorkerHandle, m: WorkerMessage) => void,
-    onExit: (handle: WorkerHandle, why: string) => void,
+    onMessage: (handle: WorkerHandle<J>, m: WorkerMessage) => void,
+    onExit: (handle: WorkerHandle<J>, why: string) => void,
   ) {
     this.worker = new Worker(workerEntry(), {
       workerData: { progress: this.#progress, wasmModule },
@@ -282,7 +267,7 @@ export class WorkerHandle {
     else this.worker.unref();
   }
 
-  forget(id: number): Job | undefined {
+  forget(id: number): J | undefined {
     const job = this.jobs.get(id);
     this.jobs.delete(id);
     this.updateRef();

@@ -1,33 +1,35 @@
 // A session on the QuickJS thread pool: pinned to one worker thread (its interpreter lives there), its
-// runs serialised. When that worker is terminated (a run of the session, or beside it, overran its
-// deadline in a builtin) the session is lost and every later run says so.
+// runs served one at a time, in order. When that worker is terminated (a run of the session, or beside
+// it, overran its deadline in a builtin) the session is lost and every later run says so.
 
 import type { EngineSession } from "../engine.ts";
 import { ClosedError, EngineStartError } from "../../errors.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { GuestError, RunResult } from "../../types.ts";
-import { failure } from "../quickjs/failure.ts";
+import { failedRun, sessionLost } from "../run/failures.ts";
+import { Serial } from "../run/serial.ts";
 import type { WorkerHandle } from "./handle.ts";
-import type { ThreadEngine } from "./threads.ts";
+import type { Job, JobSession } from "./job.ts";
 
-export function crashedError(message: string): GuestError {
-  return { kind: "crashed", name: "EngineCrash", message };
+/** What a session needs of its engine (threads.ts's ThreadEngine is one). */
+export interface SessionHost {
+  sessionRun(session: ThreadSession, req: ResolvedRequest): Promise<RunResult>;
 }
 
 /** A session pinned to one worker; its runs are serialised. */
-export class ThreadSession implements EngineSession {
-  readonly #engine: ThreadEngine;
-  readonly handle: WorkerHandle;
+export class ThreadSession implements EngineSession, JobSession {
+  readonly #host: SessionHost;
+  readonly handle: WorkerHandle<Job>;
   readonly id: number;
   readonly #onClose: () => void;
   readonly whenOpen: Promise<void>;
   #open!: (error?: Error) => void;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #serial = new Serial();
   #lost: string | undefined;
   #closed = false;
 
-  constructor(engine: ThreadEngine, handle: WorkerHandle, id: number, onClose: () => void) {
-    this.#engine = engine;
+  constructor(host: SessionHost, handle: WorkerHandle<Job>, id: number, onClose: () => void) {
+    this.#host = host;
     this.handle = handle;
     this.id = id;
     this.#onClose = onClose;
@@ -50,27 +52,23 @@ export class ThreadSession implements EngineSession {
   }
 
   lostError(): GuestError {
-    return crashedError(
-      `this session was lost: the worker thread holding it was terminated (${this.#lost ?? "it is gone"}); its state is gone, open a new session`,
-    );
+    return sessionLost(`the worker thread holding it was terminated: ${this.#lost ?? "it is gone"}`);
   }
 
   run(req: ResolvedRequest): Promise<RunResult> {
-    const next = this.#queue.then(() => this.#run(req));
-    this.#queue = next.catch(() => undefined);
-    return next;
+    return this.#serial.run(() => this.#run(req));
   }
 
   async #run(req: ResolvedRequest): Promise<RunResult> {
     if (this.#closed) throw new ClosedError("session");
-    if (this.#lost !== undefined) return failure(req, this.lostError(), performance.now());
-    return this.#engine.sessionRun(this, req);
+    if (this.#lost !== undefined) return failedRun("quickjs", req, this.lostError(), performance.now());
+    return this.#host.sessionRun(this, req);
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#queue;
+    await this.#serial.idle();
     this.#onClose();
     this.handle.sessions.delete(this.id);
     if (!this.handle.dead) this.handle.post({ t: "session-close", session: this.id });

@@ -16,7 +16,8 @@
 //   Overflow workers retire after OVERFLOW_IDLE_MS idle; runs that find no worker wait on the host, in
 //   order, until one has room. Sessions stay on the `workers` base threads, pinned.
 // - The worker marks in shared memory when it begins a run,
-//   before any guest code; the host watches the run's deadline from then. Past `timeoutMs + KILL_GRACE_MS` with no answer (a C
+//   before any guest code; the host watches the run's deadline from then (deadline-watch.ts). Past
+//   `timeoutMs + GRACE.threadKillMs` with no answer (a C
 //   builtin that never polls QuickJS's interrupt handler), the worker is **terminated** and the run
 //   reports `timeout`. The spare takes the worker's place at once and a new spare starts behind it.
 //   Runs that were posted to the dead worker but had not started move to another worker untouched;
@@ -26,55 +27,42 @@
 //   the deadline exactly as in-process.
 // - A session is pinned to one worker (session.ts); when that worker is terminated the session is lost,
 //   and says so.
+//
+// The decisions are pure functions in their own rooms (placement.ts: where a run goes; deadline-watch.ts:
+// what to do about a run past its deadline), a run is a Job that lets go of what it holds when it
+// settles (job.ts), host calls are answered in host-call.ts, and admission, drain and close are the
+// shared EngineLifecycle (src/engines/run/lifecycle.ts). This file wires them to the worker threads.
 
-import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import type { Engine, EngineSession } from "../engine.ts";
-import { InFlight } from "../run/in-flight.ts";
-import { ClosedError } from "../../errors.ts";
+import { ClosedError, InvalidOptionError } from "../../errors.ts";
 import type { EventInput } from "../../events.ts";
 import type { ResolvedRequest } from "../../options.ts";
-import type { ErrorKind, GuestError, RunResult, WasmModuleSource } from "../../types.ts";
-import { InvalidOptionError } from "../../errors.ts";
-import { isWasmModule } from "../../options.ts";
+import type { GuestError, RunResult, WasmModuleSource } from "../../types.ts";
 import { Gate, GateAbortedError } from "../../pool/gate.ts";
-import { parseResult, REVOKED, type HostMessage, type WorkerMessage } from "./protocol.ts";
-import { STALL_MS, WorkerHandle, type Job } from "./handle.ts";
-import { failure } from "../quickjs/failure.ts";
+import { GRACE } from "../run/deadline.ts";
+import { aborted, crashed, failedRun, timedOut } from "../run/failures.ts";
+import { EngineLifecycle } from "../run/lifecycle.ts";
 import { withNetwork } from "../quickjs/fetch-gate.ts";
+import { verdict } from "./deadline-watch.ts";
+import { STALL_MS, WorkerHandle } from "./handle.ts";
+import { answerHostCall } from "./host-call.ts";
+import { Job } from "./job.ts";
+import { RunScope } from "../run/scope.ts";
 import { RUNS_AT_ONCE } from "./limits.ts";
-import { RunScope } from "../run-scope.ts";
-import { crashedError, ThreadSession } from "./session.ts";
+import { place } from "./placement.ts";
+import { parseResult, REVOKED, type HostMessage, type WorkerMessage } from "./protocol.ts";
+import { ThreadSession } from "./session.ts";
 import { resolveDemotion, type DemoteSetting } from "./priority.ts";
 
-/**
- * The compiled QuickJS module the workers instantiate: `javascript.wasmModule` when given (a module or
- * a promise of one), else the variant package's own .wasm compiled once here. A compiled module crosses
- * to a worker by structured clone without being compiled again.
- */
-export async function compiledQuickJS(given: WasmModuleSource | undefined): Promise<WasmModuleSource> {
-  if (given !== undefined) {
-    const compiled: unknown = await Promise.resolve(given);
-    if (!isWasmModule(compiled))
-      throw new InvalidOptionError("javascript.wasmModule", "resolved to something that is not a WebAssembly.Module");
-    return compiled as WasmModuleSource;
-  }
-  const file = fileURLToPath(import.meta.resolve("@jitl/quickjs-wasmfile-release-sync/wasm"));
-  const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModuleSource> } })
-    .WebAssembly;
-  return wasm.compile(await readFile(file));
-}
+export { compiledQuickJS } from "./compile.ts";
 
-/** How long past its deadline a run's worker may stay silent before it is terminated. */
-export const KILL_GRACE_MS = 250;
+type Handle = WorkerHandle<Job>;
+const fail = (job: Job, error: GuestError): RunResult => failedRun("quickjs", job.req, error, job.startedAt);
+
+/** How long past its deadline a run's worker may stay silent before it is terminated (GRACE says why). */
+export const KILL_GRACE_MS = GRACE.threadKillMs;
 /** An overflow worker idle this long is terminated (its ~30 MB go back). */
 export const OVERFLOW_IDLE_MS = 30_000;
-/**
- * A thread that ran less than half the kill grace since its run's deadline was starved of CPU (a loaded
- * machine), not held by a builtin that never polls: it may wait this long past the deadline in all
- * before it is killed, so a run that was about to answer is not cut and its thread not rebuilt.
- */
-export const STARVED_MAX_MS = 2_000;
 /** How often the host looks for stalled workers while runs are in flight. */
 const TICK_MS = STALL_MS / 2;
 
@@ -99,27 +87,33 @@ export class ThreadEngine implements Engine {
    * worker rebuilt under a run (a `crashed` answer); the runs a lost thread takes down do not count again.
    */
   readonly reportsRestarts = true;
-  readonly #slots: WorkerHandle[] = [];
+  readonly #slots: Handle[] = [];
   /** Workers beyond `workers`, grown while every worker with room is stalled. */
-  #overflow: WorkerHandle[] = [];
+  #overflow: Handle[] = [];
   readonly #maxWorkers: number;
   readonly #runsPerWorker: number;
   /** Admitted runs waiting for a worker that has room and is not stalled, oldest first. */
   #pending: Job[] = [];
   #tick: NodeJS.Timeout | undefined;
-  #spare: WorkerHandle | undefined;
+  #spare: Handle | undefined;
   readonly #gate: Gate;
-  readonly #inFlight = new InFlight();
-  readonly #sessions = new Set<ThreadSession>();
+  readonly #life = new EngineLifecycle<ThreadSession>("quickjs engine");
   #serial = 0;
-  #closed = false;
   /** Set once every worker is being terminated (close or destroy): nothing new is posted after it. */
   #closedWhy: string | undefined;
+  readonly #stats = { kills: 0, grown: 0, moved: 0 };
   /** Workers terminated because a run overran its deadline (for tests and benchmarks). */
-  kills = 0;
-  /** Overflow workers grown so far, and runs taken back from a stalled worker (for tests and benchmarks). */
-  grown = 0;
-  moved = 0;
+  get kills(): number {
+    return this.#stats.kills;
+  }
+  /** Overflow workers grown so far (for tests and benchmarks). */
+  get grown(): number {
+    return this.#stats.grown;
+  }
+  /** Runs taken back from a stalled worker (for tests and benchmarks). */
+  get moved(): number {
+    return this.#stats.moved;
+  }
 
   readonly #wasmModule: WasmModuleSource | undefined;
   readonly #emit: ((event: EventInput) => void) | undefined;
@@ -128,7 +122,7 @@ export class ThreadEngine implements Engine {
   #demote = false;
 
   /**
-   * `wasmModule`: compiled once for every worker (see compiledQuickJS); without it each worker loads its
+   * `wasmModule`: compiled once for every worker (see compile.ts); without it each worker loads its
    * own. `emit`: the sandbox's event channel, told of every worker the pool had to replace.
    */
   constructor(
@@ -176,11 +170,11 @@ export class ThreadEngine implements Engine {
     return this.#overflow.filter((w) => !w.dead).length;
   }
 
-  #workers(): WorkerHandle[] {
+  #workers(): Handle[] {
     return [...this.#slots, ...this.#overflow];
   }
 
-  #start(): WorkerHandle {
+  #start(): Handle {
     return new WorkerHandle(
       this.#wasmModule,
       (handle, m) => this.#onMessage(handle, m),
@@ -189,8 +183,8 @@ export class ThreadEngine implements Engine {
   }
 
   run(req: ResolvedRequest): Promise<RunResult> {
-    if (this.#closed) return Promise.reject(new ClosedError("quickjs engine"));
-    return this.#inFlight.track(this.#admit(req));
+    if (!this.#life.open) return Promise.reject(new ClosedError("quickjs engine"));
+    return this.#life.track(this.#admit(req));
   }
 
   async #admit(req: ResolvedRequest): Promise<RunResult> {
@@ -199,7 +193,7 @@ export class ThreadEngine implements Engine {
       try {
         await this.#gate.acquire(req.signal);
       } catch (error) {
-        if (error instanceof GateAbortedError) return failure(req, abortedError(), startedAt);
+        if (error instanceof GateAbortedError) return failedRun("quickjs", req, aborted(), startedAt);
         throw error;
       }
     }
@@ -211,8 +205,8 @@ export class ThreadEngine implements Engine {
   }
 
   /** The least-loaded live base worker, for a session to be pinned to; ties go to the first one. */
-  async #pick(): Promise<WorkerHandle> {
-    let best: WorkerHandle | undefined;
+  async #pick(): Promise<Handle> {
+    let best: Handle | undefined;
     for (let i = 0; i < this.#slots.length; i++) {
       let w = this.#slots[i]!;
       if (w.dead) w = this.#replace(i);
@@ -223,18 +217,16 @@ export class ThreadEngine implements Engine {
   }
 
   #dispatch(given: ResolvedRequest, session: ThreadSession | undefined, startedAt: number): Promise<RunResult> {
-    const scope = new RunScope();
-    // The network gate lives here, on the host: its bridge functions join the request's host
-    // functions, which the worker proxies back by name like any other (see quickjs/fetch.ts). The
-    // scope closes it (every request and socket of the run) when the run settles, in #settle.
-    const req = withNetwork(given, scope);
     return new Promise<RunResult>((resolve) => {
-      const abort = req.signal ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
-      if (abort && req.signal?.aborted) Atomics.store(abort, 0, 1);
-      const job: Job = {
-        id: ++this.#serial,
-        req,
-        wire: {
+      const scope = new RunScope();
+      try {
+        // The network gate lives here, on the host: its bridge functions join the request's host
+        // functions, which the worker proxies back by name like any other (see quickjs/fetch.ts). The
+        // scope closes it (every request and socket of the run) when the run settles.
+        const req = withNetwork(given, scope);
+        const abort = req.signal ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
+        if (abort && req.signal?.aborted) Atomics.store(abort, 0, 1);
+        const wire = {
           language: req.language,
           code: req.code,
           files: req.files,
@@ -244,29 +236,14 @@ export class ThreadEngine implements Engine {
           abort,
           claim: new Int32Array(new SharedArrayBuffer(4)),
           demote: this.#demote,
-        },
-        session,
-        startedAt,
-        seq: 0,
-        settled: false,
-        resolve,
-        watchdog: undefined,
-        calls: new Map(),
-        outputChars: 0,
-        scope,
-      };
-      scope.defer(() => clearTimeout(job.watchdog));
-      scope.defer(() => {
-        for (const c of job.calls.values()) c.abort(new Error("the run has ended"));
-        job.calls.clear();
-      });
-      if (req.signal && abort) {
-        const signal = req.signal;
-        const onAbort = () => this.#onAbort(job, abort);
-        signal.addEventListener("abort", onAbort, { once: true });
-        scope.defer(() => signal.removeEventListener("abort", onAbort));
-      }
-      try {
+        };
+        const job = new Job({ id: ++this.#serial, req, wire, session, startedAt, scope }, resolve);
+        if (req.signal && abort) {
+          const signal = req.signal;
+          const onAbort = () => this.#onAbort(job, abort);
+          signal.addEventListener("abort", onAbort, { once: true });
+          scope.defer(() => signal.removeEventListener("abort", onAbort));
+        }
         this.#send(job);
       } catch (error) {
         scope.close(); // the run never started: it rejects, and holds nothing
@@ -277,7 +254,7 @@ export class ThreadEngine implements Engine {
 
   #send(job: Job): void {
     if (this.#closedWhy !== undefined) {
-      this.#settle(job, failure(job.req, crashedError(`${this.#closedWhy} before the run started`), job.startedAt));
+      this.#settle(job, fail(job, crashed(`${this.#closedWhy} before the run started`)));
       return;
     }
     if (!job.session) {
@@ -287,13 +264,13 @@ export class ThreadEngine implements Engine {
     }
     const handle = job.session.handle;
     if (handle.dead) {
-      this.#settle(job, failure(job.req, job.session.lostError(), job.startedAt));
+      this.#settle(job, fail(job, job.session.lostError()));
       return;
     }
     this.#post(handle, job);
   }
 
-  #post(handle: WorkerHandle, job: Job): void {
+  #post(handle: Handle, job: Job): void {
     clearTimeout(handle.idleTimer);
     handle.jobs.set(job.id, job);
     // A fresh claim flag for every posting: a flag the host revoked stays revoked.
@@ -322,46 +299,28 @@ export class ThreadEngine implements Engine {
     if (this.#pending.length > 0) this.#ensureTick();
   }
 
-  /**
-   * The least-loaded started worker with room that is not stalled (ties go to the base workers, in
-   * order); else, when some worker is stalled, a new overflow worker if the cap allows; else none, and
-   * the run waits on the host. (Round-robin between idle workers, so that one builds its next context
-   * while the other runs, measured slower: waking a different thread on every call costs more than the
-   * context build it hides.)
-   */
-  #choose(): WorkerHandle | undefined {
-    const now = epochNow();
-    let best: WorkerHandle | undefined;
-    let stalled = false;
-    let starting = false;
+  /** Where the next waiting run goes (placement.ts decides; this carries it out). */
+  #choose(): Handle | undefined {
     for (let i = 0; i < this.#slots.length; i++) if (this.#slots[i]!.dead) this.#replace(i);
-    for (const w of this.#workers()) {
-      if (w.dead) continue;
-      if (!w.started) {
-        starting = true;
-        continue;
-      }
-      if (w.stalled(now)) {
-        stalled = true;
-        continue;
-      }
-      // Its priority could not be put back: it finishes what it holds, then retires (#onMessage).
-      if (w.priorityStuck) continue;
-      if (w.load < this.#runsPerWorker && (!best || w.load < best.load)) best = w;
-    }
-    if (best || !stalled || starting || this.#closed) return best;
-    return this.#grow();
+    const decision = place(this.#workers(), {
+      now: epochNow(),
+      runsPerWorker: this.#runsPerWorker,
+      closed: !this.#life.open,
+    });
+    if (decision === "wait") return undefined;
+    if (decision === "grow") return this.#grow();
+    return decision.post;
   }
 
   /** One more overflow worker (the warm spare, a new spare behind it), if under `maxWorkers`. */
-  #grow(): WorkerHandle | undefined {
+  #grow(): Handle | undefined {
     const live = this.#workers().filter((w) => !w.dead).length;
     if (live >= this.#maxWorkers) return undefined;
     const spare = this.#spare && !this.#spare.dead ? this.#spare : this.#start();
     this.#spare = this.#start();
     spare.overflow = true;
     this.#overflow.push(spare);
-    this.grown++;
+    this.#stats.grown++;
     if (spare.started) return spare;
     // Not warm yet: it takes runs once it is (#choose skips it until then).
     spare.ready.then(
@@ -393,7 +352,7 @@ export class ThreadEngine implements Engine {
         clearTimeout(job.watchdog);
         w.forget(job.id);
         taken.push(job);
-        this.moved++;
+        this.#stats.moved++;
       }
     }
     // Taken-back runs were admitted before anything still waiting: they go first.
@@ -406,43 +365,35 @@ export class ThreadEngine implements Engine {
   }
 
   /**
-   * The deadline watch. At a run's deadline its thread gets its priority back (priority.ts), so the
-   * interrupt that ends the run is reached at once. A run that began more than `timeoutMs +
-   * KILL_GRACE_MS` ago and has not been answered then has its worker terminated, unless the thread was
-   * starved rather than stuck (below). A run still queued in its worker is looked at again later.
+   * The deadline watch (deadline-watch.ts gives the verdict). At a run's deadline its thread gets its
+   * priority back (priority.ts), so the interrupt that ends the run is reached at once. A run that began
+   * more than `timeoutMs + GRACE.threadKillMs` ago and has not been answered then has its worker
+   * terminated, unless the thread was starved rather than stuck. A run still queued in its worker is
+   * looked at again later.
    */
-  #watch(handle: WorkerHandle, job: Job, afterMs: number): void {
+  #watch(handle: Handle, job: Job, afterMs: number): void {
     clearTimeout(job.watchdog);
     job.watchdog = setTimeout(() => {
       if (job.settled || handle.dead || !handle.jobs.has(job.id)) return;
       const begun = handle.begunAt(job.seq);
-      const timeoutMs = job.req.limits.timeoutMs;
-      if (begun === undefined) return this.#watch(handle, job, timeoutMs);
       const now = epochNow();
-      const deadline = begun + timeoutMs;
-      if (now < deadline) return this.#watch(handle, job, deadline - now + 1);
-      handle.lift();
-      job.cpuAtDeadline ??= handle.cpuNs(true);
-      const left = deadline + KILL_GRACE_MS - now;
-      if (left > 0) return this.#watch(handle, job, left + 1);
-      // A thread whose event loop turned after the run's deadline is not held by that run's guest code:
-      // on a starved machine its answer may be in the port's queue, or its engine's own deadline about to
-      // end the run. It gets one more grace, not more.
-      if (handle.lastBeat() > deadline && left > -KILL_GRACE_MS) return this.#watch(handle, job, STALL_MS);
-      if (this.#starved(handle, job, now - deadline)) return this.#watch(handle, job, STALL_MS);
-      this.#kill(handle, job, "timeout");
+      const timeoutMs = job.req.limits.timeoutMs;
+      const past = begun !== undefined && now >= begun + timeoutMs;
+      const cpuNs = past ? handle.cpuNs(true) : undefined;
+      if (past) job.cpuAtDeadline ??= cpuNs;
+      const v = verdict({
+        now,
+        begun,
+        timeoutMs,
+        lastBeat: handle.lastBeat(),
+        cpuNs,
+        cpuAtDeadline: job.cpuAtDeadline,
+        beatMs: STALL_MS,
+      });
+      if (v === "kill") return this.#kill(handle, job, "timeout");
+      if (v.lift) handle.lift();
+      this.#watch(handle, job, v.sleep);
     }, afterMs);
-  }
-
-  /**
-   * The thread ran less than half the grace since the deadline (by its CPU time, Linux): the machine
-   * did not give it the CPU to reach its interrupt, which a builtin that never polls would have burned.
-   * Such a thread waits, up to STARVED_MAX_MS past the deadline. Off Linux nothing is starved.
-   */
-  #starved(handle: WorkerHandle, job: Job, pastDeadlineMs: number): boolean {
-    if (pastDeadlineMs >= STARVED_MAX_MS || job.cpuAtDeadline === undefined) return false;
-    const cpu = handle.cpuNs(true);
-    return cpu !== undefined && cpu - job.cpuAtDeadline < (KILL_GRACE_MS / 2) * 1e6;
   }
 
   #onAbort(job: Job, flag: Int32Array): void {
@@ -453,7 +404,7 @@ export class ThreadEngine implements Engine {
       const at = this.#pending.indexOf(job);
       if (at >= 0) {
         this.#pending.splice(at, 1);
-        this.#settle(job, failure(job.req, abortedError(), job.startedAt));
+        this.#settle(job, fail(job, aborted()));
       }
       return;
     }
@@ -462,15 +413,15 @@ export class ThreadEngine implements Engine {
     if (handle.begunAt(job.seq) === undefined) return; // the worker sees the flag when it starts the run
     // A run stuck in a builtin sees neither the flag nor the message: the grace ends it.
     clearTimeout(job.watchdog);
-    job.watchdog = setTimeout(() => this.#kill(handle, job, "aborted"), KILL_GRACE_MS);
+    job.watchdog = setTimeout(() => this.#kill(handle, job, "aborted"), GRACE.threadKillMs);
   }
 
-  #holder(job: Job): WorkerHandle | undefined {
+  #holder(job: Job): Handle | undefined {
     for (const w of this.#workers()) if (w.jobs.has(job.id)) return w;
     return undefined;
   }
 
-  #onMessage(handle: WorkerHandle, m: WorkerMessage): void {
+  #onMessage(handle: Handle, m: WorkerMessage): void {
     const job = "id" in m ? handle.jobs.get(m.id) : undefined;
     switch (m.t) {
       case "output":
@@ -481,7 +432,7 @@ export class ThreadEngine implements Engine {
         job.req.onOutput?.({ stream: m.stream, text: m.text });
         return;
       case "call":
-        if (job && !job.settled) this.#hostCall(handle, job, m);
+        if (job && !job.settled) answerHostCall(handle, job, m);
         return;
       case "call-end":
         job?.calls.get(m.call)?.abort(new Error("the run has ended"));
@@ -493,10 +444,7 @@ export class ThreadEngine implements Engine {
         const parsed = parseResult(m, job.req.language, job.req.limits);
         if (typeof parsed === "string") {
           // A worker that answers out of shape is not trusted with another run.
-          this.#settle(
-            job,
-            failure(job.req, crashedError(`the worker's answer was malformed (${parsed})`), job.startedAt),
-          );
+          this.#settle(job, fail(job, crashed(`the worker's answer was malformed (${parsed})`)));
           this.#onWorkerLost(handle, `its answer was malformed (${parsed})`);
           return;
         }
@@ -520,53 +468,8 @@ export class ThreadEngine implements Engine {
     }
   }
 
-  #hostCall(handle: WorkerHandle, job: Job, m: Extract<WorkerMessage, { t: "call" }>): void {
-    const fn = Object.hasOwn(job.req.hostFunctions, m.name) ? job.req.hostFunctions[m.name] : undefined;
-    const send = (r: Extract<HostMessage, { t: "reply" }>) => {
-      job.calls.delete(m.call);
-      if (!handle.dead && handle.jobs.has(job.id)) handle.post(r);
-    };
-    const fail = (error: unknown, unserialisable: boolean) => {
-      const e = error instanceof Error ? error : new Error(String(error));
-      send({
-        t: "reply",
-        id: job.id,
-        call: m.call,
-        ok: false,
-        name: String(e.name),
-        message: String(e.message),
-        unserialisable,
-      });
-    };
-    if (!fn) {
-      fail(new Error(`${m.name} is not available in this run`), false);
-      return;
-    }
-    const controller = new AbortController();
-    job.calls.set(m.call, controller);
-    let settled: Promise<unknown>;
-    try {
-      settled = Promise.resolve(fn(m.args, { signal: controller.signal }));
-    } catch (error) {
-      settled = Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-    settled.then(
-      (value) => {
-        let json: string | undefined;
-        try {
-          json = value === undefined ? undefined : JSON.stringify(value);
-        } catch (error) {
-          fail(error, true);
-          return;
-        }
-        send({ t: "reply", id: job.id, call: m.call, ok: true, json });
-      },
-      (error: unknown) => fail(error, false),
-    );
-  }
-
   /** An overflow worker with nothing on it retires after OVERFLOW_IDLE_MS, unless work comes first. */
-  #idle(handle: WorkerHandle): void {
+  #idle(handle: Handle): void {
     if (!handle.overflow || handle.load > 0 || handle.dead) return;
     clearTimeout(handle.idleTimer);
     handle.idleTimer = setTimeout(() => {
@@ -579,33 +482,23 @@ export class ThreadEngine implements Engine {
 
   /** The one way a run ends here: everything it holds is let go before its caller hears the result. */
   #settle(job: Job, result: RunResult): void {
-    if (job.settled) return;
-    job.settled = true;
-    job.scope.close();
-    job.resolve(result);
+    job.settle(result);
   }
 
   /**
    * Terminates a worker whose run overran its deadline (or its abort) by more than the grace. The run
    * gets the host's verdict; every other run on that worker is moved or ended, its sessions are lost.
    */
-  #kill(handle: WorkerHandle, culprit: Job, kind: "timeout" | "aborted"): void {
+  #kill(handle: Handle, culprit: Job, kind: "timeout" | "aborted"): void {
     if (handle.dead || culprit.settled) return;
-    this.kills++;
-    const error: GuestError =
-      kind === "timeout"
-        ? {
-            kind,
-            name: "TimeoutError",
-            message: `the run did not finish within ${culprit.req.limits.timeoutMs} ms (limits.timeoutMs) and its worker thread did not answer, so it was terminated`,
-          }
-        : abortedError();
-    this.#settle(culprit, failure(culprit.req, error, culprit.startedAt));
+    this.#stats.kills++;
+    const error = kind === "timeout" ? timedOut(culprit.req.limits.timeoutMs, "terminated") : aborted();
+    this.#settle(culprit, fail(culprit, error));
     this.#onWorkerLost(handle, "a run on it overran its deadline and the thread was terminated");
   }
 
   /** A worker is gone (terminated, exited, threw, or misbehaved): move or end its runs, replace it. */
-  #onWorkerLost(handle: WorkerHandle, why: string): void {
+  #onWorkerLost(handle: Handle, why: string): void {
     const retired = handle.dead && handle.jobs.size === 0 && handle.sessions.size === 0;
     if (!handle.dead) handle.terminate();
     clearTimeout(handle.idleTimer);
@@ -621,57 +514,43 @@ export class ThreadEngine implements Engine {
     handle.sessions.clear();
     // A worker that never started is not replaced here (that could loop); `#pick` retries on demand.
     const i = this.#slots.indexOf(handle);
-    if (i >= 0 && !this.#closed && handle.started) this.#replace(i);
-    if (this.#spare === handle) this.#spare = this.#closed || !handle.started ? undefined : this.#start();
+    if (i >= 0 && !!this.#life.open && handle.started) this.#replace(i);
+    if (this.#spare === handle) this.#spare = !this.#life.open || !handle.started ? undefined : this.#start();
     const now = epochNow();
     for (const job of jobs) {
       const begun = handle.begunAt(job.seq);
       if (job.settled) continue;
       clearTimeout(job.watchdog);
       if (job.session) {
-        this.#settle(job, failure(job.req, job.session.lostError(), job.startedAt));
-      } else if (begun === undefined && !this.#closed) {
+        this.#settle(job, fail(job, job.session.lostError()));
+      } else if (begun === undefined && !!this.#life.open) {
         this.#send(job); // no guest code of it ran: it may run elsewhere
       } else if (begun !== undefined && now - begun > job.req.limits.timeoutMs) {
-        this.#settle(
-          job,
-          failure(
-            job.req,
-            {
-              kind: "timeout",
-              name: "TimeoutError",
-              message: `the run did not finish within ${job.req.limits.timeoutMs} ms (limits.timeoutMs)`,
-            },
-            job.startedAt,
-          ),
-        );
+        this.#settle(job, fail(job, timedOut(job.req.limits.timeoutMs, "terminated")));
       } else {
         this.#settle(
           job,
-          failure(
-            job.req,
-            crashedError(`the worker thread running this code was lost (${why}); run the code again`),
-            job.startedAt,
-          ),
+          fail(job, crashed(`the worker thread running this code was lost (${why}); run the code again`)),
         );
       }
     }
   }
 
   /** Puts the spare (or a new worker) in slot `i` and starts a new spare. */
-  #replace(i: number): WorkerHandle {
+  #replace(i: number): Handle {
     const spare = this.#spare && !this.#spare.dead ? this.#spare : this.#start();
     this.#slots[i] = spare;
-    this.#spare = this.#closed ? undefined : this.#start();
+    this.#spare = !this.#life.open ? undefined : this.#start();
     return spare;
   }
 
   async openSession(): Promise<EngineSession> {
-    if (this.#closed) throw new ClosedError("quickjs engine");
+    if (!this.#life.open) throw new ClosedError("quickjs engine");
     const handle = await this.#pick();
-    const session = new ThreadSession(this, handle, ++this.#serial, () => this.#sessions.delete(session));
+    let remove: () => void = () => undefined;
+    const session = new ThreadSession(this, handle, ++this.#serial, () => remove());
+    remove = this.#life.addSession(session);
     handle.sessions.set(session.id, session);
-    this.#sessions.add(session);
     // Without a job in flight the worker is unref'd: count the open so the process waits for its answer.
     handle.opening++;
     handle.post({ t: "session-open", session: session.id });
@@ -686,22 +565,20 @@ export class ThreadEngine implements Engine {
 
   /** @internal used by ThreadSession */
   sessionRun(session: ThreadSession, req: ResolvedRequest): Promise<RunResult> {
-    return this.#inFlight.track(this.#dispatch(req, session, performance.now()));
+    return this.#life.track(this.#dispatch(req, session, performance.now()));
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
+  close(): Promise<void> {
     this.#gate.close();
-    await this.#inFlight.drain();
-    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
-    this.#terminateAll("the engine was closed");
+    return this.#life.close(() => Promise.resolve(this.#terminateAll("the engine was closed")));
   }
 
-  async destroy(): Promise<void> {
-    this.#closed = true;
+  destroy(): Promise<void> {
     this.#gate.close();
-    this.#terminateAll("the sandbox was destroyed");
-    await this.#inFlight.drain();
+    return this.#life.destroy(async () => {
+      this.#terminateAll("the sandbox was destroyed");
+      await this.#life.drain();
+    });
   }
 
   #terminateAll(why: string): void {
@@ -713,8 +590,7 @@ export class ThreadEngine implements Engine {
       this.#onWorkerLost(w, why);
     }
     this.#spare = undefined;
-    for (const job of this.#pending.splice(0))
-      this.#settle(job, failure(job.req, crashedError(`${why} before the run started`), job.startedAt));
+    for (const job of this.#pending.splice(0)) this.#settle(job, fail(job, crashed(`${why} before the run started`)));
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -725,12 +601,4 @@ export class ThreadEngine implements Engine {
 /** Milliseconds since the epoch, at `performance.now()` precision, comparable with a worker's clock. */
 function epochNow(): number {
   return performance.timeOrigin + performance.now();
-}
-
-function abortedError(): GuestError {
-  return {
-    kind: "aborted" satisfies ErrorKind,
-    name: "AbortError",
-    message: "the run was aborted by the caller's signal",
-  };
 }

@@ -5,7 +5,7 @@
 
 import type { ResolvedRequest } from "../../options.ts";
 import { RunNetwork } from "../../network/gate.ts";
-import type { RunScope } from "../run-scope.ts";
+import type { RunScope } from "../run/scope.ts";
 import { bridge, type NetworkGate } from "./fetch.ts";
 
 /** The request whose host functions include the bridge; the run's network is the scope's to close. */

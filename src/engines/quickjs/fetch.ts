@@ -10,7 +10,7 @@ import type { ResolvedRequest } from "../../options.ts";
 import { NetworkDeniedError } from "../../errors.ts";
 import type { BodyReader, GuestRequest, RunNetwork } from "../../network/gate.ts";
 import type { HostFunction } from "../../types.ts";
-import type { RunScope } from "../run-scope.ts";
+import type { RunScope } from "../run/scope.ts";
 import { NET_BRIDGE } from "./fetch-guest.ts";
 import type { Guest } from "./guest.ts";
 import { stashNetBridge } from "./runtime/install.ts";

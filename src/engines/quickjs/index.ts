@@ -13,7 +13,7 @@ import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { ClosedError } from "../../errors.ts";
 import { failure } from "./failure.ts";
 import { hasNetBridge, installFetchBridge, type NetworkGate } from "./fetch.ts";
-import { scoped, type RunScope } from "../run-scope.ts";
+import { scoped, type RunScope } from "../run/scope.ts";
 import { Guest } from "./guest.ts";
 import type { Cell } from "./cell.ts";
 import { ModulePool, type WasmModule } from "./modules.ts";

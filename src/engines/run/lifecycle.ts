@@ -1,7 +1,7 @@
 // The shell every engine shares: admission, the work in flight, the open sessions, and the two ways
 // out. `close()` stops admission, waits for every accepted run, closes the sessions, then frees the
-// engine's own resources; `destroy()` stops admission, closes the sessions and frees at once (runs in
-// flight end as the engine's kill makes them end). Each is idempotent (a second call waits for the
+// engine's own resources; `destroy()` stops admission, frees at once (runs in flight end as the
+// engine's kill makes them end), then closes the sessions. Each is idempotent (a second call waits for the
 // first); `destroy()` during a `close()` still destroys, since a drain can wait on a stuck run, and a
 // `close()` after a `destroy()` waits for the destroy. What is freed and how stays in each engine.
 
@@ -18,6 +18,8 @@ export class EngineLifecycle<S extends Closable = Closable> {
   readonly #sessions = new Set<S>();
   #closing: Promise<void> | undefined;
   #destroying: Promise<void> | undefined;
+  /** Set before any closing work starts, so that work already sees the engine as closed. */
+  #ended = false;
 
   /** `what` names the engine in ClosedError ("python engine"). */
   constructor(what: string) {
@@ -26,7 +28,7 @@ export class EngineLifecycle<S extends Closable = Closable> {
 
   /** False once close or destroy began. */
   get open(): boolean {
-    return this.#closing === undefined && this.#destroying === undefined;
+    return !this.#ended;
   }
 
   /** Open sessions (read-only view). */
@@ -54,12 +56,13 @@ export class EngineLifecycle<S extends Closable = Closable> {
   addSession(session: S): () => void {
     this.admit();
     this.#sessions.add(session);
-    return () => this.#sessions.delete(session);
+    return () => void this.#sessions.delete(session);
   }
 
   /** Stops admission, drains the runs in flight, closes the sessions, then `onClose()`. */
   close(onClose: () => Promise<void>): Promise<void> {
     if (this.#destroying) return this.#destroying;
+    this.#ended = true;
     this.#closing ??= (async () => {
       await this.#inFlight.drain();
       await this.#closeSessions();
@@ -68,13 +71,22 @@ export class EngineLifecycle<S extends Closable = Closable> {
     return this.#closing;
   }
 
-  /** Stops admission, closes the sessions, then `onDestroy()`, without waiting for runs in flight. */
+  /**
+   * Stops admission, then `onDestroy()` (which ends what is running), then closes the sessions, without
+   * waiting for runs in flight: the engine's kill ends them, so a session's queue drains at once.
+   */
   destroy(onDestroy: () => Promise<void>): Promise<void> {
+    this.#ended = true;
     this.#destroying ??= (async () => {
-      await this.#closeSessions();
       await onDestroy();
+      await this.#closeSessions();
     })();
     return this.#destroying;
+  }
+
+  /** Resolves when every run tracked so far has settled. */
+  drain(): Promise<void> {
+    return this.#inFlight.drain();
   }
 
   async #closeSessions(): Promise<void> {

@@ -79,3 +79,15 @@ describe("Serial", () => {
     await serial.idle();
   });
 });
+
+describe("EngineLifecycle, seen from inside the closing work", () => {
+  it("the engine is already closed when onDestroy and onClose run", async () => {
+    const life = new EngineLifecycle("e");
+    let seenOpen: boolean | undefined;
+    await life.destroy(() => Promise.resolve(void (seenOpen = life.open)));
+    assert.equal(seenOpen, false, "a replacement started from onDestroy would outlive the engine");
+    const other = new EngineLifecycle("e");
+    await other.close(() => Promise.resolve(void (seenOpen = other.open)));
+    assert.equal(seenOpen, false);
+  });
+});

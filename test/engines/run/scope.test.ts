@@ -2,7 +2,7 @@
 // close; what is registered after the close is let go at once; one disposer's throw stops no other.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { RunScope, scoped } from "../../src/engines/run-scope.ts";
+import { RunScope, scoped } from "../../../src/engines/run/scope.ts";
 
 describe("RunScope", () => {
   it("lets go of everything once, last registered first", () => {
