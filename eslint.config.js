@@ -33,7 +33,11 @@ export default tseslint.config(
       parserOptions: { projectService: { allowDefaultProject: ["*.js"] }, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
-      "@typescript-eslint/no-floating-promises": "error",
+      // `void promise` does not count as handled: a promise nobody awaits must say what happens when it
+      // rejects (`.catch(…)`, or `.then(ok, onError)`). An unhandled rejection ends the host process,
+      // and every tenant's runs and sessions with it; a guest-reachable one was how a remote server
+      // could do that.
+      "@typescript-eslint/no-floating-promises": ["error", { ignoreVoid: false }],
       "@typescript-eslint/consistent-type-imports": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/restrict-template-expressions": ["error", { allowNumber: true, allowBoolean: true }],

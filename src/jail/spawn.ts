@@ -446,8 +446,15 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
       ended = true;
       if (timer) clearTimeout(timer);
       const stats = cgroup?.stats() ?? { oomKilled: false };
-      await cgroup?.remove();
-      if (hostScratch) rmSync(hostScratch, { recursive: true, force: true });
+      // Clean-up that fails must not keep the exit from being told: every engine waits on `exited`.
+      // A cgroup or scratch directory that cannot be removed is left for the OS (both are empty: the
+      // jail's processes are gone).
+      await cgroup?.remove().catch(() => undefined);
+      try {
+        if (hostScratch) rmSync(hostScratch, { recursive: true, force: true });
+      } catch {
+        // as above
+      }
       // bubblewrap reports a program killed by signal N as exit code 128 + N.
       let sig = signal;
       let c = code;
@@ -459,8 +466,17 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
       if (stats.peakMemoryBytes !== undefined) out.peakMemoryBytes = stats.peakMemoryBytes;
       resolve(out);
     };
-    child.once("exit", (code, signal) => void finish(code, signal));
-    child.once("error", () => void finish(null, killed ? "SIGKILL" : null));
+    // finish cannot reject (its clean-up catches); the handler is there so that a future change that
+    // makes it throw still resolves the exit rather than ending the host process.
+    const end = (code: number | null, signal: NodeJS.Signals | null): void => {
+      finish(code, signal).catch(() => resolve({ code, signal, timedOut, oomKilled: false }));
+    };
+    child.once("exit", (code, signal) => {
+      end(code, signal);
+    });
+    child.once("error", () => {
+      end(null, killed ? "SIGKILL" : null);
+    });
   });
 
   const pipes = Array.from({ length: spec.extraPipes ?? 0 }, (_, i) => {

@@ -46,6 +46,15 @@ export class WarmPool<T> implements AsyncDisposable {
     this.#o = options;
   }
 
+  /**
+   * Destroys a member that left the pool. Nobody waits on it and it is already out of the pool, so a
+   * failure to destroy has no caller to tell; the member's own exit handling (a killed process) is
+   * what frees it.
+   */
+  #destroy(member: T): void {
+    this.#o.destroy(member).catch(() => undefined);
+  }
+
   /** Members ready or in use, plus those starting. */
   get stats(): { idle: number; busy: number; starting: number; waiting: number } {
     return { idle: this.#idle.length, busy: this.#busy.size, starting: this.#starting, waiting: this.#waiters.length };
@@ -78,7 +87,7 @@ export class WarmPool<T> implements AsyncDisposable {
     while (this.#idle.length > 0) {
       const member = this.#idle.shift()!;
       if (!this.#o.isAlive(member)) {
-        void this.#o.destroy(member);
+        this.#destroy(member);
         continue;
       }
       this.#busy.add(member);
@@ -107,7 +116,7 @@ export class WarmPool<T> implements AsyncDisposable {
   release(member: T, reusable: boolean): void {
     if (!this.#busy.delete(member)) return;
     if (!reusable || this.#closed || !this.#o.isAlive(member)) {
-      void this.#o.destroy(member);
+      this.#destroy(member);
       this.#refill();
       return;
     }
@@ -143,7 +152,7 @@ export class WarmPool<T> implements AsyncDisposable {
           this.#starting--;
           this.#lastError = undefined;
           if (this.#closed) {
-            void this.#o.destroy(member);
+            this.#destroy(member);
             return;
           }
           this.#offer(member);

@@ -77,7 +77,8 @@ export function mcpServerFactory(options: RunCodeToolOptions): (gate?: CallGate)
     const server = new Server(info, { capabilities: { tools: {}, logging: {} }, jsonSchemaValidator });
     // A tool per server: with `session: true` each MCP session (each client connection) gets its own interpreters.
     const runCode = makeTool();
-    server.onclose = () => void runCode.close();
+    // Nobody to tell if closing the tool's sessions fails: the connection is already gone.
+    server.onclose = () => void runCode.close().catch(() => undefined);
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [listed] }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       if (request.params.name !== runCode.name) {

@@ -200,7 +200,8 @@ class SessionPerLanguage {
   reset(language: Language): void {
     const session = this.#open.get(language);
     this.#open.delete(language);
-    void session?.then((s) => s.close()).catch(() => undefined);
+    // The session was opened for a caller that has gone: a failure to open or close it has no one to reach.
+    session?.then((s) => s.close()).catch(() => undefined);
   }
 }
 

@@ -276,6 +276,8 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
 
   terminate(): void {
     this.dead = true;
-    void this.worker.terminate();
+    // terminate() settles once the thread is gone; the handle is already dead, so there is nothing to
+    // wait for or report (the exit handler does the bookkeeping).
+    this.worker.terminate().catch(() => undefined);
   }
 }

@@ -213,9 +213,10 @@ function inOrder(start: () => void): void {
   if (!starting) return start();
   const next = starting.then(start);
   starting = next;
-  void next.then(() => {
+  const clear = () => {
     if (starting === next) starting = undefined;
-  });
+  };
+  next.then(clear, clear);
 }
 
 function onRunMessage(m: Extract<HostMessage, { t: "run" }>): void {
@@ -254,7 +255,8 @@ function onMessage(m: HostMessage): void {
       inOrder(() => {
         const session = sessions.get(m.session);
         sessions.delete(m.session);
-        void session?.close();
+        // A session whose close fails is gone either way; the host already forgot it.
+        session?.close().catch(() => undefined);
       });
       return;
   }

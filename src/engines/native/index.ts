@@ -196,11 +196,12 @@ export class NativeEngine implements Engine {
           }
           const spare = { jail, key: limitsKey(limits), dead: false };
           setParked(jail, true);
-          void jail.exited.then(() => {
+          const gone = () => {
             spare.dead = true;
             const at = this.#spares.indexOf(spare);
             if (at >= 0) this.#spares.splice(at, 1);
-          });
+          };
+          jail.exited.then(gone, gone);
           this.#spares.push(spare);
         },
         // The next run spawns its own jail and surfaces the error there.
@@ -272,10 +273,13 @@ export class NativeEngine implements Engine {
     }
     this.#live.add(jail);
     if (net) this.#proxies.set(jail, net.proxy);
-    void jail.exited.then(async () => {
+    const gone = async () => {
       this.#live.delete(jail);
       if (net) await net.close();
-    });
+    };
+    // net.close() never throws (it removes its directory whatever happens); the handler keeps a
+    // future change from turning a failed close into an unhandled rejection.
+    jail.exited.then(gone, gone).catch(() => undefined);
     return jail;
   }
 

@@ -201,10 +201,14 @@ export class PyodideEngine implements Engine {
         throw error;
       }
       // The sidecar resets after the result is out: it goes back to the pool when that is done.
-      void run.settled.then((reusable) => {
-        this.#countReset(sidecar, reusable);
-        this.pool.release(sidecar, reusable);
-      });
+      // A reset that fails to report is a sidecar that cannot prove its state: it retires.
+      run.settled.then(
+        (reusable) => {
+          this.#countReset(sidecar, reusable);
+          this.pool.release(sidecar, reusable);
+        },
+        () => this.pool.release(sidecar, false),
+      );
       const result = await run.result;
       // Queueing counts: wallMs is from the engine taking the run.
       result.stats.wallMs = performance.now() - started;

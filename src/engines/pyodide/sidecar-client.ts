@@ -10,6 +10,7 @@ import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { ERROR_KINDS } from "../../types.ts";
 import { truncationMarker } from "../output.ts";
 import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../python/result.ts";
+import { crashed } from "../run/failures.ts";
 import { LineReader } from "./line-reader.ts";
 import { launchSidecar, SNAPSHOT_FD, START_TIMEOUT_MS, STDERR_KEEP } from "./launch.ts";
 import { answerFetch, runNetwork } from "./net-host.ts";
@@ -157,8 +158,11 @@ export class SidecarProcess {
     this.jail.child.stderr.on("data", (chunk: Buffer) => {
       this.#stderrTail = (this.#stderrTail + chunk.toString("utf8")).slice(-STDERR_KEEP);
     });
-    void this.jail.exited.then(() => this.#onExit());
-    void (async () => {
+    this.jail.exited.then(
+      () => this.#onExit(),
+      () => this.#onExit(),
+    );
+    (async () => {
       for (;;) {
         let message: Record<string, unknown> | undefined;
         try {
@@ -171,7 +175,7 @@ export class SidecarProcess {
         if (!message) return;
         this.#onMessage(message);
       }
-    })();
+    })().catch(() => this.kill()); // a reader that fails leaves a sidecar nobody can trust: it goes
   }
 
   #onMessage(m: Record<string, unknown>): void {
@@ -219,9 +223,14 @@ export class SidecarProcess {
       }
       case "fetch": {
         if (!p || m.id !== p.id) return violation("a network request outside a run");
-        void answerFetch(p.network, m, p.request).then((reply) => {
-          if (this.#pending === p && this.alive) this.jail.child.stdin.write(JSON.stringify(reply) + "\n");
-        });
+        // answerFetch answers every failure as a reply; if it ever threw, the run would wait for an
+        // answer that never comes, so the sidecar is killed instead (the run ends, nothing leaks).
+        answerFetch(p.network, m, p.request).then(
+          (reply) => {
+            if (this.#pending === p && this.alive) this.jail.child.stdin.write(JSON.stringify(reply) + "\n");
+          },
+          () => this.kill(),
+        );
         return;
       }
       case "fatal":
@@ -290,12 +299,13 @@ export class SidecarProcess {
     });
     if (stateful) {
       // A session never resets: the sidecar is reusable as soon as the result is in.
-      void result.then(() => {
+      const done = () => {
         if (this.#state === "busy") this.#state = "idle";
         const cb = this.#afterRun;
         this.#afterRun = undefined;
         cb?.(this.alive);
-      });
+      };
+      result.then(done, done);
     }
     return { result, settled };
   }
@@ -312,17 +322,24 @@ export class SidecarProcess {
     this.#state = "dead";
     const p = this.#pending;
     if (p) {
-      void this.jail.exited.then((exit) => {
-        const error = exitError(exit, {
-          who: "the Python sidecar",
-          deadlineKilled: exit.timedOut,
-          aborted: p.aborted === true,
-          timeoutMs: p.request.limits.timeoutMs,
-          memoryCap: "its process memory cap",
-          ...(this.#exitReason ? { detail: this.#exitReason } : {}),
-        });
-        this.#finish(p, this.#failure(p, error, 0, false));
-      });
+      this.jail.exited.then(
+        (exit) => {
+          const error = exitError(exit, {
+            who: "the Python sidecar",
+            deadlineKilled: exit.timedOut,
+            aborted: p.aborted === true,
+            timeoutMs: p.request.limits.timeoutMs,
+            memoryCap: "its process memory cap",
+            ...(this.#exitReason ? { detail: this.#exitReason } : {}),
+          });
+          this.#finish(p, this.#failure(p, error, 0, false));
+        },
+        () =>
+          this.#finish(
+            p,
+            this.#failure(p, crashed("the Python sidecar ended and its exit could not be read"), 0, false),
+          ),
+      );
     }
     const cb = this.#afterRun;
     this.#afterRun = undefined;
