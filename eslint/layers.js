@@ -1,4 +1,6 @@
 // The house's layering, as lint rules: a change that breaks one fails `npm run lint`.
+import importX from "eslint-plugin-import-x";
+
 // Floors, from the bottom: the root floor (types, errors, options) → jail and pool (know nothing of
 // engines) → engines (know nothing of adapters) → the front door (sandbox.ts) → adapters (reach
 // engines only through the front door) → the CLI. Each rule says why it exists in its message;
@@ -12,6 +14,23 @@ const UPWARD = (floor, names) => ({
   group: names.flatMap((n) => [`**/${n}/**`, `**/${n}.ts`]),
   message: `${floor} must not import a higher floor (${names.join(", ")}): the layering is one-way`,
 });
+
+/**
+ * No import circles in src/: a circle means two rooms that cannot be understood (or tested, or moved)
+ * one without the other. import-x reads value imports; test/lint/import-graph.test.ts reads the whole
+ * graph, type-only imports included.
+ * @type {import("eslint").Linter.Config}
+ */
+export const noCycles = {
+  files: ["src/**/*.ts"],
+  plugins: { "import-x": importX },
+  settings: {
+    "import-x/resolver-next": [importX.createNodeResolver()],
+    "import-x/extensions": [".ts", ".js"],
+    "import-x/parsers": { "@typescript-eslint/parser": [".ts"] },
+  },
+  rules: { "import-x/no-cycle": ["error", { ignoreExternal: true }] },
+};
 
 /** One config block per room; a file matches at most one block, so no block's options override another's. */
 /** @type {import("eslint").Linter.Config[]} */
@@ -71,6 +90,56 @@ export const layers = [
     },
   },
   {
+    // The network gate and proxy serve every engine and know none: they take a policy and a deadline.
+    files: ["src/network/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            UPWARD("the network floor", ["engines", "jail", "pool", "adapters", "cli", "sandbox", "setup", "sessions"]),
+            {
+              group: ["**/options.ts", "**/options/**"],
+              message: "the network floor sits below the options: they import it",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The package library and the cache, which the engines mount and read: below the engines.
+    files: ["src/setup/**/*.ts"],
+    ignores: ["src/setup/index.ts", "src/setup/compile.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [UPWARD("the package library", ["engines", "adapters", "cli", "sandbox"]), JAIL_INTERNALS] },
+      ],
+    },
+  },
+  {
+    // The setup command builds the Pyodide snapshot and checks the native python3: above the engines,
+    // below the CLI and the adapters.
+    files: ["src/setup/index.ts", "src/setup/compile.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [UPWARD("the setup command", ["adapters", "cli"]), JAIL_INTERNALS] },
+      ],
+    },
+  },
+  {
+    // Session stores keep opaque blobs: they know nothing of the engines that make them.
+    files: ["src/sessions/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [UPWARD("a session store", ["engines", "adapters", "cli", "sandbox"]), JAIL_INTERNALS] },
+      ],
+    },
+  },
+  {
     files: ["src/adapters/**/*.ts"],
     rules: {
       "no-restricted-imports": [
@@ -88,6 +157,7 @@ export const layers = [
     },
   },
   {
+    // The CLI is the top floor: it may use any room, the jail only through its public surface.
     files: ["src/sandbox.ts", "src/index.ts", "src/edge.ts", "src/public.ts", "src/cli/**/*.ts"],
     rules: { "no-restricted-imports": ["error", { patterns: [JAIL_INTERNALS] }] },
   },
@@ -106,4 +176,5 @@ export const layers = [
       ],
     },
   },
+  noCycles,
 ];

@@ -2,7 +2,7 @@
 // invariant is linted here against a deliberate violation, so a rule that stops firing fails a test,
 // and against the allowed form, so a rule that fires on everything fails too.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -10,13 +10,18 @@ import { fileURLToPath } from "node:url";
 import { ESLint } from "eslint";
 import tseslint from "typescript-eslint";
 import wasmcell from "../../eslint/edge-clean.js";
-import { layers } from "../../eslint/layers.js";
+import { layers, noCycles } from "../../eslint/layers.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const eslint = new ESLint({
   cwd: root,
   overrideConfigFile: true,
-  overrideConfig: [{ files: ["**/*.ts"], languageOptions: { parser: tseslint.parser } }, ...layers],
+  // The layering rules alone (the circle rule has its own cases below: a bad import here may also close
+  // a circle in the real tree).
+  overrideConfig: [
+    { files: ["**/*.ts"], languageOptions: { parser: tseslint.parser } },
+    ...layers.filter((block) => block !== noCycles),
+  ],
 });
 
 /** The rule ids that fire on `code` placed at `path` (relative to the checkout). */
@@ -67,6 +72,30 @@ const cases: Array<{ invariant: string; path: string; bad: string; good: string 
     path: "src/options.ts",
     bad: `import { Sandbox } from "./sandbox.ts";`,
     good: `import { InvalidOptionError } from "./errors.ts";`,
+  },
+  {
+    invariant: "the network floor knows no engine, no option and nothing above",
+    path: "src/network/x.ts",
+    bad: `import { resolveOptions } from "../options.ts";`,
+    good: `import { NetworkDeniedError } from "../errors.ts";`,
+  },
+  {
+    invariant: "the package library and the cache sit below the engines",
+    path: "src/setup/library.ts",
+    bad: `import { snapshotKey } from "../engines/pyodide/snapshot.ts";`,
+    good: `import { isAlive } from "../jail/index.ts";`,
+  },
+  {
+    invariant: "the setup command may use the engines, never the CLI",
+    path: "src/setup/index.ts",
+    bad: `import { HELP } from "../cli/usage.ts";`,
+    good: `import { getSnapshot } from "../engines/pyodide/snapshot.ts";`,
+  },
+  {
+    invariant: "session stores know nothing of the engines",
+    path: "src/sessions/x.ts",
+    bad: `import { PyodideEngine } from "../engines/pyodide/index.ts";`,
+    good: `import type { SessionStore } from "./store.ts";`,
   },
   {
     invariant: "a sidecar folder imports only node:*, its own files and types",
@@ -124,5 +153,41 @@ describe("lint invariant: the package root reaches nothing Node-only, however de
       "c.ts": `import { readFileSync } from "node:fs";\nexport type C = typeof readFileSync;`,
     });
     assert.deepEqual(messages, []);
+  });
+});
+
+describe("lint invariant: no import circles", () => {
+  // A planted circle in a scratch tree shaped like src/ (the rule's block matches src/**/*.ts).
+  const dir = mkdtempSync(join(tmpdir(), "wasmcell-cycle-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const cycles = new ESLint({
+    cwd: dir,
+    overrideConfigFile: true,
+    overrideConfig: [{ files: ["**/*.ts"], languageOptions: { parser: tseslint.parser } }, noCycles],
+  });
+  const lint = async (files: Record<string, string>, entry: string) => {
+    mkdirSync(join(dir, "src"), { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, "src", name), text);
+    const [result] = await cycles.lintText(files[entry]!, { filePath: join(dir, "src", entry) });
+    return (result?.messages ?? []).map((m) => m.ruleId);
+  };
+
+  it("fires on a planted circle of value imports", async () => {
+    const fired = await lint(
+      {
+        "a.ts": `import { b } from "./b.ts";\nexport const a = () => b;`,
+        "b.ts": `import { a } from "./a.ts";\nexport const b = () => a;`,
+      },
+      "a.ts",
+    );
+    assert.deepEqual(fired, ["import-x/no-cycle"]);
+  });
+
+  it("does not fire on a chain without a circle", async () => {
+    const fired = await lint(
+      { "c.ts": `import { d } from "./d.ts";\nexport const c = () => d;`, "d.ts": `export const d = 1;` },
+      "c.ts",
+    );
+    assert.deepEqual(fired, []);
   });
 });
