@@ -117,7 +117,7 @@ export class RunNetwork {
   /**
    * Ends the run's network: aborts every request still going (its socket is destroyed with it),
    * destroys the socket under every response body and tunnel still open, and refuses any request
-   * asked for later. The run's owner calls it when the run settles (src/engines/run-scope.ts).
+   * asked for later. The run's owner calls it when the run settles (src/engines/run/scope.ts).
    */
   close(): void {
     this.#ended.abort(new Error("the run has ended"));

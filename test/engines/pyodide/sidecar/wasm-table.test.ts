@@ -1,7 +1,7 @@
 // The checkpoint's proof of the WASM function table (sidecar/wasm-table.ts), on a plain table: a
 // replaced entry is found (and named) even when the length stays, a grown table is found, and an
 // entry put back to the very function it held proves equal again. The guest's way to the table (the
-// bridge's JsProxy, the stack-trace hook) is closed (test/security/pyodide-bridge-realm-escape), so
+// bridge's JsProxy, the stack-trace hook) is closed (test/security/pyodide-bridge-realm-escape.test.ts), so
 // the tampering here is done from JavaScript, as a guest that reached the realm would.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
