@@ -10,14 +10,15 @@
 import type { QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten-core";
 import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, HostFunction, RunResult } from "../../types.ts";
-import { decodeValue } from "./decode.ts";
 import type { FsOp, Guest, GuestRunHooks } from "./guest.ts";
 import { fsCall } from "./fs-bridge.ts";
-import { readValue, toGuest } from "./values.ts";
+import { argumentsAsData, readValue, toGuest } from "./values.ts";
 import { FileLimitError, FsError, MemFs } from "./memfs.ts";
 import { describeHostError } from "../run/failures.ts";
 import { EVAL_FLAGS } from "./internals.ts";
 import { OutputSink } from "./output.ts";
+import { Timers, TooManyTimers } from "./timers.ts";
+import type { PreparedSource } from "./source.ts";
 import {
   classify,
   effectiveStackKb,
@@ -34,21 +35,7 @@ const MEMORY_SLACK_MB = 32;
 const INSPECT_GRACE_MS = 100;
 /** Runs shorter than this do not measure memory (the measurement would be a large share of the run). */
 const PEAK_MIN_RUN_MS = 2;
-export interface PreparedSource {
-  code: string;
-  filename: string;
-  module: boolean;
-  async: boolean;
-}
-
-interface Timer {
-  fn: QuickJSHandle;
-  args: QuickJSHandle[];
-  due: number;
-  repeat: number | undefined;
-  /** Does not keep the run alive by itself (AbortSignal.timeout), like an unref'd timer in Node. */
-  weak?: boolean;
-}
+export type { PreparedSource } from "./source.ts";
 
 interface Delivery {
   deferred: QuickJSDeferredPromise;
@@ -73,9 +60,7 @@ export class Run implements GuestRunHooks {
   #failure: GuestError | undefined;
   #interruptKind: ErrorKind | undefined;
   #hostFailure = false;
-  #timers = new Map<number, Timer>();
-  #timerSerial = 0;
-  #timersCreated = 0;
+  readonly #timers: Timers;
   #hostCalls = 0;
   #pendingHost = new Set<QuickJSDeferredPromise>();
   #deliveries: Delivery[] = [];
@@ -93,6 +78,7 @@ export class Run implements GuestRunHooks {
     this.#src = src;
     this.#out = new OutputSink(req.limits.maxOutputBytes, req.onOutput);
     this.#deadline = this.#start + req.limits.timeoutMs;
+    this.#timers = new Timers(req.limits.maxTimers);
   }
 
   wake(): void {
@@ -214,8 +200,7 @@ export class Run implements GuestRunHooks {
         }
       }
       // Weak timers keep the run alive only while the code awaits something (they may settle it).
-      const timersHold =
-        this.#timers.size > 0 && (promise !== undefined || [...this.#timers.values()].some((t) => !t.weak));
+      const timersHold = this.#timers.size > 0 && (promise !== undefined || this.#timers.anyStrong());
       const idle = !timersHold && this.#pendingHost.size === 0 && this.#deliveries.length === 0;
       if (idle) {
         if (promise) {
@@ -311,8 +296,7 @@ export class Run implements GuestRunHooks {
   #waitForEvent(): Promise<void> {
     if (this.#deliveries.length > 0) return Promise.resolve();
     const now = performance.now();
-    let until = this.#deadline;
-    for (const t of this.#timers.values()) if (t.due < until) until = t.due;
+    const until = this.#timers.nextDue(this.#deadline);
     return new Promise<void>((resolve) => {
       const timer = setTimeout(
         () => {
@@ -348,21 +332,16 @@ export class Run implements GuestRunHooks {
       if (this.#failure) return;
     }
     this.#drain();
-    const now = performance.now();
-    const due = [...this.#timers.entries()]
-      .filter(([, t]) => t.due <= now)
-      .sort((a, b) => a[1].due - b[1].due || a[0] - b[0]);
-    for (const [id, t] of due) {
-      if (this.#failure) return;
-      if (!this.#timers.has(id)) continue; // cleared by an earlier callback in this turn
-      if (t.repeat === undefined) this.#timers.delete(id);
-      else t.due = now + t.repeat;
-      const r = ctx.callFunction(t.fn, ctx.undefined, ...t.args);
-      if (r.error) this.#failFromException(r.error, "timer");
-      else r.value.dispose();
-      if (t.repeat === undefined) this.#freeTimer(t);
-      if (!this.#failure) this.#drain();
-    }
+    this.#timers.fireDue(
+      performance.now(),
+      (fn, args) => {
+        const r = ctx.callFunction(fn, ctx.undefined, ...args);
+        if (r.error) this.#failFromException(r.error, "timer");
+        else r.value.dispose();
+        if (!this.#failure) this.#drain();
+      },
+      () => this.#failure !== undefined,
+    );
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -495,43 +474,25 @@ export class Run implements GuestRunHooks {
       const { ctx } = this.#guest;
       const [fn, delayHandle, ...rest] = args;
       if (!fn || ctx.typeof(fn) !== "function") throw new TypeError(`The "callback" argument must be of type function`);
-      if (this.#timersCreated >= this.#req.limits.maxTimers) {
-        throw new GuestThrow(`too many timers: this run may create ${this.#req.limits.maxTimers} (limits.maxTimers)`);
+      try {
+        return ctx.newNumber(this.#timers.add(ctx, fn, delayHandle, rest, repeat));
+      } catch (error) {
+        if (error instanceof TooManyTimers) throw new GuestThrow(error.message);
+        throw error;
       }
-      this.#timersCreated++;
-      let delay = delayHandle && ctx.typeof(delayHandle) === "number" ? ctx.getNumber(delayHandle) : 0;
-      if (!(delay >= 1 && delay <= 2 ** 31 - 1)) delay = 1;
-      const id = ++this.#timerSerial;
-      this.#timers.set(id, {
-        fn: fn.dup(),
-        args: rest.map((a) => a.dup()),
-        due: performance.now() + delay,
-        repeat: repeat ? delay : undefined,
-      });
-      return ctx.newNumber(id);
     });
   }
 
   unrefTimer(id: number): void {
-    const t = this.#timers.get(id);
-    if (t) t.weak = true;
+    this.#timers.unref(id);
   }
 
   clearTimer(idHandle: QuickJSHandle | undefined): void {
     this.#callback(() => {
       const { ctx } = this.#guest;
       if (!idHandle || ctx.typeof(idHandle) !== "number") return;
-      const id = ctx.getNumber(idHandle);
-      const t = this.#timers.get(id);
-      if (!t) return;
-      this.#timers.delete(id);
-      this.#freeTimer(t);
+      this.#timers.clear(ctx.getNumber(idHandle));
     });
-  }
-
-  #freeTimer(t: Timer): void {
-    if (t.fn.alive) t.fn.dispose();
-    for (const a of t.args) if (a.alive) a.dispose();
   }
 
   queueMicrotask(fn: QuickJSHandle | undefined): void {
@@ -558,7 +519,7 @@ export class Run implements GuestRunHooks {
 
   hostCall(name: string, args: QuickJSHandle[]): QuickJSHandle {
     return this.#callback(() => {
-      const { ctx, cell } = this.#guest;
+      const { ctx } = this.#guest;
       const fn: HostFunction | undefined = this.#req.hostFunctions[name];
       if (!fn) throw new GuestThrow(`${name} is not available in this run`);
       // The network bridge's calls are bounded by the network caps, not by maxHostCalls.
@@ -567,27 +528,8 @@ export class Run implements GuestRunHooks {
           `too many host calls: this run may make ${this.#req.limits.maxHostCalls} (limits.maxHostCalls)`,
         );
       }
-      // Arguments cross as data: the service realm serialises them in the guest, the host rebuilds them.
-      const arr = ctx.newArray();
-      args.forEach((a, i) => ctx.setProp(arr, i, a));
-      const r = cell.svc.callFunction(
-        cell.serialize,
-        cell.svc.undefined,
-        arr,
-        cell.numberHandle(this.#req.limits.maxResultBytes),
-      );
-      arr.dispose();
-      if (r.error) {
-        r.error.dispose();
-        throw new GuestThrow(`${name}: its arguments could not be serialised`);
-      }
-      const text = cell.svc.typeof(r.value) === "string" ? cell.svc.getString(r.value) : undefined;
-      r.value.dispose();
-      if (text === undefined)
-        throw new GuestThrow(
-          `${name}: its arguments are larger than ${this.#req.limits.maxResultBytes} bytes (limits.maxResultBytes)`,
-        );
-      const data = decodeValue(text) as unknown[];
+      const data = argumentsAsData(this.#guest, args, this.#req.limits.maxResultBytes);
+      if (typeof data === "string") throw new GuestThrow(`${name}: ${data}`);
       this.#abortController ??= new AbortController();
       const deferred = ctx.newPromise();
       this.#pendingHost.add(deferred);
@@ -658,8 +600,7 @@ export class Run implements GuestRunHooks {
     this.#pendingHost.clear();
     for (const d of this.#deliveries) if (d.deferred.alive) this.#safeDispose(() => d.deferred.dispose());
     this.#deliveries.length = 0;
-    for (const t of this.#timers.values()) this.#safeDispose(() => this.#freeTimer(t));
-    this.#timers.clear();
+    this.#timers.release((fn) => this.#safeDispose(fn));
     for (const h of this.#handles) if (h.alive) this.#safeDispose(() => h.dispose());
     if (cell.wasm.alive) cell.strayHandles += this.#handles.filter((h) => h.alive).length;
     this.#handles.length = 0;

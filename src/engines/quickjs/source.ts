@@ -15,6 +15,14 @@ interface Stripper {
 let stripper: Promise<Stripper> | undefined;
 let stripperLoaded = false;
 
+/** Code ready for the engine: stripped, named, and known to be a script or a module. */
+export interface PreparedSource {
+  code: string;
+  filename: string;
+  module: boolean;
+  async: boolean;
+}
+
 /**
  * Loads the TypeScript parser, on the first TypeScript run only: it is large, and JavaScript-only hosts
  * never pay for it. A load that failed (Deno without the env permissions TypeScript reads at load) is

@@ -54,3 +54,23 @@ export function toGuest(guest: Guest, value: unknown, max: number): QuickJSHandl
   if (r.error) return r.error; // resolving with an error value is better than losing the call
   return r.value;
 }
+
+/**
+ * A host call's arguments as data: the service realm serialises them in the guest (under the run's
+ * deadline), the host rebuilds them from the string. A string result says what is wrong with them.
+ */
+export function argumentsAsData(guest: Guest, args: QuickJSHandle[], maxBytes: number): unknown[] | string {
+  const { ctx, cell } = guest;
+  const arr = ctx.newArray();
+  args.forEach((a, i) => ctx.setProp(arr, i, a));
+  const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, arr, cell.numberHandle(maxBytes));
+  arr.dispose();
+  if (r.error) {
+    r.error.dispose();
+    return "its arguments could not be serialised";
+  }
+  const text = cell.svc.typeof(r.value) === "string" ? cell.svc.getString(r.value) : undefined;
+  r.value.dispose();
+  if (text === undefined) return `its arguments are larger than ${maxBytes} bytes (limits.maxResultBytes)`;
+  return decodeValue(text) as unknown[];
+}
