@@ -97,7 +97,13 @@ export const layers = [
         "error",
         {
           patterns: [
-            UPWARD("the network floor", ["engines", "jail", "pool", "adapters", "cli", "sandbox", "setup", "sessions"]),
+            // The one exception: the run's deadline and its grace table (engines/run/deadline.ts imports
+            // nothing), which every rung that enforces a deadline reads, the gate included.
+            {
+              regex: "(^|/)(engines/(?!run/deadline\\.ts$)|jail/|pool/|adapters/|cli/|setup/|sessions/|sandbox\\.ts$)",
+              message:
+                "the network floor must not import a higher floor (engines but engines/run/deadline.ts, jail, pool, adapters, cli, sandbox, setup, sessions): the layering is one-way",
+            },
             {
               group: ["**/options.ts", "**/options/**"],
               message: "the network floor sits below the options: they import it",

@@ -80,6 +80,12 @@ const cases: Array<{ invariant: string; path: string; bad: string; good: string 
     good: `import { NetworkDeniedError } from "../errors.ts";`,
   },
   {
+    invariant: "the network floor reads the run's deadline, and nothing else of the engines",
+    path: "src/network/x.ts",
+    bad: `import { failedRun } from "../engines/run/failures.ts";`,
+    good: `import { GRACE } from "../engines/run/deadline.ts";`,
+  },
+  {
     invariant: "the package library and the cache sit below the engines",
     path: "src/setup/library.ts",
     bad: `import { snapshotKey } from "../engines/pyodide/snapshot.ts";`,
