@@ -6,6 +6,7 @@
 import type { ResolvedRequest } from "../options.ts";
 import type { EngineName, RunFailure } from "../types.ts";
 import type { Engine, EngineFactory } from "./engine.ts";
+import { failedRun } from "./run/failures.ts";
 
 export interface EngineRegistry extends Readonly<Record<EngineName, () => Promise<{ createEngine: EngineFactory }>>> {
   /** The modules of the package library `wasmcell setup` installed for the engines to mount (none on the edge build). */
@@ -17,17 +18,13 @@ export interface EngineRegistry extends Readonly<Record<EngineName, () => Promis
  * build time (the same agent tool runs everywhere), so every run is a failure result saying why.
  */
 export function unavailable(name: EngineName, why: string): () => Promise<{ createEngine: EngineFactory }> {
+  const error = {
+    kind: "denied",
+    name: "EngineUnavailable",
+    message: `the ${name} engine is not available here: ${why}`,
+  } as const;
   const fail = (req: ResolvedRequest): Promise<RunFailure> =>
-    Promise.resolve({
-      ok: false,
-      error: { kind: "denied", name: "EngineUnavailable", message: `the ${name} engine is not available here: ${why}` },
-      language: req.language,
-      stdout: "",
-      stderr: "",
-      outputTruncated: false,
-      files: [],
-      stats: { engine: name, wallMs: 0, outputBytes: 0 },
-    });
+    Promise.resolve(failedRun(name, req, error, performance.now()));
   const engine: Engine = {
     name,
     run: fail,

@@ -10,7 +10,7 @@ import { EngineUnavailableError } from "../../errors.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { RunResult, WasmModuleSource } from "../../types.ts";
 import { Gate, GateAbortedError } from "../../pool/gate.ts";
-import { failure } from "../quickjs/failure.ts";
+import { aborted, failedRun } from "../run/failures.ts";
 import type { NetworkGate } from "../quickjs/fetch.ts";
 import { QuickJSEngine } from "../quickjs/index.ts";
 import { RUNS_AT_ONCE } from "./limits.ts";
@@ -37,11 +37,7 @@ export class InProcessEngine implements Engine {
       await this.#gate.acquire(req.signal);
     } catch (error) {
       if (!(error instanceof GateAbortedError)) throw error;
-      return failure(
-        req,
-        { kind: "aborted", name: "AbortError", message: "the run was aborted by the caller's signal" },
-        startedAt,
-      );
+      return failedRun("quickjs", req, aborted(), startedAt);
     }
     return this.#release(this.inner.run(req));
   }

@@ -11,7 +11,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { EngineSession } from "../engine.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { HostFunction, RunResult, WasmModuleSource } from "../../types.ts";
-import { failure } from "../quickjs/failure.ts";
+import { crashed as engineCrash, failedRun } from "../run/failures.ts";
 import { QuickJSEngine } from "../quickjs/index.ts";
 import { isStripperLoaded, loadStripper } from "../quickjs/source.ts";
 import { setPollHook } from "../quickjs/poll-hook.ts";
@@ -133,7 +133,7 @@ function resolveWire(id: number, wire: WireRequest, run: ActiveRun): ResolvedReq
 }
 
 function crashed(req: Pick<WireRequest, "language">, message: string): RunResult {
-  return failure(req, { kind: "crashed", name: "EngineCrash", message }, performance.now());
+  return failedRun("quickjs", req, engineCrash(message), performance.now());
 }
 
 function finish(id: number, result: RunResult): void {

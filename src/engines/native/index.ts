@@ -17,6 +17,7 @@
 // members here are just run slots) as the Pyodide engine. Without it, N concurrent runs would start N
 // jailed interpreters at once.
 
+import { aborted as abortedError } from "../run/failures.ts";
 import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
@@ -576,14 +577,6 @@ function finish(base: Omit<RunResult, "ok" | "value" | "error">, line: Envelope)
 
 /** A parsed result line: the value and the files, or the error the run ends with. */
 type Envelope = { ok: true; value: unknown; files: OutputFile[] } | { ok: false; error: GuestError };
-
-function abortedError(when?: string): GuestError {
-  return {
-    kind: "aborted",
-    name: "AbortError",
-    message: `the run was aborted by the caller's signal${when ? ` ${when}` : ""}`,
-  };
-}
 
 /**
  * The driver's line, as the host's verdict. It comes from the guest's own process, so it is untrusted

@@ -8,6 +8,7 @@
 //   is killed and replaced in the background.
 // - Sessions: a dedicated sidecar started in stateful mode, never returned to the pool.
 
+import { aborted, failedRun } from "../run/failures.ts";
 import { InFlight } from "../run/in-flight.ts";
 import { ClosedError, SealUnavailableError } from "../../errors.ts";
 import { checkSeal } from "../../jail/index.ts";
@@ -294,20 +295,7 @@ export class PyodideSession implements EngineSession {
 }
 
 function abortedWhileQueued(started: number): RunResult {
-  return {
-    ok: false,
-    error: {
-      kind: "aborted",
-      name: "AbortError",
-      message: "the run was aborted by the caller's signal while it waited for a sidecar",
-    },
-    language: "python",
-    stdout: "",
-    stderr: "",
-    outputTruncated: false,
-    files: [],
-    stats: { engine: "pyodide", wallMs: performance.now() - started, outputBytes: 0 },
-  };
+  return failedRun("pyodide", { language: "python" }, aborted("while it waited for a sidecar"), started);
 }
 
 export const createEngine: EngineFactory = async (options) => {

@@ -15,6 +15,7 @@
 //   duplicates) and the file list against the run's caps; a bad path fails the run as `denied`, files
 //   over the caps fail it as `output_limit` (never a silent drop).
 
+import { aborted, timedOut } from "../run/failures.ts";
 import { checkRelativePath, normalizePath } from "../../options.ts";
 import type { JailExit } from "../../jail/index.ts";
 import type { GuestError, Limits, OutputFile } from "../../types.ts";
@@ -192,14 +193,8 @@ export interface ExitContext {
 
 /** The error for a jail that ended without a result: one mapping for both Python tiers. */
 export function exitError(exit: JailExit, ctx: ExitContext): GuestError {
-  if (ctx.aborted)
-    return { kind: "aborted", name: "AbortError", message: "the run was aborted by the caller's signal" };
-  if (ctx.deadlineKilled || exit.timedOut)
-    return {
-      kind: "timeout",
-      name: "TimeoutError",
-      message: `the run passed its ${ctx.timeoutMs} ms deadline (limits.timeoutMs) and ${ctx.who} was killed`,
-    };
+  if (ctx.aborted) return aborted();
+  if (ctx.deadlineKilled || exit.timedOut) return timedOut(ctx.timeoutMs, "killed");
   if (exit.oomKilled)
     return {
       kind: "memory",

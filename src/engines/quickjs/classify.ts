@@ -7,6 +7,7 @@
 // code controls (`throw Object.assign(new Error("interrupted"), { name: "InternalError" })`) — only
 // ever gives `runtime` (or `syntax`), with the guest's own name and message.
 
+import { aborted, timedOut } from "../run/failures.ts";
 import type { ErrorKind, GuestError, Limits } from "../../types.ts";
 import { explainError } from "./runtime/errors.ts";
 import { ERROR_FIELD_CAPS, SERVICE_FILENAME } from "./service.ts";
@@ -93,13 +94,9 @@ export function parseErrorInfo(text: string | undefined): ErrorInfo {
 
 /** The error for a run the host's interrupt stopped (deadline, abort, memory watch). */
 export function interruptError(kind: ErrorKind, limits: Limits): GuestError {
-  if (kind === "aborted") return { kind, name: "AbortError", message: "the run was aborted by the caller's signal" };
+  if (kind === "aborted") return aborted();
   if (kind === "memory") return memoryError(limits);
-  return {
-    kind: "timeout",
-    name: "TimeoutError",
-    message: `the run did not finish within ${limits.timeoutMs} ms (limits.timeoutMs) and was stopped; look for an endless loop, or do less work per run`,
-  };
+  return timedOut(limits.timeoutMs, "stopped");
 }
 
 function memoryError(limits: Limits): GuestError {

@@ -6,18 +6,18 @@
 // module is poisoned (an abort, a trap, a host-stack overflow) it is thrown away and the spare module,
 // already instantiated in the background, takes over.
 
-import { InFlight } from "../run/in-flight.ts";
 import type { Engine, EngineSession } from "../engine.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { ClosedError } from "../../errors.ts";
-import { failure } from "./failure.ts";
+import { crashed, describeHostError, failedRun, sessionLost } from "../run/failures.ts";
+import { EngineLifecycle } from "../run/lifecycle.ts";
+import { Serial } from "../run/serial.ts";
 import { hasNetBridge, installFetchBridge, type NetworkGate } from "./fetch.ts";
 import { scoped, type RunScope } from "../run/scope.ts";
 import { Guest } from "./guest.ts";
 import type { Cell } from "./cell.ts";
 import { ModulePool, type WasmModule } from "./modules.ts";
-import { describeHostError } from "../run/failures.ts";
 import { Run, type PreparedSource } from "./run.ts";
 import { allGlobals, globalNeeds, isModule, stripTypes, usesAwait } from "./source.ts";
 import type { WasmModuleSource } from "../../types.ts";
@@ -49,9 +49,7 @@ function source(code: string, filename: string): PreparedSource {
 export class QuickJSEngine implements Engine {
   readonly name = "quickjs" as const;
   readonly pool: ModulePool;
-  readonly #inFlight = new InFlight();
-  readonly #sessions = new Set<QuickJSSession>();
-  #closed = false;
+  readonly #life = new EngineLifecycle<QuickJSSession>("quickjs engine");
 
   readonly #gate: NetworkGate | undefined;
 
@@ -87,22 +85,22 @@ export class QuickJSEngine implements Engine {
   }
 
   run(req: ResolvedRequest): Promise<RunResult> {
-    if (this.#closed) return Promise.reject(new ClosedError("quickjs engine"));
-    return this.#inFlight.track(scoped((scope) => this.#run(req, scope)));
+    if (!this.#life.open) return Promise.reject(new ClosedError("quickjs engine"));
+    return this.#life.track(scoped((scope) => this.#run(req, scope)));
   }
 
   async #run(given: ResolvedRequest, scope: RunScope): Promise<RunResult> {
     const startedAt = performance.now();
     const prepared = prepare(given);
     const src = prepared instanceof Promise ? await prepared : prepared;
-    if ("error" in src) return failure(given, src.error, startedAt);
+    if ("error" in src) return failedRun("quickjs", given, src.error, startedAt);
     const wasm = this.pool.ready() ?? (await this.pool.get());
     const hostNames = Object.keys(given.hostFunctions);
     const req = this.#network(given, scope);
-    if ("kind" in req) return failure(given, req, startedAt);
+    if ("kind" in req) return failedRun("quickjs", given, req, startedAt);
     const needs = globalNeeds(src.code, hostNames, { network: hasNetBridge(req) });
     const opened = this.#openGuest(wasm, needs, hostNames, needs.runtime.includes("fetch"));
-    if ("error" in opened) return failure(req, opened.error, startedAt);
+    if ("error" in opened) return failedRun("quickjs", req, opened.error, startedAt);
     const { guest, cell } = opened;
     const run = new Run(guest, req, src);
     const result = await run.execute();
@@ -142,43 +140,39 @@ export class QuickJSEngine implements Engine {
       wasm.poison(`starting a context failed: ${describeHostError(error)}`);
       if (cell) wasm.releaseCell(cell, false);
       return {
-        error: {
-          kind: "crashed",
-          name: "EngineCrash",
-          message: `the QuickJS engine failed to start a context (${describeHostError(error)}); it was replaced, run the code again`,
-        },
+        error: crashed(
+          `the QuickJS engine failed to start a context (${describeHostError(error)}); it was replaced, run the code again`,
+        ),
       };
     }
   }
 
   async openSession(): Promise<EngineSession> {
-    if (this.#closed) throw new ClosedError("quickjs engine");
+    this.#life.admit();
     const wasm = await this.pool.get();
     const cell = wasm.takeCell();
     const guest = new Guest(cell, cell.takeContext());
+    let remove: () => void = () => undefined;
     const session = new QuickJSSession(
       guest,
       (req, scope) => this.#network(req, scope),
-      () => this.#sessions.delete(session),
+      () => remove(),
     );
-    this.#sessions.add(session);
+    remove = this.#life.addSession(session);
     return session;
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
+  close(): Promise<void> {
     // Runs in flight finish, but the cells they free are not replaced: nobody will take them.
     this.pool.stopIdleWork();
-    await this.#inFlight.drain();
-    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
-    this.pool.close();
+    return this.#life.close(() => Promise.resolve(this.pool.close()));
   }
 
-  async destroy(): Promise<void> {
-    this.#closed = true;
-    this.pool.destroy();
-    await this.#inFlight.drain();
-    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
+  destroy(): Promise<void> {
+    return this.#life.destroy(async () => {
+      this.pool.destroy();
+      await this.#life.drain();
+    });
   }
 }
 
@@ -204,7 +198,7 @@ class QuickJSSession implements EngineSession {
   readonly #guest: Guest;
   readonly #network: SessionNetwork;
   readonly #onClose: () => void;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #serial = new Serial();
   #closed = false;
 
   constructor(guest: Guest, network: SessionNetwork, onClose: () => void) {
@@ -218,40 +212,26 @@ class QuickJSSession implements EngineSession {
   }
 
   run(req: ResolvedRequest): Promise<RunResult> {
-    const next = this.#queue.then(() => scoped((scope) => this.#run(req, scope)));
-    this.#queue = next.catch(() => undefined);
-    return next;
+    return this.#serial.run(() => scoped((scope) => this.#run(req, scope)));
   }
 
   async #run(req: ResolvedRequest, scope: RunScope): Promise<RunResult> {
     const startedAt = performance.now();
     if (this.#closed) throw new ClosedError("session");
     if (!this.alive) {
-      return failure(
-        req,
-        {
-          kind: "crashed",
-          name: "EngineCrash",
-          message: "this session's engine crashed in an earlier run and its state is gone; open a new session",
-        },
-        startedAt,
-      );
+      return failedRun("quickjs", req, sessionLost("its engine crashed in an earlier run"), startedAt);
     }
     const src = await prepare(req);
-    if ("error" in src) return failure(req, src.error, startedAt);
+    if ("error" in src) return failedRun("quickjs", req, src.error, startedAt);
     const net = this.#network(req, scope);
-    if ("kind" in net) return failure(req, net, startedAt);
+    if ("kind" in net) return failedRun("quickjs", req, net, startedAt);
     try {
       const network = hasNetBridge(net);
       if (network) installFetchBridge(this.#guest);
       this.#guest.install(allGlobals({ network }), Object.keys(req.hostFunctions));
     } catch (error) {
       this.#guest.cell.wasm.poison(`installing globals failed: ${describeHostError(error)}`);
-      return failure(
-        req,
-        { kind: "crashed", name: "EngineCrash", message: "this session's engine crashed; open a new session" },
-        startedAt,
-      );
+      return failedRun("quickjs", req, sessionLost("its engine crashed while it installed the globals"), startedAt);
     }
     const run = new Run(this.#guest, net, src);
     const result = await run.execute();
@@ -263,7 +243,7 @@ class QuickJSSession implements EngineSession {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#queue;
+    await this.#serial.idle();
     this.#onClose();
     const { cell } = this.#guest;
     if (cell.wasm.alive && !cell.dead) {

@@ -14,7 +14,7 @@ import type { FsOp, Guest, GuestRunHooks } from "./guest.ts";
 import { fsCall } from "./fs-bridge.ts";
 import { argumentsAsData, readValue, toGuest } from "./values.ts";
 import { FileLimitError, FsError, MemFs } from "./memfs.ts";
-import { describeHostError } from "../run/failures.ts";
+import { crashed, describeHostError } from "../run/failures.ts";
 import { EVAL_FLAGS } from "./internals.ts";
 import { OutputSink } from "./output.ts";
 import { Timers, TooManyTimers } from "./timers.ts";
@@ -269,19 +269,17 @@ export class Run implements GuestRunHooks {
           name: "RangeError",
           message: `the call stack overflowed (recursion too deep for the host's native stack before the ${effectiveStackKb(this.#req.limits.maxStackKb)} KiB guest limit fired); the engine was replaced`,
         }
-      : {
-          kind: "crashed",
-          name: "EngineCrash",
-          message: `the QuickJS engine crashed under this code (${describeHostError(error)}); it was replaced and later runs are unaffected`,
-        };
+      : crashed(
+          `the QuickJS engine crashed under this code (${describeHostError(error)}); it was replaced and later runs are unaffected`,
+        );
   }
 
   #crashedByOther(): undefined {
-    this.#setFailure({
-      kind: "crashed",
-      name: "EngineCrash",
-      message: `the shared QuickJS engine was replaced while this run was waiting (${this.#guest.cell.wasm.poisonReason || "another run crashed it"}); run the code again`,
-    });
+    this.#setFailure(
+      crashed(
+        `the shared QuickJS engine was replaced while this run was waiting (${this.#guest.cell.wasm.poisonReason || "another run crashed it"}); run the code again`,
+      ),
+    );
     return undefined;
   }
 
