@@ -42,7 +42,7 @@ import { pythonJailSpec, pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { CappedOutput } from "./output.ts";
 import { NetworkProxy } from "../../network/proxy.ts";
-import { runNetwork } from "../pyodide/net-host.ts";
+import { openRunNetwork } from "../../network/run.ts";
 
 /**
  * The per-jail proxy directories that exist now. Each is removed when its jail is done; any left
@@ -381,7 +381,7 @@ export class NativeEngine implements Engine {
     jail.setDeadline(limits.timeoutMs);
     // The run's network decides every request the jail's proxy sees, until the run is over.
     const proxy = this.#proxies.get(jail);
-    const network = proxy ? runNetwork(request, "native") : undefined;
+    const network = proxy ? openRunNetwork(request, "native") : undefined;
     proxy?.attach({ network, engine: "native", emit: request.emit });
     try {
       return await this.#runIn(

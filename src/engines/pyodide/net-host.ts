@@ -5,22 +5,11 @@
 // guest code fails fast instead of waiting for its deadline.
 
 import { NetworkDeniedError } from "../../errors.ts";
-import { RunNetwork } from "../../network/gate.ts";
+import type { RunNetwork } from "../../network/gate.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { NetReplyMessage } from "./protocol.ts";
 
 const MAX_HEADERS = 256;
-
-/** The network of one Pyodide (or native) run, or undefined when it has none. */
-export function runNetwork(request: ResolvedRequest, engine: "pyodide" | "native"): RunNetwork | undefined {
-  if (!request.network) return undefined;
-  return new RunNetwork(request.network, {
-    engine,
-    deadline: performance.now() + request.limits.timeoutMs,
-    ...(request.signal ? { signal: request.signal } : {}),
-    emit: request.emit,
-  });
-}
 
 /** Answers one `fetch` frame. Never throws: every failure is an answer the guest sees. */
 export async function answerFetch(

@@ -13,7 +13,9 @@ import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from
 import { crashed } from "../run/failures.ts";
 import { LineReader } from "./line-reader.ts";
 import { launchSidecar, SNAPSHOT_FD, START_TIMEOUT_MS, STDERR_KEEP } from "./launch.ts";
-import { answerFetch, runNetwork } from "./net-host.ts";
+import { answerFetch } from "./net-host.ts";
+import { openRunNetwork } from "../../network/run.ts";
+import type { RunNetwork } from "../../network/gate.ts";
 import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";
 import { checkedSnapshot, type Snapshot } from "./snapshot.ts";
 
@@ -59,7 +61,7 @@ interface Pending {
   resolve(result: RunResult): void;
   /** The caller's signal killed the sidecar (a deadline kill is the jail's `exited.timedOut`). */
   aborted?: boolean;
-  network?: ReturnType<typeof runNetwork>;
+  network?: RunNetwork | undefined;
 }
 
 export class SidecarProcess {
@@ -265,7 +267,7 @@ export class SidecarProcess {
         resolveResult(r);
       };
       const pending: Pending = { id, request, started: performance.now(), stdout: "", stderr: "", resolve };
-      pending.network = runNetwork(request, "pyodide");
+      pending.network = openRunNetwork(request, "pyodide");
       this.#pending = pending;
       const files: Record<string, string> = {};
       for (const [path, bytes] of request.files) files[path] = Buffer.from(bytes).toString("base64");

@@ -4,20 +4,13 @@
 // engine is given no gate, and a run granted network is refused with a result that says why.
 
 import type { ResolvedRequest } from "../../options.ts";
-import { RunNetwork } from "../../network/gate.ts";
+import { openRunNetwork } from "../../network/run.ts";
 import type { RunScope } from "../run/scope.ts";
 import { bridge, type NetworkGate } from "./fetch.ts";
 
 /** The request whose host functions include the bridge; the run's network is the scope's to close. */
 export const withNetwork: NetworkGate = (req: ResolvedRequest, scope: RunScope) => {
-  if (!req.network) return req;
-  const network = scope.own(
-    new RunNetwork(req.network, {
-      engine: "quickjs",
-      deadline: performance.now() + req.limits.timeoutMs,
-      ...(req.signal ? { signal: req.signal } : {}),
-      emit: req.emit,
-    }),
-  );
+  const network = openRunNetwork(req, "quickjs", scope);
+  if (!network) return req;
   return { ...req, hostFunctions: { ...req.hostFunctions, ...bridge(network, req) } };
 };

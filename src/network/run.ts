@@ -1,0 +1,39 @@
+// Opening a run's network: the one helper every engine uses (the JavaScript engines through their
+// fetch bridge, Pyodide through its sidecar's frames, native through the jail's proxy). The network's
+// deadline is the run's (its budget from now), and the gate stops what is still open GRACE.networkMs
+// after it; whoever settles the run closes the network — given an owner (a run's scope), the owner
+// does, on every path the run can end.
+
+import type { EventInput } from "../events.ts";
+import type { EngineName } from "../types.ts";
+import { RunNetwork } from "./gate.ts";
+import type { NetworkPolicy } from "./policy.ts";
+
+/** What opening a run's network needs of its request (options/request.ts's ResolvedRequest has it). */
+export interface NetworkedRequest {
+  readonly network?: NetworkPolicy | undefined;
+  readonly limits: { readonly timeoutMs: number };
+  readonly signal?: AbortSignal | undefined;
+  readonly emit?: ((event: EventInput) => void) | undefined;
+}
+
+/** Something that closes what it owns when a run settles (engines/run/scope.ts's RunScope is one). */
+export interface NetworkOwner {
+  own<T extends { close(): void }>(resource: T): T;
+}
+
+/** The run's network, or undefined when the run has none; owned by `owner` when one is given. */
+export function openRunNetwork(
+  req: NetworkedRequest,
+  engine: EngineName,
+  owner?: NetworkOwner,
+): RunNetwork | undefined {
+  if (!req.network) return undefined;
+  const network = new RunNetwork(req.network, {
+    engine,
+    deadline: performance.now() + req.limits.timeoutMs,
+    ...(req.signal ? { signal: req.signal } : {}),
+    emit: req.emit,
+  });
+  return owner ? owner.own(network) : network;
+}
