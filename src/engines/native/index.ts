@@ -17,12 +17,13 @@
 // members here are just run slots) as the Pyodide engine. Without it, N concurrent runs would start N
 // jailed interpreters at once.
 
+import { EngineLifecycle } from "../run/lifecycle.ts";
+import { ClosedError, EngineUnavailableError } from "../../errors.ts";
 import { aborted as abortedError } from "../run/failures.ts";
 import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { EngineUnavailableError } from "../../errors.ts";
 import {
   checkSeal,
   isExecutable,
@@ -126,7 +127,7 @@ export class NativeEngine implements Engine {
   readonly #live = new Set<JailedProcess>();
   /** Each jail's host proxy (sandboxes with the network option only). */
   readonly #proxies = new WeakMap<JailedProcess, NetworkProxy>();
-  readonly #running = new Set<Promise<RunResult>>();
+  readonly #life = new EngineLifecycle("native python engine");
   /**
    * Permission to hold a jail: `python.pool` slots, `python.maxQueue` runs waiting for one. A slot
    * is a token, not a process (each run still gets its own jail), so it never dies and never resets.
@@ -161,7 +162,6 @@ export class NativeEngine implements Engine {
   readonly #spares: { jail: JailedProcess; key: string; dead: boolean }[] = [];
   /** Spares being started now (they count toward the target, so a burst does not over-start). */
   #starting = 0;
-  #closed = false;
 
   /** Ready spares right now (tests and the bench watch the refill). */
   get spares(): number {
@@ -185,13 +185,13 @@ export class NativeEngine implements Engine {
 
   #refillSpare(): void {
     const target = this.#options.python.pool;
-    while (!this.#closed && this.spares + this.#starting < target) {
+    while (!!this.#life.open && this.spares + this.#starting < target) {
       this.#starting++;
       const limits = this.#options.limits;
       this.#spawn(limits).then(
         (jail) => {
           this.#starting--;
-          if (this.#closed || this.spares >= target) {
+          if (!this.#life.open || this.spares >= target) {
             jail.kill();
             return;
           }
@@ -317,11 +317,8 @@ export class NativeEngine implements Engine {
   }
 
   run(request: ResolvedRequest): Promise<RunResult> {
-    const work = this.#queued(request);
-    this.#running.add(work);
-    const done = () => this.#running.delete(work);
-    work.then(done, done);
-    return work;
+    if (!this.#life.open) return Promise.reject(new ClosedError("native python engine"));
+    return this.#life.track(this.#queued(request));
   }
 
   /** Waits for a slot (QueueFullError when the queue is full), runs, gives the slot back. */
@@ -530,15 +527,16 @@ export class NativeEngine implements Engine {
     return { ...result, ok: false, error };
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    // Queued runs are in #running too: they get their slot and finish before the slots close.
-    await Promise.allSettled([...this.#running]);
-    await this.destroy();
+  /** Queued runs are tracked too: they get their slot and finish before the slots close. */
+  close(): Promise<void> {
+    return this.#life.close(() => this.#free());
   }
 
-  async destroy(): Promise<void> {
-    this.#closed = true;
+  destroy(): Promise<void> {
+    return this.#life.destroy(() => this.#free());
+  }
+
+  async #free(): Promise<void> {
     // Waiting runs fail with ClosedError; later runs too.
     await this.slots.destroy();
     this.#spares.length = 0;
