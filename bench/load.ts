@@ -51,16 +51,19 @@ interface Row {
   risk: string;
 }
 
-async function phase(subject: Subject, inFlight: number): Promise<Row> {
+/** `hostBase`: this process's RSS before the subject was made (its in-process workers are the growth). */
+async function phase(subject: Subject, inFlight: number, hostBase: number): Promise<Row> {
   const n = subject.n ?? N;
   const width = Math.min(inFlight, subject.cap ?? inFlight);
   const latencies: number[] = [];
   let next = 0;
   let peakRss = 0;
+  // Child processes (sidecars, python3) plus what in-process workers (threads, the seed's recipes)
+  // grew this process by since before the subject was made.
   const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, treeRssBytes(process.pid) - ownRssBytes());
+    const own = ownRssBytes();
+    peakRss = Math.max(peakRss, treeRssBytes(process.pid) - own + Math.max(0, own - hostBase));
   }, 50);
-  const hostBefore = ownRssBytes();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: width }, async () => {
@@ -73,9 +76,6 @@ async function phase(subject: Subject, inFlight: number): Promise<Row> {
   );
   const seconds = (performance.now() - t0) / 1000;
   clearInterval(sampler);
-  // In-process subjects (the seed's recipes, wasmcell's JavaScript threads) live in this process:
-  // their share is the host's growth over the phase, on top of any child processes.
-  const hostGrowth = Math.max(0, ownRssBytes() - hostBefore);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
   return {
@@ -85,7 +85,7 @@ async function phase(subject: Subject, inFlight: number): Promise<Row> {
     p50: at(0.5),
     p99: at(0.99),
     perSecond: n / seconds,
-    memoryPerWorker: (peakRss + hostGrowth) / subject.workers(),
+    memoryPerWorker: peakRss / subject.workers(),
     risk: subject.risk,
   };
 }
@@ -178,9 +178,10 @@ const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.
 export async function bench(): Promise<string> {
   const rows: Row[] = [];
   for (const make of [wasmcell, seedRecipes, () => Promise.resolve(python3Spawn())]) {
+    const hostBase = ownRssBytes();
     const subject = await make();
     try {
-      for (const inFlight of [100, 1000]) rows.push(await phase(subject, inFlight));
+      for (const inFlight of [100, 1000]) rows.push(await phase(subject, inFlight, hostBase));
     } finally {
       await subject.close();
     }
@@ -189,7 +190,7 @@ export async function bench(): Promise<string> {
   return [
     "## Load: mixed stateless JavaScript and Python requests",
     "",
-    `${N.toLocaleString("en")} requests (half JavaScript \`${JS_CODE}\`, half Python \`${PY_CODE.replace("\n", "; ")}\`), ${CORES} cores. Latency is request → result, queueing included. Per core: executions/s ÷ ${CORES}. Memory per worker: peak RSS of the process tree during the phase (child processes, plus the host's growth) ÷ workers. The spawn subject: ${SPAWN_N.toLocaleString("en")} requests, at most ${SPAWN_IN_FLIGHT} processes at once.`,
+    `${N.toLocaleString("en")} requests (half JavaScript \`${JS_CODE}\`, half Python \`${PY_CODE.replace("\n", "; ")}\`), ${CORES} cores. Latency is request → result, queueing included. Per core: executions/s ÷ ${CORES}. Memory per worker: peak RSS during the phase of the child processes plus the host's growth since the subject was made, ÷ workers. The spawn subject: ${SPAWN_N.toLocaleString("en")} requests, at most ${SPAWN_IN_FLIGHT} processes at once.`,
     "",
     "| subject | in flight | latency p50 ms | p99 ms | executions/s | per core | × seed | memory per worker | escape risk (layers) |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---|",
