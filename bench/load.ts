@@ -177,7 +177,9 @@ const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.
 
 export async function bench(): Promise<string> {
   const rows: Row[] = [];
-  for (const make of [wasmcell, seedRecipes, () => Promise.resolve(python3Spawn())]) {
+  // The seed's recipes first: their workers live in this process, and memory it already grew (and
+  // kept) for another subject would hide theirs.
+  for (const make of [seedRecipes, wasmcell, () => Promise.resolve(python3Spawn())]) {
     const hostBase = ownRssBytes();
     const subject = await make();
     try {
@@ -186,7 +188,7 @@ export async function bench(): Promise<string> {
       await subject.close();
     }
   }
-  const base = rows[2]; // the seed's recipes at 100 in flight
+  const base = rows[0]; // the seed's recipes at 100 in flight
   return [
     "## Load: mixed stateless JavaScript and Python requests",
     "",
