@@ -23,7 +23,7 @@ function pct(samples: number[], p: number): number {
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
 
 /** RSS of a process and all its descendants (the jail chain: bwrap's init + node), from /proc. */
-function treeRssBytes(root: number): number {
+export function treeRssBytes(root: number): number {
   const children = new Map<number, number[]>();
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
@@ -101,7 +101,7 @@ async function resetsDuring(
   };
 }
 
-function ownRssBytes(): number {
+export function ownRssBytes(): number {
   const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
   return rss ? Number(rss[1]) * 1024 : 0;
 }
@@ -184,7 +184,7 @@ async function firstResult(): Promise<void> {
 // The seed's recipe: Pyodide loaded once in a worker_thread of the host process, each run with a
 // fresh globals dict. Shared interpreter (modules, builtins, files leak between runs) and the guest
 // can reach the host realm — here only as the speed floor.
-const SEED_WORKER = `
+export const SEED_WORKER = `
 const { parentPort, workerData } = require("node:worker_threads");
 (async () => {
   const { loadPyodide } = await import(workerData.pyodide);

@@ -14,6 +14,7 @@ const AREAS = [
   "packages",
   "network",
   "edge",
+  "load",
 ] as const;
 type Area = (typeof AREAS)[number];
 

@@ -26,7 +26,8 @@
 // | terminals                      | TTY.ttys[*].input/output buffers       | emptied back to the record       | fingerprinted                    |
 // | devices                        | FS.devices                             | (only JS can change it)          | fingerprinted                    |
 // | environment (JS side)          | Module.ENV                             | (only JS can change it)          | fingerprinted                    |
-// | Module's own properties        | JS object (~6,500 keys)                | set back, extra ones deleted     | every key and value compared     |
+// | Module's own properties        | JS object (~6,500 keys), locked        | set back (none can be added:     | every key and value compared     |
+// |                                |  against new keys (module-lock.ts)     |  a deleted one retires)          |  (not extensible, still own)     |
 // | FS / MEMFS / TTY objects       | JS objects                             | FS set back; others only by JS   | every own property, by identity  |
 // | JS references held by Python   | hiwire table                           | entries set back                 | slot table compared first        |
 // | function table (every pointer  | wasmTable (JS-writable, outside the    | cannot be trusted back           | every entry by identity          |
@@ -40,6 +41,7 @@
 // HEAP8…HEAPF64 on Module are views the runtime re-creates when the memory grows: they are proven to
 // view the current memory rather than compared by identity. Everything else compares by identity.
 
+import { lockedModuleDifference, lockModule } from "./module-lock.ts";
 import { recordTable, tableDifference, type WasmTable } from "./wasm-table.ts";
 
 export interface EmscriptenFSNode {
@@ -395,20 +397,9 @@ function recordModule(M: PyodideModule): ModuleRecord {
   keys.forEach((k, i) => typeof k === "string" && HEAP_VIEW.test(k) && views.add(i));
   return { keys, values, views };
 }
-/** What differs between Module and the record, or undefined. */
+/** What differs between Module and the record, or undefined (Module is locked: module-lock.ts). */
 function moduleDifference(M: PyodideModule, rec: ModuleRecord): string | undefined {
-  const keys = Reflect.ownKeys(M);
-  if (keys.length !== rec.keys.length) return `Module's number of properties (${keys.length}, was ${rec.keys.length})`;
-  const buffer = M.HEAPU8.buffer;
-  const m = M as unknown as Record<string | symbol, unknown>;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    if (k !== rec.keys[i]) return `Module's property #${i} (${String(k).slice(0, 60)})`;
-    const v = m[k];
-    if (rec.views.has(i) ? (v as ArrayBufferView).buffer !== buffer : !Object.is(v, rec.values[i]))
-      return `Module.${String(k).slice(0, 60)}`;
-  }
-  return undefined;
+  return lockedModuleDifference(M, rec.keys, rec.values, rec.views, M.HEAPU8.buffer);
 }
 /** Module's own properties back as recorded (a lazily made cache, such as a text decoder, goes). */
 function rebuildModule(M: PyodideModule, rec: ModuleRecord): void {
@@ -552,6 +543,7 @@ export function takeCheckpoint(M: PyodideModule): Checkpoint {
     const n = node as unknown as Record<string, unknown>;
     for (const k of ["atime", "mtime", "ctime"]) if (typeof n[k] === "number") n[k] = PRISTINE_TIME;
   }
+  lockModule(M);
   const labels: string[] = [];
   const cp: Checkpoint = {
     memory: recordMemory(M.HEAPU8),
