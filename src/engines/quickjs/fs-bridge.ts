@@ -6,12 +6,16 @@ import { Scope, type QuickJSHandle } from "quickjs-emscripten-core";
 import type { FsOp, Guest } from "./guest.ts";
 import { contextPointer } from "./internals.ts";
 import type { MemFs } from "./memfs.ts";
+import { readGuestString } from "./strings.ts";
+
+// A string written to a file is bounded by the run's memory cap already; this only bounds the copy.
+const MAX_STRING_BYTES = 1 << 30;
 
 export function fsCall(guest: Guest, fs: MemFs, op: FsOp, args: QuickJSHandle[]): QuickJSHandle | undefined {
   const { ctx, toUint8Array } = guest;
   const str = (h: QuickJSHandle | undefined) =>
     h && ctx.typeof(h) === "string"
-      ? ctx.getString(h)
+      ? readGuestString(ctx, guest.cell, h, MAX_STRING_BYTES)
       : h && ctx.typeof(h) !== "undefined"
         ? (ctx.dump(h) as unknown)
         : undefined;
@@ -37,7 +41,8 @@ export function fsCall(guest: Guest, fs: MemFs, op: FsOp, args: QuickJSHandle[])
       const data = args[1];
       let bytes: Uint8Array;
       if (!data) throw new TypeError(`The "data" argument must be a string or a Uint8Array`);
-      if (ctx.typeof(data) === "string") bytes = new TextEncoder().encode(ctx.getString(data));
+      if (ctx.typeof(data) === "string")
+        bytes = new TextEncoder().encode(readGuestString(ctx, guest.cell, data, MAX_STRING_BYTES));
       else bytes = bytesOf(guest, data);
       fs.write(path, bytes, op === "appendFileSync");
       return undefined;

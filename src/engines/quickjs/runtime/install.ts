@@ -10,6 +10,7 @@
 
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { contextPointer } from "../internals.ts";
+import { readGuestString } from "../strings.ts";
 import { FAMILY_SOURCES, INTERNALS_SOURCE } from "./sources.ts";
 import { asPlatformError, MAX_HASH_BYTES, MAX_TEXT, Platform } from "./platform.ts";
 import { familyEntry, type FamilyName } from "./table.ts";
@@ -183,7 +184,7 @@ function define(guest: RuntimeTarget, target: QuickJSHandle, name: string, bindi
   const handle = ctx.newFunction(`${HOST_FUNCTION_PREFIX}${name}`, (...args) => {
     try {
       state.platform.count();
-      const values = binding.params.map((kind, i) => read(ctx, ffi, args[i], kind, name));
+      const values = binding.params.map((kind, i) => read(guest, ffi, args[i], kind, name));
       return write(ctx, (binding.fn as (p: Platform, ...a: unknown[]) => Out)(state.platform, ...values));
     } catch (error) {
       // A proper guest exception (TypeError, RangeError, DOMException …) made by the guest's factory:
@@ -207,14 +208,15 @@ function define(guest: RuntimeTarget, target: QuickJSHandle, name: string, bindi
 
 type Ffi = { QTS_GetArrayBufferLength(ctx: never, value: unknown): number };
 
-function read(ctx: QuickJSContext, ffi: Ffi, h: QuickJSHandle | undefined, kind: Param, fn: string): unknown {
+function read(guest: RuntimeTarget, ffi: Ffi, h: QuickJSHandle | undefined, kind: Param, fn: string): unknown {
+  const ctx = guest.ctx;
   const type = h ? ctx.typeof(h) : "undefined";
   switch (kind) {
     case "optString":
     case "string": {
       if (kind === "optString" && type === "undefined") return undefined;
       if (type !== "string" || !h) throw new TypeError(`${fn}: expected a string`);
-      const s = ctx.getString(h);
+      const s = readGuestString(ctx, guest.cell, h, 4 * MAX_TEXT);
       if (s.length > MAX_TEXT) throw new TypeError(`${fn}: a string argument is longer than ${MAX_TEXT} characters`);
       return s;
     }
