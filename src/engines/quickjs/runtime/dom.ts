@@ -89,10 +89,11 @@ class CustomEvent extends Event {
 class EventTarget {
   #listeners = new Map();
   addEventListener(type, callback, options) {
-    if (callback == null) return;
+    // The options are converted before a null callback returns: a bad signal throws either way.
     var o = typeof options === "boolean" ? { capture: options } : options == null ? {} : options;
     var capture = !!o.capture, signal = o.signal;
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('The "options.signal" property must be an instance of AbortSignal');
+    if (callback == null) return;
     if (signal && signal.aborted) return;
     type = String(type);
     var list = this.#listeners.get(type);
@@ -115,7 +116,8 @@ class EventTarget {
     var list = this.#listeners.get(event.type), failure, failed = false;
     try {
       if (list) {
-        var copy = list.slice();
+        // At the target, capturing listeners run before the others (DOM "inner invoke", capture phase first).
+        var copy = list.filter(function (l) { return l.capture; }).concat(list.filter(function (l) { return !l.capture; }));
         for (var i = 0; i < copy.length; i++) {
           var l = copy[i];
           if (l.removed) continue;

@@ -47,8 +47,10 @@ class TextEncoder {
 }
 
 var LABELS = { "utf-8": "utf-8", "utf8": "utf-8", "unicode-1-1-utf-8": "utf-8", "unicode11utf8": "utf-8", "unicode20utf8": "utf-8", "x-unicode20utf8": "utf-8",
-  "utf-16le": "utf-16le", "utf-16": "utf-16le", "ucs-2": "utf-16le", "unicode": "utf-16le", "csunicode": "utf-16le", "iso-10646-ucs-2": "utf-16le", "unicodefeff": "utf-16le",
-  "latin1": "windows-1252", "iso-8859-1": "windows-1252", "windows-1252": "windows-1252", "ascii": "windows-1252", "us-ascii": "windows-1252", "l1": "windows-1252", "cp1252": "windows-1252", "iso8859-1": "windows-1252", "x-cp1252": "windows-1252" };
+  "utf-16le": "utf-16le", "utf-16": "utf-16le", "utf-16be": "utf-16be", "unicodefffe": "utf-16be", "ucs-2": "utf-16le", "unicode": "utf-16le", "csunicode": "utf-16le", "iso-10646-ucs-2": "utf-16le", "unicodefeff": "utf-16le",
+  "latin1": "windows-1252", "iso-8859-1": "windows-1252", "windows-1252": "windows-1252", "ascii": "windows-1252", "us-ascii": "windows-1252", "l1": "windows-1252", "cp1252": "windows-1252", "iso8859-1": "windows-1252", "x-cp1252": "windows-1252",
+  "ansi_x3.4-1968": "windows-1252", "cp819": "windows-1252", "csisolatin1": "windows-1252", "ibm819": "windows-1252", "iso-ir-100": "windows-1252",
+  "iso88591": "windows-1252", "iso_8859-1": "windows-1252", "iso_8859-1:1987": "windows-1252" };
 var CP1252 = [0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
   0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178];
 
@@ -64,7 +66,7 @@ function invalid(enc) { return new TypeError("The encoded data was not valid for
 class TextDecoder {
   #encoding; #fatal; #ignoreBOM; #pending = []; #bomSeen = false;
   constructor(label, options) {
-    var key = label === undefined ? "utf-8" : String(label).trim().toLowerCase();
+    var key = label === undefined ? "utf-8" : String(label).replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, "").toLowerCase(); // ASCII whitespace only
     var enc = LABELS[key];
     if (!enc) throw new RangeError('The "' + label + '" encoding is not supported');
     options = options == null ? {} : options;
@@ -77,7 +79,7 @@ class TextDecoder {
     var stream = !!(options && options.stream);
     var bytes = bytesOf(input);
     if (this.#pending.length) { var joined = new Uint8Array(this.#pending.length + bytes.length); joined.set(this.#pending); joined.set(bytes, this.#pending.length); bytes = joined; this.#pending = []; }
-    var r = this.#encoding === "utf-8" ? this.#utf8(bytes, stream) : this.#encoding === "utf-16le" ? this.#utf16(bytes, stream) : this.#latin1(bytes);
+    var r = this.#encoding === "utf-8" ? this.#utf8(bytes, stream) : this.#encoding !== "windows-1252" ? this.#utf16(bytes, stream) : this.#latin1(bytes);
     if (!this.#ignoreBOM && !this.#bomSeen && r.length) {
       this.#bomSeen = true;
       if (r.charCodeAt(0) === 0xfeff && this.#encoding !== "windows-1252") r = r.slice(1);
@@ -95,12 +97,27 @@ class TextDecoder {
     parts.push(s);
     return parts.join("");
   }
+  // UTF-16 (either byte order) as the Encoding standard decodes it: a surrogate pair split across
+  // streamed chunks is held until its second half arrives; a lone surrogate is an error (U+FFFD, or a
+  // throw when fatal); a trailing odd byte or lead surrogate at the end of the stream is one error.
   #utf16(b, stream) {
-    var n = b.length & ~1, s = "", parts = [];
-    for (var i = 0; i < n; i += 2) { s += String.fromCharCode(b[i] | (b[i + 1] << 8)); if (s.length > 8192) { parts.push(s); s = ""; } }
-    if (n < b.length) { if (stream) this.#pending = [b[n]]; else if (this.#fatal) throw invalid("utf-16le"); else s += "\ufffd"; }
-    parts.push(s);
-    return parts.join("").toWellFormed ? parts.join("").toWellFormed() : parts.join("");
+    var be = this.#encoding === "utf-16be", name = this.#encoding, fatal = this.#fatal;
+    var n = b.length & ~1, units = [], parts = [], i = 0;
+    function unit(k) { return be ? (b[k] << 8) | b[k + 1] : b[k] | (b[k + 1] << 8); }
+    function bad() { if (fatal) throw invalid(name); units.push(0xfffd); }
+    for (; i < n; i += 2) {
+      var c = unit(i);
+      if (c >= 0xd800 && c <= 0xdbff) {
+        if (i + 2 >= n) break;
+        var d = unit(i + 2);
+        if (d >= 0xdc00 && d <= 0xdfff) { units.push(c, d); i += 2; } else bad();
+      } else if (c >= 0xdc00 && c <= 0xdfff) bad();
+      else units.push(c);
+      if (units.length > 8192) { parts.push(String.fromCharCode.apply(null, units)); units = []; }
+    }
+    if (i < b.length) { if (stream) this.#pending = Array.prototype.slice.call(b, i); else bad(); }
+    parts.push(String.fromCharCode.apply(null, units));
+    return parts.join("");
   }
   #utf8(b, stream) {
     var units = [], parts = [], fatal = this.#fatal, i = 0, n = b.length;
