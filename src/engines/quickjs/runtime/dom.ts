@@ -29,10 +29,18 @@ class DOMException extends Error {
   get code() { return this.#code; }
 }
 Object.defineProperty(DOMException.prototype, Symbol.toStringTag, { value: "DOMException", configurable: true });
-for (var k in CODES) {
-  var constName = k.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase().replace(/_ERROR$/, "_ERR");
-  Object.defineProperty(DOMException, constName, { value: CODES[k], enumerable: true });
-}
+// WebIDL's 25 constants in code order, the legacy codes no name maps to any more included.
+["INDEX_SIZE_ERR", "DOMSTRING_SIZE_ERR", "HIERARCHY_REQUEST_ERR", "WRONG_DOCUMENT_ERR", "INVALID_CHARACTER_ERR",
+  "NO_DATA_ALLOWED_ERR", "NO_MODIFICATION_ALLOWED_ERR", "NOT_FOUND_ERR", "NOT_SUPPORTED_ERR", "INUSE_ATTRIBUTE_ERR",
+  "INVALID_STATE_ERR", "SYNTAX_ERR", "INVALID_MODIFICATION_ERR", "NAMESPACE_ERR", "INVALID_ACCESS_ERR", "VALIDATION_ERR",
+  "TYPE_MISMATCH_ERR", "SECURITY_ERR", "NETWORK_ERR", "ABORT_ERR", "URL_MISMATCH_ERR", "QUOTA_EXCEEDED_ERR", "TIMEOUT_ERR",
+  "INVALID_NODE_TYPE_ERR", "DATA_CLONE_ERR"].forEach(function (constName, i) {
+  Object.defineProperty(DOMException, constName, { value: i + 1, enumerable: true });
+});
+// WebIDL attributes are enumerable accessors on the prototype (brand-checked: reading one off the
+// prototype throws).
+Object.defineProperty(DOMException.prototype, "name", { enumerable: true });
+Object.defineProperty(DOMException.prototype, "code", { enumerable: true });
 internals.DOMException = DOMException;
 
 var dispatching;

@@ -119,7 +119,8 @@ export class Platform {
 
   /** application/x-www-form-urlencoded: text -> JSON [[name, value], ...]. */
   formParse(text: string): string {
-    return JSON.stringify([...new URLSearchParams(text)]);
+    // Node's URLSearchParams strips a leading "?" the guest has already stripped: "??a" must keep "?a".
+    return JSON.stringify([...new URLSearchParams(text.startsWith("?") ? `&${text}` : text)]);
   }
 
   /** JSON [[name, value], ...] -> application/x-www-form-urlencoded text. */

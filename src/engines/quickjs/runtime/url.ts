@@ -38,7 +38,14 @@ class URLSearchParams {
           this.#list.push([usv(two[0]), usv(two[1])]);
         }
       } else {
-        for (var key of Object.keys(init)) this.#list.push([usv(key), usv(init[key])]);
+        // A record<USVString, USVString>: two keys that convert to the same string (lone surrogates
+        // become U+FFFD) are one entry, at the first one's place with the last one's value.
+        var at = new Map();
+        for (var key of Object.keys(init)) {
+          var name = usv(key), value = usv(init[key]);
+          if (at.has(name)) this.#list[at.get(name)][1] = value;
+          else { at.set(name, this.#list.length); this.#list.push([name, value]); }
+        }
       }
       return;
     }
