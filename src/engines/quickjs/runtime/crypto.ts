@@ -42,8 +42,10 @@ function randomUUID() {
 }
 
 /** A fresh ArrayBuffer holding a copy of a BufferSource (the only thing the host accepts). */
+// A detached buffer holds no bytes (WebIDL "get a copy of the bytes held by the buffer source").
 function copyOf(data, what) {
-  if (data instanceof ArrayBuffer) return data.slice(0);
+  if (data instanceof ArrayBuffer) return data.detached ? new ArrayBuffer(0) : data.slice(0);
+  if (ArrayBuffer.isView(data) && data.buffer.detached) return new ArrayBuffer(0);
   if (ArrayBuffer.isView(data)) return data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
   throw new TypeError("Failed to execute '" + what + "' on 'SubtleCrypto': parameter is not of type 'BufferSource'.");
 }
