@@ -122,7 +122,8 @@ plan.forEach(function (entry) {
   entry[2].forEach(function (dotted) {
     var path = dotted.split("."), name = path.pop(), target = lookup(path);
     if (target == null) return;
-    var stub = { [name]: function () { load(family); return apply(target[name], this, arguments); } }[name];
+    // A method definition, not a function expression: a built-in method is not a constructor.
+    var stub = { [name]() { load(family); return apply(target[name], this, arguments); } }[name];
     defineProperty(target, name, { value: stub, writable: true, enumerable: path[0] === "console", configurable: true });
   });
 });

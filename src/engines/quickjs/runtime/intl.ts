@@ -69,7 +69,7 @@ function define(kind, bound, shape) {
       shape.invoke = function (f, method, args) { return parseJSON(call(kind, f.#l, f.#o, method, stringify(args))); };
     }
   }
-  for (var name in shape.methods) Object.defineProperty(F.prototype, name, { value: shape.methods[name], writable: true, configurable: true });
+  for (var name in shape.methods) Object.defineProperty(F.prototype, name, { value: nonConstructor(name, shape.methods[name]), writable: true, configurable: true });
   bound.forEach(function (name) {
     var fn = shape.methods[name];
     delete F.prototype[name];
@@ -122,13 +122,20 @@ var classes = {
   DisplayNames: define("DisplayNames", [], dn),
 };
 for (var k in classes) Object.defineProperty(Intl, k, { value: classes[k], writable: true, configurable: true });
-Object.defineProperty(Intl, "getCanonicalLocales", { writable: true, configurable: true, value: function getCanonicalLocales(l) {
+Object.defineProperty(Intl, "getCanonicalLocales", { writable: true, configurable: true, value: nonConstructor("getCanonicalLocales", function (l) {
   return l === undefined ? [] : parseJSON(host.canonical(localesArg(l)));
-} });
+}) });
 Object.defineProperty(Intl, Symbol.toStringTag, { value: "Intl", configurable: true });
 Object.defineProperty(global, "Intl", { value: Intl, writable: true, configurable: true });
 
-function method(proto, name, fn) { Object.defineProperty(proto, name, { value: fn, writable: true, configurable: true }); }
+// Built-in methods are not constructors (test262: not-a-constructor); a function expression is one, so
+// each is re-made as a method definition with the original's name and length.
+function nonConstructor(name, fn) {
+  var m = { [name](...args) { return fn.apply(this, args); } }[name];
+  Object.defineProperty(m, "length", { value: fn.length });
+  return m;
+}
+function method(proto, name, fn) { Object.defineProperty(proto, name, { value: nonConstructor(name, fn), writable: true, configurable: true }); }
 var toLocaleNumber = { toLocaleString: function toLocaleString(l, o) { var n = numValue.call(this); return toLocale("number", n === 0 && 1 / n < 0 ? "-0" : "" + n, localesArg(l), optionsArg(o)); } };
 method(Number.prototype, "toLocaleString", toLocaleNumber.toLocaleString);
 method(BigInt.prototype, "toLocaleString", function toLocaleString(l, o) { return toLocale("bigint", "" + bigValue.call(this), localesArg(l), optionsArg(o)); });
