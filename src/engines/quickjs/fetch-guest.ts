@@ -85,8 +85,9 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   function Headers(init) {
     if (!(this instanceof Headers)) throw new TypeError("Headers must be called with new");
     this._list = [];
-    if (init == null) return;
-    if (init instanceof Headers) init = init._list;
+    if (init === undefined) return;
+    if (init === null || (typeof init !== "object" && typeof init !== "function")) throw new TypeError("Headers: init must be an object or a list of pairs");
+    // A sequence is anything with an iterator, a Headers (with its own or an overridden one) included.
     if (typeof init[Symbol.iterator] === "function") {
       for (var pair of init) {
         var p = Array.from(pair);
@@ -119,15 +120,39 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   };
   Headers.prototype.has = function (n) { n = headerName(n); return this._list.some(function (p) { return p[0] === n; }); };
   Headers.prototype.set = function (n, v) { this.delete(n); this.append(n, v); };
-  Headers.prototype.entries = function () {
-    var names = [], self = this;
-    this._list.forEach(function (p) { if (names.indexOf(p[0]) < 0) names.push(p[0]); });
+  // Fetch's "sort and combine": names sorted, values joined, except set-cookie (one entry per value).
+  function sortedAndCombined(h) {
+    var names = [], out = [];
+    h._list.forEach(function (p) { if (names.indexOf(p[0]) < 0) names.push(p[0]); });
     names.sort();
-    return names.map(function (n) { return [n, self.get(n)]; })[Symbol.iterator]();
+    names.forEach(function (n) {
+      if (n === "set-cookie") h.getSetCookie().forEach(function (v) { out.push([n, v]); });
+      else out.push([n, h.get(n)]);
+    });
+    return out;
+  }
+  // WebIDL's pair iterator: live (each step re-reads the list at its index, so a header deleted or
+  // added while iterating is seen as browsers see it), with an enumerable next.
+  var IteratorPrototype = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+  var HeadersIterator = Object.create(IteratorPrototype);
+  Object.defineProperty(HeadersIterator, "next", { writable: true, enumerable: true, configurable: true, value: function next() {
+    var list = sortedAndCombined(this._headers);
+    if (this._index >= list.length) return { value: undefined, done: true };
+    var p = list[this._index++];
+    return { value: this._kind === "key" ? p[0] : this._kind === "value" ? p[1] : p, done: false };
+  } });
+  Object.defineProperty(HeadersIterator, Symbol.toStringTag, { value: "Headers Iterator", configurable: true });
+  function headersIterator(h, kind) {
+    var it = Object.create(HeadersIterator);
+    it._headers = h; it._kind = kind; it._index = 0;
+    return it;
+  }
+  Headers.prototype.entries = function () { return headersIterator(this, "entry"); };
+  Headers.prototype.keys = function () { return headersIterator(this, "key"); };
+  Headers.prototype.values = function () { return headersIterator(this, "value"); };
+  Headers.prototype.forEach = function (fn, self) {
+    for (var i = 0, list; i < (list = sortedAndCombined(this)).length; i++) fn.call(self, list[i][1], list[i][0], this);
   };
-  Headers.prototype.keys = function () { return Array.from(this.entries(), function (p) { return p[0]; })[Symbol.iterator](); };
-  Headers.prototype.values = function () { return Array.from(this.entries(), function (p) { return p[1]; })[Symbol.iterator](); };
-  Headers.prototype.forEach = function (fn, self) { for (var p of this.entries()) fn.call(self, p[1], p[0], this); };
   Headers.prototype[Symbol.iterator] = Headers.prototype.entries;
 
   var OwnFormData = typeof g.FormData === "function" ? null : function FormData() {
