@@ -110,16 +110,51 @@ export interface RunRequest {
   network?: false | RunNetworkOptions;
 }
 
-/** What a run may set of the sandbox's network: a subset of its allowlist, lower caps, fewer methods. */
-export interface RunNetworkOptions {
-  allow?: Array<string | { host: string }>;
+/**
+ * The network's caps, counted per run (the sandbox's `network` sets them; a request's may lower them).
+ * Defaults: `DEFAULT_NETWORK` in src/options/network.ts.
+ */
+export interface NetworkCaps {
+  /**
+   * Requests a run may make (each redirect hop counts).
+   * @defaultValue 32
+   */
   maxRequests?: number;
+  /**
+   * Bytes of one request body.
+   * @defaultValue 1048576 (1 MiB)
+   */
   maxRequestBytes?: number;
+  /**
+   * Bytes of one response body.
+   * @defaultValue 8388608 (8 MiB)
+   */
   maxResponseBytes?: number;
+  /**
+   * Response bytes of all the run's requests together.
+   * @defaultValue 33554432 (32 MiB)
+   */
   maxTotalBytes?: number;
+  /**
+   * Time one request (with its redirects and body) may take; never past the run's deadline.
+   * @defaultValue 30000
+   */
   timeoutMs?: number;
+  /**
+   * Redirects followed for one request, each checked like a new request.
+   * @defaultValue 5
+   */
   maxRedirects?: number;
+  /**
+   * HTTP methods allowed (`["GET"]`, say).
+   * @defaultValue any method
+   */
   methods?: string[];
+}
+
+/** What a run may set of the sandbox's network: a subset of its allowlist, lower caps, fewer methods. */
+export interface RunNetworkOptions extends NetworkCaps {
+  allow?: Array<string | { host: string }>;
 }
 
 export interface OutputChunk {

@@ -28,6 +28,7 @@ import { NetworkDeniedError } from "../errors.ts";
 import type { EventInput } from "../events.ts";
 import type { EngineName } from "../types.ts";
 import { printable, type RunNetwork } from "./gate.ts";
+import { emitNoNetwork } from "./run.ts";
 
 /** Headers of the upstream answer that belong to one hop and are not passed on. */
 const HOP_HEADERS = new Set([
@@ -241,17 +242,7 @@ export class NetworkProxy implements AsyncDisposable {
   }
 
   #noNetwork(run: ProxyRun | undefined, method: string): void {
-    run?.emit?.({
-      type: "egress",
-      engine: run.engine,
-      method,
-      host: "",
-      port: 0,
-      allowed: false,
-      reason: "no-network",
-      bytesSent: 0,
-      bytesReceived: 0,
-    });
+    if (run) emitNoNetwork(run.emit, run.engine, method);
   }
 }
 

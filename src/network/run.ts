@@ -37,3 +37,18 @@ export function openRunNetwork(
   });
   return owner ? owner.own(network) : network;
 }
+
+/** Tells the event channel that a run with no network tried to reach one (every tier says it alike). */
+export function emitNoNetwork(emit: ((event: EventInput) => void) | undefined, engine: EngineName, method = ""): void {
+  emit?.({
+    type: "egress",
+    engine,
+    method,
+    host: "",
+    port: 0,
+    allowed: false,
+    reason: "no-network",
+    bytesSent: 0,
+    bytesReceived: 0,
+  });
+}

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { InvalidOptionError } from "../errors.ts";
 import { AllowEntryError, parseAllowEntry, type AllowEntryInput, type AllowRule } from "../network/allowlist.ts";
 import { narrowPolicy, type NetworkPolicy, type Resolver } from "../network/policy.ts";
-import type { RunRequest } from "../types.ts";
+import type { NetworkCaps, RunRequest } from "../types.ts";
 import { positiveInt } from "./limits.ts";
 import { stripUndefined } from "./zod.ts";
 
@@ -13,7 +13,7 @@ import { stripUndefined } from "./zod.ts";
  * Network access, enforced by the host for every tier. Off unless given: no option, or `false`, means
  * the guest has no network at all. Caps count per run; a request's `network` may lower them.
  */
-export interface NetworkOptions {
+export interface NetworkOptions extends NetworkCaps {
   /**
    * Where the guest may connect: `"api.example.com"`, `"*.example.com"` (subdomains only),
    * `"host:8443"`, or an IP literal `"127.0.0.1:8080"` (the only way to reach a non-public address).
@@ -21,41 +21,6 @@ export interface NetworkOptions {
    * The object form adds `headers` the host injects (the guest never sees them).
    */
   allow: AllowEntryInput[];
-  /**
-   * Requests a run may make (each redirect hop counts).
-   * @defaultValue 32
-   */
-  maxRequests?: number;
-  /**
-   * Bytes of one request body.
-   * @defaultValue 1048576 (1 MiB)
-   */
-  maxRequestBytes?: number;
-  /**
-   * Bytes of one response body.
-   * @defaultValue 8388608 (8 MiB)
-   */
-  maxResponseBytes?: number;
-  /**
-   * Response bytes of all the run's requests together.
-   * @defaultValue 33554432 (32 MiB)
-   */
-  maxTotalBytes?: number;
-  /**
-   * Time one request (with its redirects and body) may take; never past the run's deadline.
-   * @defaultValue 30000
-   */
-  timeoutMs?: number;
-  /**
-   * Redirects followed for one request, each checked like a new request.
-   * @defaultValue 5
-   */
-  maxRedirects?: number;
-  /**
-   * HTTP methods allowed (`["GET"]`, say).
-   * @defaultValue any method
-   */
-  methods?: string[];
   /**
    * Resolves a host name to its addresses. The host checks every address it returns.
    * @defaultValue the operating system's resolver

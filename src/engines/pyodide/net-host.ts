@@ -6,6 +6,7 @@
 
 import { NetworkDeniedError } from "../../errors.ts";
 import type { RunNetwork } from "../../network/gate.ts";
+import { emitNoNetwork } from "../../network/run.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { NetReplyMessage } from "./protocol.ts";
 
@@ -20,17 +21,7 @@ export async function answerFetch(
   const seq = typeof frame.seq === "number" && Number.isSafeInteger(frame.seq) ? frame.seq : -1;
   const reply = (body: object): NetReplyMessage => ({ t: "net", seq, reply: JSON.stringify(body) });
   if (!network) {
-    request.emit?.({
-      type: "egress",
-      engine: "pyodide",
-      method: "",
-      host: "",
-      port: 0,
-      allowed: false,
-      reason: "no-network",
-      bytesSent: 0,
-      bytesReceived: 0,
-    });
+    emitNoNetwork(request.emit, "pyodide");
     return reply({ ok: false, denied: true, error: "network: this sandbox grants no network (the network option)" });
   }
   let parsed: { url: string; method: string; headers: Array<[string, string]>; body: Uint8Array | undefined };
