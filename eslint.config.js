@@ -23,6 +23,8 @@ export default tseslint.config(
       "examples/deno/",
       "examples/bun/",
       "test/edge/fixtures/",
+      // The guest-side WPT harness: guest code, run inside the box, not host code.
+      "test/conformance/harness/",
       "bench/edge/",
     ],
   },
