@@ -98,8 +98,10 @@ export class Sandbox implements AsyncDisposable {
    */
   async resume(snapshot: Uint8Array): Promise<Session> {
     this.#assertOpen();
-    // Loaded here, not at the top: it needs node:crypto, and the edge entry loads this file too.
-    const { openSnapshot, checkMadeFor } = await import("./sessions/blob.ts");
+    // From the registry: the reader needs node:crypto, and the edge entry loads this file too.
+    if (!this.#registry.snapshots)
+      throw new SnapshotRejectedError("engine", "this build of wasmcell (the edge entry) does not resume sessions");
+    const { openSnapshot, checkMadeFor } = await this.#registry.snapshots();
     const { header, state } = openSnapshot(this.options.sessions.key, snapshot, this.options.sessions.maxSnapshotBytes);
     const engine = await this.#engine(header.engine === "pyodide" ? "pyodide" : "quickjs");
     if (!engine.snapshotHeader || !engine.resumeSession)
