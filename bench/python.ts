@@ -23,7 +23,7 @@ function pct(samples: number[], p: number): number {
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
 
 /** RSS of a process and all its descendants (the jail chain: bwrap's init + node), from /proc. */
-function treeRssBytes(root: number): number {
+export function treeRssBytes(root: number): number {
   const children = new Map<number, number[]>();
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;

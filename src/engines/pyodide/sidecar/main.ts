@@ -38,7 +38,7 @@ import {
   type PyodideAPI,
   type PyProxyFn,
 } from "./runtime.ts";
-import { applyState, captureState, recordPristineTree } from "./session-state.ts";
+import { applyState, captureState, checkpointDigest, recordPristineTree } from "./session-state.ts";
 import { cancelPendingTimers, trackTimers } from "./timers.ts";
 
 const started = performance.now();
@@ -165,6 +165,9 @@ async function main(dir: string, harness: string): Promise<void> {
     gc?.();
   };
   idleTimer(collectOnce, IDLE_GC_MS);
+  // The checkpoint's digest (what session records are relative to) is hashed once, when idle, so the
+  // first session resumed here does not wait for it.
+  if (checkpoint) idleTimer(() => running || checkpointDigest(checkpoint), IDLE_GC_MS * 2);
   send({
     t: "ready",
     startMs: performance.now() - started,

@@ -443,17 +443,20 @@ function baseBlock(cp: Checkpoint, i: number): Buffer | undefined {
 /** The proof: the live interpreter, described again, is what the record says, field for field. */
 function proveState(M: PyodideModule, cp: Checkpoint, h: Header, payload: Buffer): string | undefined {
   if (M.stackSave() !== h.sp) return "the stack pointer did not come back";
+  // Every block outside the record was proven equal to the checkpoint by restoreMemory just before,
+  // and nothing has written to the memory since (one thread, no call into WASM in between): the
+  // recorded blocks are what is left to prove.
   const heap = Buffer.from(M.HEAPU8.buffer, M.HEAPU8.byteOffset, M.HEAPU8.length);
-  const recorded = new Map(h.blocks.map((i, n) => [i, n]));
   const scratch = Buffer.allocUnsafe(MEMORY_BLOCK);
-  for (let at = 0, i = 0; at < heap.length; at += MEMORY_BLOCK, i++) {
-    const end = Math.min(at + MEMORY_BLOCK, heap.length);
-    const n = recorded.get(i);
-    const want =
-      n !== undefined
-        ? xorInto(scratch, payload.subarray(n * MEMORY_BLOCK, (n + 1) * MEMORY_BLOCK), baseBlock(cp, i))
-        : baseBlock(cp, i);
-    if (heap.compare(want ?? ZERO, 0, end - at, at, end) !== 0) return `the memory block at ${at} did not come back`;
+  for (let n = 0; n < h.blocks.length; n++) {
+    const at = h.blocks[n]! * MEMORY_BLOCK;
+    const want = xorInto(
+      scratch,
+      payload.subarray(n * MEMORY_BLOCK, (n + 1) * MEMORY_BLOCK),
+      baseBlock(cp, h.blocks[n]!),
+    );
+    if (heap.compare(want, 0, MEMORY_BLOCK, at, at + MEMORY_BLOCK) !== 0)
+      return `the memory block at ${at} did not come back`;
   }
   return proveFs(M, cp, h, payload);
 }
