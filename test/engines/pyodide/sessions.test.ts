@@ -3,7 +3,7 @@
 // isolation a resumed session owes every other session and every stateless run.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -12,6 +12,7 @@ import { SnapshotRejectedError } from "../../../src/errors.ts";
 import type { SandboxEvent } from "../../../src/events.ts";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import { sealSnapshot, openSnapshot } from "../../../src/sessions/blob.ts";
+import { DiskSessionStore } from "../../../src/sessions/disk.ts";
 import type { RunResult } from "../../../src/types.ts";
 import { FULL } from "../../helpers/pyodide.ts";
 
@@ -159,6 +160,24 @@ describe("python session snapshots", () => {
     );
     assert.deepEqual(value(await s.run({ code: "(x, re.sub('e', 'E', open('/tmp/e.txt').read()))" })), [7, "E"]);
     assert.ok(events.some((e) => e.type === "session.resume"));
+  });
+
+  it("an evicted session waits in a DiskSessionStore file, resumes from it, and closing removes it", async () => {
+    const storeDir = join(dir, "store");
+    const store = new DiskSessionStore({ dir: storeDir });
+    await using sb = await createSandbox({ seal: FULL, python: { pool: 1 }, sessions: { idleMs: false, store } });
+    await using a = await sb.session({ language: "python" });
+    await using b = await sb.session({ language: "python" });
+    value(await a.run({ code: "who = 'a'" }));
+    // b's first run needs the one sidecar: a is evicted into the store.
+    value(await b.run({ code: "who = 'b'" }));
+    assert.equal(readdirSync(storeDir).length, 1);
+    assert.equal(value(await a.run({ code: "who" })), "a");
+    assert.equal(value(await b.run({ code: "who" })), "b");
+    await a.close();
+    await b.close();
+    assert.deepEqual(readdirSync(storeDir), []);
+    await store.close();
   });
 
   it("with one sidecar, a stateless run takes an idle session's sidecar (the session is evicted, not waited on)", async () => {
