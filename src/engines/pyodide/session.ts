@@ -100,6 +100,14 @@ export class PyodideSession implements EngineSession {
 
   #becomeIdle(): void {
     if (this.#closed || !this.#sidecar) return;
+    if (!this.#sidecar.alive) {
+      // Killed by a timeout or crash: its pool slot goes back now, not when the session next runs.
+      this.#host.release(this.#sidecar, false);
+      this.#sidecar = undefined;
+      this.#lostReason =
+        "this session's interpreter was stopped by an earlier timeout or crash; its state is gone. Open a new session";
+      return;
+    }
     this.lastUsed = performance.now();
     this.#host.idle(this, true);
     const ms = this.#host.idleMs;

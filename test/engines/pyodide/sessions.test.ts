@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { promisify } from "node:util";
+import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { SnapshotRejectedError } from "../../../src/errors.ts";
 import type { SandboxEvent } from "../../../src/events.ts";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
@@ -124,6 +125,33 @@ describe("python session snapshots", () => {
     // The sidecars that refused retired; the pool serves stateless runs that see nothing.
     assert.equal(value(await sb.run({ language: "python", code: "'x' in globals()" })), false);
     assert.equal(value(await s.run({ code: "x" })), 1);
+  });
+
+  it("a record that writes through a link it plants (into /dev) is refused (attack: a crafted record)", async () => {
+    const sb = await sandbox();
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: "x = 1" }));
+    const key = new TextEncoder().encode(KEY);
+    const { header, state } = openSnapshot(key, await s.snapshot(), 1 << 30);
+    // Rewrite the (authenticated) record as a compromised sidecar could: a link /tmp/l -> /dev, then a
+    // file under it. Such a record is what a guest that owned its sidecar's JS might hand back.
+    const raw = zstdDecompressSync(state);
+    const length = raw.readUInt32LE(0);
+    const h = JSON.parse(raw.subarray(4, 4 + length).toString("utf8")) as { nodes: unknown[] };
+    h.nodes.push(
+      { p: "/tmp/l", k: "l", m: 0o120777, t: 0, l: "/dev" },
+      { p: "/tmp/l/x", k: "f", m: 0o100644, t: 0, n: 1 },
+    );
+    const json = Buffer.from(JSON.stringify(h));
+    const prefix = Buffer.alloc(4);
+    prefix.writeUInt32LE(json.length);
+    const forged = zstdCompressSync(Buffer.concat([prefix, json, raw.subarray(4 + length), Buffer.from("X")]));
+    await assert.rejects(sb.resume(sealSnapshot(key, header, forged)), (e: unknown) => {
+      assert.ok(e instanceof SnapshotRejectedError);
+      assert.equal(e.reason, "corrupt");
+      assert.match(e.message, /not on the session's file system/);
+      return true;
+    });
   });
 
   it("two forks diverge: neither sees the other's memory, files or module state", async () => {

@@ -333,7 +333,7 @@ function parse(record: Uint8Array, maxBytes: number): { header: Header; payload:
 
 interface WritableFS {
   ignorePermissions: boolean;
-  analyzePath(p: string): { exists: boolean; object?: EmscriptenFSNode };
+  analyzePath(p: string, dontResolveLastLink?: boolean): { exists: boolean; object?: EmscriptenFSNode };
   isDir(mode: number): boolean;
   mkdir(p: string, mode: number): void;
   rmdir(p: string): void;
@@ -347,7 +347,8 @@ interface WritableFS {
 }
 
 function removeTree(FS: WritableFS, p: string): void {
-  const found = FS.analyzePath(p);
+  // A link is removed, never followed: its target is not what the record names.
+  const found = FS.analyzePath(p, true);
   if (!found.exists || !found.object) return;
   const node = found.object;
   if (FS.isDir(node.mode) && node.contents && !ArrayBuffer.isView(node.contents)) {
@@ -395,13 +396,23 @@ export function applyState(M: PyodideModule, cp: Checkpoint, record: Uint8Array,
           FS.chmod("/", e.m);
           continue;
         }
-        const parent = FS.lookupPath(e.p.slice(0, e.p.lastIndexOf("/")) || "/").node;
-        if ((parent.mount as { type?: unknown }).type !== M.MEMFS || parent.mounted)
+        const parentPath = e.p.slice(0, e.p.lastIndexOf("/")) || "/";
+        const parentAt = FS.lookupPath(parentPath, { follow: true }) as { node: EmscriptenFSNode; path?: string };
+        const parent = parentAt.node;
+        // A record never names a path through a link (the capture does not descend into links), so a
+        // parent that resolves elsewhere (a link planted by an earlier entry, into /dev or a mount) is
+        // refused rather than written through.
+        if (
+          parentAt.path !== parentPath ||
+          !FS.isDir(parent.mode) ||
+          (parent.mount as { type?: unknown }).type !== M.MEMFS ||
+          parent.mounted
+        )
           return `a recorded path is not on the session's file system: ${e.p.slice(0, 200)}`;
-        const there = FS.analyzePath(e.p);
+        const there = FS.analyzePath(e.p, true);
         if (there.exists && there.object && kindOf(there.object.mode) !== e.k) removeTree(FS, e.p);
         else if (there.exists && e.k === "l") FS.unlink(e.p);
-        if (e.k === "d" && !FS.analyzePath(e.p).exists) FS.mkdir(e.p, e.m);
+        if (e.k === "d" && !FS.analyzePath(e.p, true).exists) FS.mkdir(e.p, e.m);
         if (e.k === "f") {
           FS.writeFile(e.p, payload.subarray(at, at + e.n!));
           at += e.n!;
