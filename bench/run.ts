@@ -8,6 +8,7 @@ const AREAS = [
   "javascript-pool",
   "runtime",
   "python",
+  "sessions",
   "native",
   "adapters",
   "server",

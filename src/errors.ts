@@ -21,7 +21,11 @@ export type WasmcellErrorCode =
   /** A file setup installed no longer matches its record; the engine refuses to use it. */
   | "INTEGRITY"
   /** A sandbox session's workspace refused a path or a write (outside the base directory, over a cap). */
-  | "WORKSPACE";
+  | "WORKSPACE"
+  /** A session snapshot was refused on resume; `reason` says which check it failed. */
+  | "SNAPSHOT_REJECTED"
+  /** This session cannot be snapshotted (a native process, or state that cannot leave its interpreter). */
+  | "SNAPSHOT_UNSUPPORTED";
 
 export class WasmcellError extends Error {
   override name = "WasmcellError";
@@ -165,5 +169,46 @@ export class NetworkDeniedError extends Error {
     super(message);
     this.reason = reason;
     this.target = target;
+  }
+}
+
+/** Which check a refused snapshot failed: each one its own reason, so callers can tell them apart. */
+export type SnapshotRejection =
+  /** Its tag does not match its bytes under this host's key (a changed byte, or a forgery). */
+  | "authentication"
+  /** It was made under another key (`sessions.key`): another process without a shared key, or another host. */
+  | "key"
+  /** A format this version of wasmcell does not read. */
+  | "version"
+  /** Made by another engine (or another engine version) than the one asked to resume it. */
+  | "engine"
+  /** Made against another engine image or package lock: its memory would not fit this interpreter. */
+  | "lock"
+  /** Over `sessions.maxSnapshotBytes`, or its state inflates past what the interpreter could hold. */
+  | "size"
+  /** Not a snapshot at all, or cut short, or authenticated but not loadable (then nothing was resumed). */
+  | "corrupt";
+
+/** `sandbox.resume(bytes)` refused the bytes; nothing of them reached a live interpreter that stays. */
+export class SnapshotRejectedError extends WasmcellError {
+  override name = "SnapshotRejectedError";
+  readonly reason: SnapshotRejection;
+  constructor(reason: SnapshotRejection, message: string) {
+    super("SNAPSHOT_REJECTED", `the session snapshot was refused (${reason}): ${message}`);
+    this.reason = reason;
+  }
+}
+
+/**
+ * `session.snapshot()` / `fork()` cannot take this session's state. `reason`: `native` (a real
+ * process: its state is not data), `state` (the interpreter holds something that cannot move: an open
+ * file, a loaded C extension library, JavaScript references), `engine` (the engine keeps no snapshots).
+ */
+export class SnapshotUnsupportedError extends WasmcellError {
+  override name = "SnapshotUnsupportedError";
+  readonly reason: "native" | "state" | "engine";
+  constructor(reason: "native" | "state" | "engine", message: string) {
+    super("SNAPSHOT_UNSUPPORTED", message);
+    this.reason = reason;
   }
 }

@@ -101,7 +101,22 @@ export interface CacheEvictedEvent extends EventBase {
   message: string;
 }
 
+/**
+ * A session's state left or entered an interpreter: `session.snapshot` (snapshot() or fork()),
+ * `session.resume` (resume(), a fork's copy, or an evicted session's next run), `session.evicted` (an
+ * idle session's state went to the store and its sidecar back to the pool). `bytes`: the snapshot's
+ * size; `ms`: how long it took; `session`: the session's id.
+ */
+export interface SessionEvent extends EventBase {
+  type: "session.snapshot" | "session.resume" | "session.evicted";
+  session: string;
+  bytes: number;
+  ms: number;
+  error?: string;
+}
+
 export type SandboxEvent =
+  | SessionEvent
   | EgressEvent
   | LimitEvent
   | DenialEvent

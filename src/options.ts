@@ -15,6 +15,7 @@ export {
   MAX_WORKERS_PER_CORE,
   type JavaScriptOptions,
 } from "./options/javascript.ts";
+export { DEFAULT_SESSIONS, type SessionsOptions } from "./options/sessions.ts";
 export { DEFAULT_NETWORK, type NetworkOptions } from "./options/network.ts";
 export { resolveOptions, type ResolvedOptions, type SandboxOptions } from "./options/resolve.ts";
 export { resolveRequest, type ResolvedRequest } from "./options/request.ts";

@@ -7,11 +7,13 @@ export {
   DEFAULT_NETWORK,
   DEFAULT_PYTHON,
   DEFAULT_SEAL,
+  DEFAULT_SESSIONS,
   type JavaScriptOptions,
   type NetworkOptions,
   type PythonOptions,
   type SandboxOptions,
   type SealOptions,
+  type SessionsOptions,
 } from "./options.ts";
 export * from "./types.ts";
 export * from "./errors.ts";
@@ -26,6 +28,8 @@ export type {
   RestartEvent,
   SandboxEvent,
   SandboxEventListener,
+  SessionEvent,
 } from "./events.ts";
+export type { SessionStore, SessionLock } from "./sessions/store.ts";
 export type { NetworkAllowEntry } from "./network/allowlist.ts";
 export type { Resolver } from "./network/policy.ts";

@@ -4,7 +4,7 @@
 // reaches the Python engines, the edge entry's does not, so bundling for an edge runtime pulls in
 // nothing Node-only.
 
-import { ClosedError, InvalidOptionError } from "./errors.ts";
+import { ClosedError, InvalidOptionError, SnapshotRejectedError, SnapshotUnsupportedError } from "./errors.ts";
 import type { Engine, EngineSession } from "./engines/engine.ts";
 import type { EngineRegistry } from "./engines/registry.ts";
 import { InFlight } from "./engines/run/in-flight.ts";
@@ -87,10 +87,39 @@ export class Sandbox implements AsyncDisposable {
     if (!engine.openSession) {
       throw new InvalidOptionError("session.engine", `the ${engine.name} engine does not keep state across runs`);
     }
-    const inner = await engine.openSession();
-    const session = new Session(this, options.language, engine, inner, () => this.#sessions.delete(session));
+    return this.#adopt(options.language, engine, await engine.openSession());
+  }
+
+  /**
+   * A live session from `session.snapshot()`'s bytes, in this sandbox (another process or machine too,
+   * when both use the same `sessions.key` and engine image). The bytes are authenticated first, then
+   * their format, engine and lock are checked, then the state is loaded and proven; anything else is a
+   * SnapshotRejectedError whose `reason` says which check failed, and nothing of it remains.
+   */
+  async resume(snapshot: Uint8Array): Promise<Session> {
+    this.#assertOpen();
+    // From the registry: the reader needs node:crypto, and the edge entry loads this file too.
+    if (!this.#registry.snapshots)
+      throw new SnapshotRejectedError("engine", "this build of wasmcell (the edge entry) does not resume sessions");
+    const { openSnapshot, checkMadeFor } = await this.#registry.snapshots();
+    const { header, state } = openSnapshot(this.options.sessions.key, snapshot, this.options.sessions.maxSnapshotBytes);
+    const engine = await this.#engine(header.engine === "pyodide" ? "pyodide" : "quickjs");
+    if (!engine.snapshotHeader || !engine.resumeSession)
+      throw new SnapshotRejectedError("engine", `the ${engine.name} engine here does not resume sessions`);
+    checkMadeFor(header, await engine.snapshotHeader());
+    const inner = await engine.resumeSession(state, snapshot.length);
+    return this.#adopt(header.language, engine, inner);
+  }
+
+  #adopt(language: Language, engine: Engine, inner: EngineSession): Session {
+    const session = new Session(this, language, engine, inner, () => this.#sessions.delete(session));
     this.#sessions.add(session);
     return session;
+  }
+
+  /** @internal used by Session.fork */
+  adopt(language: Language, engine: Engine, inner: EngineSession): Session {
+    return this.#adopt(language, engine, inner);
   }
 
   /** Waits for in-flight runs, closes sessions and engines. Runs after this throw `CLOSED`. */
@@ -178,6 +207,31 @@ export class Session implements AsyncDisposable {
     return this.#sandbox.track(withEvents(this.#inner.run(resolved), resolved, this.#engine));
   }
 
+  /**
+   * The session's whole state as bytes: versioned, compressed, authenticated with `sessions.key`
+   * (`sandbox.resume(bytes)` takes them back). The session carries on unchanged. Throws
+   * SnapshotUnsupportedError when it cannot be taken: a native Python session is a real process
+   * (reason "native"); a session holding an open file or a loaded C extension ("state").
+   */
+  async snapshot(): Promise<Uint8Array> {
+    if (this.#closed) throw new ClosedError("session");
+    this.#sandbox.assertOpen();
+    if (!this.#inner.snapshot) throw unsupported(this.engine);
+    return this.#sandbox.track(this.#inner.snapshot());
+  }
+
+  /**
+   * A new session holding a copy of this one's state, independent from here on (neither sees the
+   * other's later writes: memory, files, modules). The copy never leaves this process.
+   */
+  async fork(): Promise<Session> {
+    if (this.#closed) throw new ClosedError("session");
+    this.#sandbox.assertOpen();
+    if (!this.#inner.fork) throw unsupported(this.engine);
+    const inner = await this.#sandbox.track(this.#inner.fork());
+    return this.#sandbox.adopt(this.language, this.#engine, inner);
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -188,6 +242,15 @@ export class Session implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+function unsupported(engine: EngineName): SnapshotUnsupportedError {
+  return engine === "native"
+    ? new SnapshotUnsupportedError(
+        "native",
+        "a native Python session is a real process (its state is the process, not data): it cannot be snapshotted, forked or resumed; use the pyodide engine for sessions that must",
+      )
+    : new SnapshotUnsupportedError("engine", `the ${engine} engine's sessions cannot be snapshotted`);
 }
 
 /**

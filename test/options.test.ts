@@ -10,6 +10,7 @@ import {
   DEFAULT_NETWORK,
   DEFAULT_PYTHON,
   DEFAULT_SEAL,
+  DEFAULT_SESSIONS,
   resolveOptions,
   resolveRequest,
 } from "../src/options.ts";
@@ -109,6 +110,19 @@ describe("the options tables in README.md and docs/", () => {
     assert.deepEqual(table("seal"), JSON.parse(JSON.stringify(DEFAULT_SEAL)));
     assert.deepEqual(resolveOptions({ seal: { ...DEFAULT_SEAL } }).seal, resolveOptions({}).seal);
     assert.deepEqual(resolveOptions({ seal: { dropPrivileges: true } }).seal, resolveOptions({}).seal);
+  });
+
+  it("sessions: the constant defaults (key and store are explained in prose)", () => {
+    assert.deepEqual(table("sessions"), { ...DEFAULT_SESSIONS });
+    const resolved = resolveOptions({}).sessions;
+    assert.equal(resolved.keyGiven, false);
+    assert.equal(resolved.key.length, 32);
+    assert.deepEqual(resolveOptions({ sessions: { ...DEFAULT_SESSIONS } }).sessions, resolved);
+    // A short key, or a store that is not one, names the field.
+    assert.throws(() => resolveOptions({ sessions: { key: "short" } }), /sessions\.key/);
+    assert.throws(() => resolveOptions({ sessions: { key: new Uint8Array(8) } }), /sessions\.key/);
+    assert.throws(() => resolveOptions({ sessions: { store: {} as never } }), /sessions\.store/);
+    assert.throws(() => resolveOptions({ sessions: { idleMs: 0 } }), /sessions\.idleMs/);
   });
 
   it("network: every cap with its real default", () => {

@@ -40,6 +40,10 @@ function formatEvent(e: SandboxEvent): string {
       return `integrity check failed${e.file ? ` for ${e.file}` : ""}: ${e.message}`;
     case "cache.evicted":
       return e.message;
+    case "session.snapshot":
+    case "session.resume":
+    case "session.evicted":
+      return `${e.type} ${e.session.slice(0, 8)}: ${e.bytes} bytes in ${Math.round(e.ms)} ms${e.error ? ` (${e.error})` : ""}`;
   }
 }
 

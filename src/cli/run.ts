@@ -10,6 +10,7 @@ import { checkRelativePath } from "../options.ts";
 import { createSandbox } from "../index.ts";
 import type { Language, Limits, OutputFile, RunRequest, RunResult } from "../types.ts";
 import { eventPrinter, networkFromFlags } from "./events.ts";
+import { openSessionFile, saveSessionFile, sessionKey } from "./session-file.ts";
 import { forTerminal } from "./terminal.ts";
 import { EXIT, UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 
@@ -46,6 +47,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       json: { type: "boolean" },
       allow: { type: "string", multiple: true },
       verbose: { type: "boolean" },
+      session: { type: "string" },
     },
   });
   const langFlag = oneOf("--lang", values.lang, Object.keys(LANG_FLAGS) as (keyof typeof LANG_FLAGS)[]);
@@ -108,15 +110,28 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     };
   }
 
+  const sessionFile = values.session;
+  if (sessionFile !== undefined && (language !== "python" || engine === "native"))
+    throw new UsageError("--session keeps a Python (pyodide) session in a file; the language here is not that");
+  const key = sessionFile === undefined ? undefined : sessionKey(process.env);
+
   // One run: no pool to keep warm beyond a single sidecar.
   await using sandbox = await createSandbox({
     ...(language === "python" ? { python: { pool: 1, prewarm: false } } : {}),
+    ...(key ? { sessions: { key, idleMs: false } } : {}),
     ...networkFromFlags(values.allow),
     // Engine builds and a missing package library are always said (a first run is never a silent
     // wait); refusals and limits only with --verbose.
     onEvent: eventPrinter(io.stderr, false, values.verbose === true),
   });
-  const result = await sandbox.run(request);
+  let result: RunResult;
+  if (sessionFile === undefined) result = await sandbox.run(request);
+  else {
+    const session = await openSessionFile(sandbox, sessionFile);
+    const { language: _language, engine: _engine, ...rest } = request;
+    result = await session.run(rest);
+    await saveSessionFile(session, sessionFile);
+  }
   const written = values["out-dir"] === undefined ? [] : await writeFiles(values["out-dir"], result.files);
   const refused = written.filter((w) => w.error !== undefined);
 

@@ -53,6 +53,8 @@ run options:
   --memory-mb N               memory limit (default 128)
   --file PATH | NAME=PATH     put a file in the run's working directory (repeatable)
   --out-dir DIR               write the files the run returns into DIR (never outside it)
+  --session FILE              Python: resume the session saved in FILE (new if missing), run, save it
+                              back (needs WASMCELL_SESSION_KEY, at least 32 characters)
   --json                      print exactly one JSON object: ok, value, stdout, stderr, error, stats, files
   --allow HOST[:PORT]         let the code reach this host over HTTP(S) (repeatable; *.domain for subdomains;
                               default: no network)

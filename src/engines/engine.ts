@@ -3,6 +3,7 @@
 // `RunResult`. Engines never throw for guest failures: those are results.
 
 import type { ResolvedOptions, ResolvedRequest } from "../options.ts";
+import type { SnapshotHeader } from "../sessions/blob.ts";
 import type { EngineName, RunResult } from "../types.ts";
 
 export interface Engine {
@@ -20,6 +21,13 @@ export interface Engine {
    * Engines that cannot keep state leave this out.
    */
   openSession?(): Promise<EngineSession>;
+  /** What a snapshot of this engine's sessions says it is (engines that snapshot sessions only). */
+  snapshotHeader?(): Promise<Omit<SnapshotHeader, "createdAt">>;
+  /**
+   * A live session from an authenticated snapshot's state whose header matched `snapshotHeader()`:
+   * loaded and proven before it resolves; on failure nothing of it remains (SnapshotRejectedError).
+   */
+  resumeSession?(state: Uint8Array, bytes: number): Promise<EngineSession>;
   /** Waits for in-flight runs, then frees everything. */
   close(): Promise<void>;
   /** Frees everything now; in-flight runs end as `crashed`/`aborted`. */
@@ -28,6 +36,10 @@ export interface Engine {
 
 export interface EngineSession {
   run(request: ResolvedRequest): Promise<RunResult>;
+  /** An authenticated snapshot of the session (src/sessions/blob.ts); absent: it cannot be taken. */
+  snapshot?(): Promise<Uint8Array>;
+  /** A new, independent session holding a copy of this one's state. */
+  fork?(): Promise<EngineSession>;
   close(): Promise<void>;
 }
 

@@ -9,4 +9,5 @@ export const NODE_ENGINES: EngineRegistry = {
   native: () => import("./native/index.ts"),
   // Loaded only here, when a sandbox opens with `python.packages` on (a quick look, no hashing).
   pythonPackages: async () => (await import("../setup/library.ts")).installedImports(),
+  snapshots: () => import("../sessions/blob.ts"),
 };

@@ -5,12 +5,20 @@
 
 import type { ResolvedRequest } from "../options.ts";
 import type { EngineName, RunFailure } from "../types.ts";
+import type { checkMadeFor, openSnapshot } from "../sessions/blob.ts";
 import type { Engine, EngineFactory } from "./engine.ts";
 import { failedRun } from "./run/failures.ts";
+
+export interface SnapshotReader {
+  openSnapshot: typeof openSnapshot;
+  checkMadeFor: typeof checkMadeFor;
+}
 
 export interface EngineRegistry extends Readonly<Record<EngineName, () => Promise<{ createEngine: EngineFactory }>>> {
   /** The modules of the package library `wasmcell setup` installed for the engines to mount (none on the edge build). */
   readonly pythonPackages?: () => Promise<readonly string[] | undefined>;
+  /** The session snapshot reader (node:crypto; none on the edge build, whose sessions do not snapshot). */
+  readonly snapshots?: () => Promise<SnapshotReader>;
 }
 
 /**

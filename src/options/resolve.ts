@@ -18,6 +18,7 @@ import { DEFAULT_LIMITS, limitsSchema } from "./limits.ts";
 import { networkSchema, resolveNetwork, type NetworkOptions } from "./network.ts";
 import { DEFAULT_PYTHON, pythonSchema, type PythonOptions } from "./python.ts";
 import { resolveSeal, sealSchema, type ResolvedSeal, type SealOptions } from "./seal.ts";
+import { resolveSessions, sessionsSchema, type ResolvedSessions, type SessionsOptions } from "./sessions.ts";
 import { fail, stripUndefined } from "./zod.ts";
 
 export interface SandboxOptions {
@@ -37,6 +38,8 @@ export interface SandboxOptions {
    * @defaultValue false (no network)
    */
   network?: NetworkOptions | false;
+  /** @defaultValue {@link DEFAULT_SESSIONS}; a random per-process key; a MemorySessionStore */
+  sessions?: SessionsOptions;
   /**
    * Receives what the sandbox did that a caller or a security reviewer needs to see, as plain data
    * (src/events.ts): egress decisions, limits that fired, denials, engine restarts, an engine being built
@@ -70,6 +73,7 @@ export interface ResolvedOptions {
   seal: ResolvedSeal;
   /** Undefined: no network. */
   network: NetworkPolicy | undefined;
+  sessions: ResolvedSessions;
   /** The caller's onEvent, wrapped (time stamped, throws swallowed). */
   emit: ((event: EventInput) => void) | undefined;
 }
@@ -81,6 +85,7 @@ const optionsSchema = z
     python: pythonSchema,
     seal: sealSchema,
     network: networkSchema,
+    sessions: sessionsSchema,
     onEvent: z.custom<SandboxEventListener>((v) => typeof v === "function", "must be a function"),
   })
   .partial()
@@ -113,6 +118,7 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
     python: { ...DEFAULT_PYTHON, prewarm: o.python !== undefined, ...stripUndefined(o.python ?? {}) },
     seal: resolveSeal(o.seal ?? {}),
     network: o.network ? resolveNetwork(o.network) : undefined,
+    sessions: resolveSessions(o.sessions),
     emit: eventSink(o.onEvent),
   };
 }

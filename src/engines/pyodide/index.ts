@@ -6,17 +6,26 @@
 //   `python.maxQueue`, then QueueFullError). A sidecar resets itself after handing back its result, so
 //   the reset is off the caller's path; one that timed out, crashed, or could not prove its state clean
 //   is killed and replaced in the background.
-// - Sessions: a dedicated sidecar started in stateful mode, never returned to the pool.
+// - Sessions (session.ts): state that lives in a pool sidecar while in use and in the session store
+//   as an authenticated snapshot while not; opening one starts nothing (it is the checkpoint every
+//   pool sidecar holds). A run that finds every pool sidecar busy takes the least recently used idle
+//   session's sidecar (that session is evicted first).
 
 import { aborted, failedRun } from "../run/failures.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { InFlight } from "../run/in-flight.ts";
 import { ClosedError, SealUnavailableError } from "../../errors.ts";
+import type { SnapshotHeader } from "../../sessions/blob.ts";
+import { MemorySessionStore } from "../../sessions/memory.ts";
+import type { SessionStore } from "../../sessions/store.ts";
 import { checkSeal } from "../../jail/index.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
 import { WarmPool } from "../../pool/pool.ts";
 import type { RunResult } from "../../types.ts";
-import type { Engine, EngineFactory, EngineSession } from "../engine.ts";
-import { permissionFlag } from "./launch.ts";
+import type { Engine, EngineFactory } from "../engine.ts";
+import { permissionFlag, sidecarFiles } from "./launch.ts";
+import { PyodideSession, type SessionHost } from "./session.ts";
 import { SidecarProcess, type SidecarStartOptions } from "./sidecar-client.ts";
 import { evictedEvent, type Eviction } from "../../setup/cache.ts";
 import { leasedLibrary, type InstalledLibrary } from "../../setup/library.ts";
@@ -26,6 +35,7 @@ import {
   getSnapshot,
   loadSnapshot,
   snapshotBuildEstimateMs,
+  snapshotKey,
   type Snapshot,
   type SnapshotRejection,
 } from "./snapshot.ts";
@@ -39,6 +49,10 @@ export class PyodideEngine implements Engine {
   readonly #options: ResolvedOptions;
   readonly #inFlight = new InFlight();
   readonly #sessions = new Set<PyodideSession>();
+  /** Sessions holding a sidecar and not running: who gives one back when every sidecar is busy. */
+  readonly #idleHolders = new Set<PyodideSession>();
+  readonly store: SessionStore;
+  #header: Omit<SnapshotHeader, "createdAt"> | undefined;
   #closed = false;
   /** Sidecars started so far (pool members and sessions): a reset reuses one, a recycle starts one. */
   sidecarsStarted = 0;
@@ -67,6 +81,7 @@ export class PyodideEngine implements Engine {
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
+    this.store = options.sessions.store ?? new MemorySessionStore();
     this.library = options.python.packages ? leasedLibrary() : undefined;
     // Checked against setup's record while the first sidecar starts; no run is served before it
     // passed (IntegrityError naming the file otherwise): never a silent use.
@@ -188,7 +203,7 @@ export class PyodideEngine implements Engine {
       await this.libraryChecked;
       let sidecar: SidecarProcess;
       try {
-        sidecar = await this.pool.acquire(request.signal);
+        sidecar = await this.acquire(request.signal);
       } catch (error) {
         // Aborted while waiting for a sidecar: a result like any other abort, not a throw.
         if (request.signal?.aborted) return abortedWhileQueued(started);
@@ -218,12 +233,116 @@ export class PyodideEngine implements Engine {
     return this.#inFlight.track(work);
   }
 
-  async openSession(): Promise<EngineSession> {
+  /**
+   * A pool sidecar; when every one is busy and some session only holds one between runs, the least
+   * recently used such session is evicted first (its state goes to the store) so nobody waits on it.
+   */
+  async acquire(signal?: AbortSignal): Promise<SidecarProcess> {
+    const stats = this.pool.stats;
+    if (stats.idle === 0 && stats.busy >= this.#options.python.pool) {
+      let victim: PyodideSession | undefined;
+      for (const s of this.#idleHolders) if (!victim || s.lastUsed < victim.lastUsed) victim = s;
+      if (victim) {
+        this.#idleHolders.delete(victim);
+        await victim.evict().catch(() => false);
+      }
+    }
+    return this.pool.acquire(signal);
+  }
+
+  /** What a snapshot of this engine says it is, and what one must say to resume here. */
+  async snapshotHeader(): Promise<Omit<SnapshotHeader, "createdAt">> {
+    if (this.#header) return this.#header;
+    await this.libraryChecked;
+    const files = sidecarFiles();
+    const version = (JSON.parse(readFileSync(join(files.pyodideDir, "package.json"), "utf8")) as { version: string })
+      .version;
+    const { limits } = this.#options;
+    this.#header = {
+      engine: "pyodide",
+      language: "python",
+      engineVersion: String(version),
+      // The snapshot key: Pyodide, the sidecar's files and the package library. A sidecar also checks
+      // the record's checkpoint digest, so a cold-started engine refuses a snapshot-started one's.
+      lock: snapshotKey(this.library, files),
+      limits: { ...limits },
+    };
+    return this.#header;
+  }
+
+  #sessionHost(): SessionHost {
+    const o = this.#options;
+    const processMemoryMb = Math.max(MIN_PROCESS_MEMORY_MB, o.limits.memoryMb);
+    return {
+      acquire: (signal) => this.acquire(signal),
+      release: (sidecar, reusable) => {
+        // The same accounting as a stateless run's reset.
+        if (reusable) this.#countReset(sidecar, true);
+        this.pool.release(sidecar, reusable);
+      },
+      header: () => this.snapshotHeader(),
+      key: o.sessions.key,
+      maxSnapshotBytes: o.sessions.maxSnapshotBytes,
+      maxStateBytes: (processMemoryMb + 64) * 1024 * 1024,
+      idleMs: o.sessions.idleMs,
+      store: this.store,
+      limits: o.limits,
+      emit: o.emit,
+      idle: (session, idle) => {
+        if (idle) this.#idleHolders.add(session);
+        else this.#idleHolders.delete(session);
+      },
+      closed: (session) => {
+        this.#sessions.delete(session);
+        this.#idleHolders.delete(session);
+      },
+    };
+  }
+
+  async openSession(): Promise<PyodideSession> {
     if (this.#closed) throw new ClosedError("python engine");
     await this.libraryChecked;
-    const sidecar = await this.startSidecar(true);
-    const session = new PyodideSession(sidecar, () => this.#sessions.delete(session));
+    const session = new PyodideSession(this.#sessionHost(), (s) => this.fork(s));
     this.#sessions.add(session);
+    return session;
+  }
+
+  /** A live session from an authenticated snapshot's state (loaded into a pool sidecar and proven). */
+  async resumeSession(state: Uint8Array, bytes: number): Promise<PyodideSession> {
+    if (this.#closed) throw new ClosedError("python engine");
+    const t0 = performance.now();
+    const session = await this.#start(state);
+    this.#emitResume(session, bytes, t0);
+    return session;
+  }
+
+  #emitResume(session: PyodideSession, bytes: number, t0: number): void {
+    this.#options.emit?.({
+      type: "session.resume",
+      engine: "pyodide",
+      session: session.id,
+      bytes,
+      ms: performance.now() - t0,
+    });
+  }
+
+  /** A new session holding a copy of `session`'s state: the record never leaves this process. */
+  async fork(session: PyodideSession): Promise<PyodideSession> {
+    const t0 = performance.now();
+    const record = await session.record();
+    const copy = await this.#start(record);
+    this.#emitResume(copy, record.length, t0);
+    return copy;
+  }
+
+  async #start(record: Uint8Array): Promise<PyodideSession> {
+    const session = await this.openSession();
+    try {
+      await session.start(record);
+    } catch (error) {
+      await session.close();
+      throw error;
+    }
     return session;
   }
 
@@ -235,6 +354,8 @@ export class PyodideEngine implements Engine {
     await this.#inFlight.drain();
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     await this.pool.close();
+    // A store the caller gave is the caller's to close (it may outlive this sandbox).
+    if (!this.#options.sessions.store) await this.store.close();
   }
 
   async destroy(): Promise<void> {
@@ -243,54 +364,6 @@ export class PyodideEngine implements Engine {
     await this.#snapshotBuild;
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     await this.pool.destroy();
-  }
-}
-
-/** One interpreter kept alive across runs, on purpose. Runs are served one at a time, in order. */
-export class PyodideSession implements EngineSession {
-  readonly #sidecar: SidecarProcess;
-  readonly #onClose: () => void;
-  #chain: Promise<unknown> = Promise.resolve();
-  #closed = false;
-
-  constructor(sidecar: SidecarProcess, onClose: () => void) {
-    this.#sidecar = sidecar;
-    this.#onClose = onClose;
-  }
-
-  run(request: ResolvedRequest): Promise<RunResult> {
-    if (this.#closed) return Promise.reject(new ClosedError("session"));
-    const next = this.#chain.then(async (): Promise<RunResult> => {
-      if (!this.#sidecar.alive || !this.#sidecar.idle) {
-        return {
-          ok: false,
-          error: {
-            kind: "crashed",
-            name: "SessionLostError",
-            message:
-              "this session's interpreter was stopped by an earlier timeout or crash; its state is gone. Open a new session",
-          },
-          language: "python",
-          stdout: "",
-          stderr: "",
-          outputTruncated: false,
-          files: [],
-          stats: { engine: "pyodide", wallMs: 0, outputBytes: 0 },
-        };
-      }
-      return this.#sidecar.run(request, true).result;
-    });
-    this.#chain = next.catch(() => undefined);
-    return next;
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#onClose();
-    await this.#chain;
-    this.#sidecar.kill();
-    await this.#sidecar.jail.exited;
   }
 }
 

@@ -45,6 +45,34 @@ export interface RunMessage {
    * every engine uses). Sent rather than built in the sidecar, which imports nothing from src/.
    */
   truncationMarker: string;
+  /** A session's run on a pool sidecar: no reset afterwards (the session keeps the interpreter). */
+  keep?: boolean;
+}
+
+/** A session's state as a record (sidecar/session-state.ts): answered with a `state` frame. */
+export interface SaveMessage {
+  t: "save";
+  id: number;
+}
+
+/**
+ * Puts a session's record into this pristine sidecar: `bytes` raw bytes follow the line. Answered with
+ * `loaded` (or `loaded` + `retire`, and the sidecar exits: nothing half-loaded is served).
+ */
+export interface LoadMessage {
+  t: "load";
+  id: number;
+  bytes: number;
+  /** The most the record may inflate to. */
+  maxBytes: number;
+  /** Filled in by the sidecar's channel: the raw bytes that followed. */
+  data?: Uint8Array;
+}
+
+/** The session is done with this sidecar: back to the checkpoint, proven; answered with `reset`. */
+export interface EndMessage {
+  t: "end";
+  id: number;
 }
 
 /** The host's answer to a `fetch` frame: `reply` is JSON text the sidecar hands to Python as it is. */
@@ -54,7 +82,7 @@ export interface NetReplyMessage {
   reply: string;
 }
 
-export type HostMessage = RunMessage | NetReplyMessage;
+export type HostMessage = RunMessage | NetReplyMessage | SaveMessage | LoadMessage | EndMessage;
 
 export interface ReadyMessage {
   t: "ready";
@@ -122,6 +150,23 @@ export interface RecycledMessage {
   retire?: string;
 }
 
+/** A `save`'s answer: `bytes` raw bytes of record follow, or `refused` says why there is none. */
+export interface StateMessage {
+  t: "state";
+  id: number;
+  bytes?: number;
+  refused?: string;
+  ms: number;
+}
+
+/** A `load`'s answer. With `retire`, the record was not (or not provably) loaded and the sidecar exits. */
+export interface LoadedMessage {
+  t: "loaded";
+  id: number;
+  ms: number;
+  retire?: string;
+}
+
 export interface FatalMessage {
   t: "fatal";
   message: string;
@@ -136,4 +181,12 @@ export interface FetchMessage {
 }
 
 export type SidecarMessage =
-  ReadyMessage | SnapshotMessage | OutputMessage | ResultMessage | RecycledMessage | FatalMessage | FetchMessage;
+  | ReadyMessage
+  | SnapshotMessage
+  | OutputMessage
+  | ResultMessage
+  | RecycledMessage
+  | FatalMessage
+  | FetchMessage
+  | StateMessage
+  | LoadedMessage;

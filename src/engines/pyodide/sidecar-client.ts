@@ -52,6 +52,17 @@ export interface SidecarTiming {
 
 type State = "starting" | "idle" | "busy" | "dead";
 
+/** What a `save` or `load` answered (sessions.ts of the engine turns it into errors). */
+export type ControlAnswer =
+  { ok: true; record?: Uint8Array; ms: number } | { ok: false; refused: string; retired: boolean };
+
+interface Control {
+  id: number;
+  kind: "save" | "load";
+  maxBytes: number;
+  resolve(answer: ControlAnswer): void;
+}
+
 interface Pending {
   id: number;
   request: ResolvedRequest;
@@ -74,6 +85,7 @@ export class SidecarProcess {
   #stderrTail = "";
   #afterRun: ((reusable: boolean) => void) | undefined;
   #exitReason: string | undefined;
+  #control: Control | undefined;
   /** How long the sidecar's last reset took (its own measure), for the engine's statistics. */
   lastResetMs: number | undefined;
 
@@ -175,6 +187,33 @@ export class SidecarProcess {
           return;
         }
         if (!message) return;
+        if (message.t === "state") {
+          // A record follows the line as raw bytes: read here, bounded, before the next line.
+          const c = this.#control;
+          if (!c || c.kind !== "save" || message.id !== c.id) {
+            this.#exitReason = "protocol violation: a state record nobody asked for";
+            this.kill();
+            return;
+          }
+          this.#control = undefined;
+          this.#state = "idle";
+          const ms = typeof message.ms === "number" && Number.isFinite(message.ms) ? message.ms : 0;
+          if (typeof message.refused === "string") {
+            c.resolve({ ok: false, refused: capField(message.refused, 1000, "reason"), retired: false });
+            continue;
+          }
+          const n = message.bytes;
+          if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0 || n > c.maxBytes) {
+            this.#exitReason = `protocol violation: a state record of ${String(n).slice(0, 20)} bytes (at most ${c.maxBytes})`;
+            c.resolve({ ok: false, refused: `the session's record is over ${c.maxBytes} bytes`, retired: true });
+            this.kill();
+            return;
+          }
+          const record = await this.#lines.bytes(n);
+          if (!record) return;
+          c.resolve({ ok: true, record, ms });
+          continue;
+        }
         this.#onMessage(message);
       }
     })().catch(() => this.kill()); // a reader that fails leaves a sidecar nobody can trust: it goes
@@ -235,6 +274,21 @@ export class SidecarProcess {
         );
         return;
       }
+      case "loaded": {
+        const c = this.#control;
+        if (!c || c.kind !== "load" || m.id !== c.id) return violation("a load answer nobody asked for");
+        this.#control = undefined;
+        const ms = typeof m.ms === "number" && Number.isFinite(m.ms) ? m.ms : 0;
+        if (typeof m.retire === "string") {
+          this.#exitReason = capField(m.retire, 1000, "reason");
+          c.resolve({ ok: false, refused: this.#exitReason, retired: true });
+          this.kill();
+          return;
+        }
+        this.#state = "idle";
+        c.resolve({ ok: true, ms });
+        return;
+      }
       case "fatal":
         this.#exitReason = typeof m.message === "string" ? m.message.slice(0, 1000) : "fatal";
         this.kill();
@@ -286,6 +340,7 @@ export class SidecarProcess {
           maxFileBytes: limits.maxFileBytes,
         },
         truncationMarker: truncationMarker(limits.maxOutputBytes),
+        ...(stateful ? { keep: true } : {}),
       };
       // The last rung of the deadline ladder, on the jail's own wall-clock kill (as the native tier
       // does): the in-sidecar interrupt had its chance. `exited.timedOut` is then the host's verdict.
@@ -322,6 +377,9 @@ export class SidecarProcess {
   #onExit(): void {
     const wasAlive = this.#state !== "dead";
     this.#state = "dead";
+    const c = this.#control;
+    this.#control = undefined;
+    c?.resolve({ ok: false, refused: this.#exitReason ?? "the sidecar exited", retired: true });
     const p = this.#pending;
     if (p) {
       this.jail.exited.then(
@@ -403,6 +461,55 @@ export class SidecarProcess {
       files: files.files,
       stats,
     };
+  }
+
+  /**
+   * The session state this sidecar holds, as a record (at most `maxBytes`), or why there is none. The
+   * record is the sidecar's word: the resume path treats it as untrusted (it is checked in the sidecar
+   * that loads it, and proven there).
+   */
+  save(maxBytes: number): Promise<ControlAnswer> {
+    return this.#controlOp("save", maxBytes, (id) => JSON.stringify({ t: "save", id }) + "\n");
+  }
+
+  /** Loads a record into this pristine sidecar; on any failure the sidecar has retired (nothing half-loaded). */
+  load(record: Uint8Array, maxBytes: number): Promise<ControlAnswer> {
+    return this.#controlOp("load", maxBytes, (id) => {
+      this.jail.child.stdin.write(JSON.stringify({ t: "load", id, bytes: record.length, maxBytes }) + "\n");
+      this.jail.child.stdin.write(record);
+      return undefined;
+    });
+  }
+
+  /** The session is done: the sidecar resets to its checkpoint and proves it (true: reusable). */
+  end(): Promise<boolean> {
+    if (this.#state !== "idle") return Promise.resolve(false);
+    this.#state = "busy";
+    const settled = new Promise<boolean>((resolve) => (this.#afterRun = resolve));
+    this.jail.setDeadline(RESET_DEADLINE_MS);
+    this.jail.child.stdin.write(JSON.stringify({ t: "end", id: this.#nextId++ }) + "\n");
+    return settled;
+  }
+
+  #controlOp(
+    kind: Control["kind"],
+    maxBytes: number,
+    frame: (id: number) => string | undefined,
+  ): Promise<ControlAnswer> {
+    if (this.#state !== "idle")
+      return Promise.resolve({ ok: false, refused: `the sidecar is ${this.#state}`, retired: !this.alive });
+    this.#state = "busy";
+    const id = this.#nextId++;
+    // Bounded like a reset: a sidecar that never answers is killed, and the answer is a failure.
+    this.jail.setDeadline(RESET_DEADLINE_MS);
+    const answer = new Promise<ControlAnswer>((resolve) => {
+      this.#control = { id, kind, maxBytes, resolve };
+    });
+    const line = frame(id);
+    if (line !== undefined) this.jail.child.stdin.write(line);
+    return answer.finally(() => {
+      if (this.alive) this.jail.setDeadline(undefined);
+    });
   }
 
   /** SIGKILLs the sidecar (the whole jail). Idempotent. */

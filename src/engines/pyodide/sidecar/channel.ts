@@ -53,6 +53,8 @@ let snapshot: Uint8Array | undefined;
 let snapshotReceived = false;
 let initDelivered = false;
 const queue: HostMessage[] = [];
+/** A `load` line whose raw bytes are still arriving. */
+let loading: (HostMessage & { t: "load" }) | undefined;
 let wake: (() => void) | undefined;
 
 function joined(): Buffer {
@@ -94,6 +96,14 @@ function pump(): void {
       snapshotReceived = true;
       continue;
     }
+    if (loading) {
+      if (buffered < loading.bytes) return;
+      loading.data = new Uint8Array(joined().subarray(0, loading.bytes));
+      consume(loading.bytes);
+      queue.push(loading);
+      loading = undefined;
+      continue;
+    }
     if (buffered === 0) return;
     const all = joined();
     const newline = all.indexOf(10);
@@ -104,7 +114,9 @@ function pump(): void {
       init = JSON.parse(line) as InitMessage;
       continue;
     }
-    queue.push(JSON.parse(line) as HostMessage);
+    const message = JSON.parse(line) as HostMessage;
+    if (message.t === "load") loading = message;
+    else queue.push(message);
   }
 }
 
@@ -115,6 +127,7 @@ export function listen(): void {
     buffered += chunk.length;
     // While the snapshot streams in, only look once it is all here.
     if (init && !snapshotReceived && init.snapshotFd === undefined && buffered < init.snapshotBytes) return;
+    if (loading && buffered < loading.bytes) return;
     pump();
     wake?.();
   });

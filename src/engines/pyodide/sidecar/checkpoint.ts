@@ -462,7 +462,7 @@ function hiwireSlotInfo(M: PyodideModule): number[] {
 // again. Nothing can write to the memory in between: the sidecar is one thread, the guest is not
 // running, and this is the last step of the reset that calls into WASM (restoreCheckpoint runs it
 // after everything else that might), so the whole range equals the checkpoint when it returns.
-const MEMORY_BLOCK = 64 * 1024;
+export const MEMORY_BLOCK = 64 * 1024;
 const ZERO_BLOCK = Buffer.alloc(MEMORY_BLOCK);
 
 /** The memory at the checkpoint: its size, and each block's bytes (undefined: all zeros). */
@@ -594,6 +594,32 @@ export function restoreCheckpoint(M: PyodideModule, cp: Checkpoint): string | un
   const moduleStill = moduleChanged ? moduleDifference(M, cp.module) : undefined;
   if (moduleStill) return `the reset did not bring back ${moduleStill}`;
   return fsChanged ? fsDifference(M, cp) : undefined;
+}
+
+/**
+ * Why the interpreter's JS-side state no longer equals the checkpoint's, in the parts a session record
+ * cannot carry (see session-state.ts), or undefined: then the linear memory, the file system and the
+ * cwd are the whole of what differs.
+ */
+export function portabilityProblem(M: PyodideModule, cp: Checkpoint): string | undefined {
+  const slots = hiwireSlotInfo(M);
+  for (let i = 0; i < slots.length; i++) {
+    if (slots[i] !== cp.hiwireSlots[i])
+      return "the session holds JavaScript references (Pyodide's reference table changed)";
+  }
+  for (let i = 0; i < cp.hiwire.length; i++) {
+    if (!Object.is(M.__hiwire_get(i), cp.hiwire[i])) return `the session changed JavaScript reference ${i}`;
+  }
+  const table = tableDifference(M.wasmTable, cp.table);
+  if (table) return `the session changed the function table (${table})`;
+  if (Object.keys(M.LDSO.loadedLibsByName).length !== cp.libraries)
+    return "the session loaded a dynamic library (a compiled extension module)";
+  const tampered = realmChanged(cp.realm);
+  if (tampered) return tampered;
+  const streams = M.FS.streams;
+  if (streams.length > cp.fs.streams.length || streams.some((s, fd) => s !== cp.fs.streams[fd]))
+    return "the session holds open files; close them first";
+  return undefined;
 }
 
 /** The first recorded file byte or fingerprint value that differs, or undefined. */

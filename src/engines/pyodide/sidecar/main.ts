@@ -38,6 +38,7 @@ import {
   type PyodideAPI,
   type PyProxyFn,
 } from "./runtime.ts";
+import { applyState, captureState, checkpointDigest, recordPristineTree } from "./session-state.ts";
 import { cancelPendingTimers, trackTimers } from "./timers.ts";
 
 const started = performance.now();
@@ -149,6 +150,7 @@ async function main(dir: string, harness: string): Promise<void> {
   const checkpointStart = performance.now();
   dropUnusedWebGlobals();
   const checkpoint = stateful ? undefined : takeCheckpoint(M);
+  if (checkpoint) recordPristineTree(M, checkpoint);
   // The snapshot (30 MB) and load-time garbage are unreachable now; an idle process would keep them
   // mapped until some later allocation triggers a collection, so collect once — off the first run's
   // path: when the sidecar has been idle a moment, or after the first run's reset (before it says
@@ -163,6 +165,9 @@ async function main(dir: string, harness: string): Promise<void> {
     gc?.();
   };
   idleTimer(collectOnce, IDLE_GC_MS);
+  // The checkpoint's digest (what session records are relative to) is hashed once, when idle, so the
+  // first session resumed here does not wait for it.
+  if (checkpoint) idleTimer(() => running || checkpointDigest(checkpoint), IDLE_GC_MS * 2);
   send({
     t: "ready",
     startMs: performance.now() - started,
@@ -175,21 +180,56 @@ async function main(dir: string, harness: string): Promise<void> {
     fromSnapshot: init.snapshotBytes > 0,
   });
 
+  /** Back to the checkpoint, proven, and said; a sidecar that cannot prove it exits (the host replaces it). */
+  const reset = (id: number) => {
+    const t0 = performance.now();
+    cancelPendingTimers();
+    const problem = checkpoint ? restoreCheckpoint(M, checkpoint) : "this sidecar has no checkpoint";
+    const ms = performance.now() - t0;
+    if (!problem) collectOnce();
+    send({ t: "reset", id, ms, ...(problem ? { retire: problem } : {}) });
+    if (problem) process.exit(0);
+    held = false;
+  };
+  // A session holds this pool sidecar between `load` (or its first kept run) and `end`: its runs keep
+  // their state, and it may be saved as a record (session-state.ts).
+  let held = false;
   for (;;) {
     const message = await nextMessage();
-    if (message === "init" || message.t !== "run") continue;
-    running = true;
-    runOne(py, start, message, stateful);
-    running = false;
-    if (checkpoint) {
+    if (message === "init") continue;
+    if (message.t === "save") {
       const t0 = performance.now();
-      cancelPendingTimers();
-      const problem = restoreCheckpoint(M, checkpoint);
+      const record = checkpoint ? captureState(M, checkpoint) : "this sidecar has no checkpoint";
       const ms = performance.now() - t0;
-      if (!problem) collectOnce();
-      send({ t: "reset", id: message.id, ms, ...(problem ? { retire: problem } : {}) });
-      if (problem) process.exit(0);
+      if (typeof record === "string") send({ t: "state", id: message.id, refused: record, ms });
+      else {
+        send({ t: "state", id: message.id, bytes: record.length, ms });
+        writeAll(record);
+      }
+      continue;
     }
+    if (message.t === "load") {
+      const t0 = performance.now();
+      const problem =
+        !checkpoint || held || !message.data
+          ? "a record can only be loaded into a pristine pool sidecar"
+          : applyState(M, checkpoint, message.data, message.maxBytes);
+      send({ t: "loaded", id: message.id, ms: performance.now() - t0, ...(problem ? { retire: problem } : {}) });
+      if (problem) process.exit(0);
+      held = true;
+      continue;
+    }
+    if (message.t === "end") {
+      reset(message.id);
+      continue;
+    }
+    if (message.t !== "run") continue;
+    running = true;
+    const keep = stateful || message.keep === true;
+    runOne(py, start, message, keep);
+    running = false;
+    if (message.keep) held = true;
+    else if (checkpoint) reset(message.id);
   }
 }
 

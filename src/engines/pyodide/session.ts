@@ -1,0 +1,275 @@
+// A Python session on Pyodide: state that lives in a pool sidecar while it is used, and in a store as
+// an authenticated snapshot while it is not.
+//
+// - Open: nothing starts. A new session *is* the checkpoint every pool sidecar already holds, so its
+//   first run takes an idle pool sidecar and runs with `keep` (no reset afterwards): no sidecar boot.
+// - Held: between runs the session keeps its sidecar, until it is idle for `sessions.idleMs`, another
+//   run finds every pool sidecar busy (the least recently used idle session gives its own back), or it
+//   closes. Giving it back: the state is saved as a record (sidecar/session-state.ts), sealed
+//   (sessions/blob.ts) into the store, and the sidecar resets to its checkpoint and proves it — exactly
+//   as after a stateless run — before the pool hands it to anyone else.
+// - Next run of an evicted session: a pristine pool sidecar loads the record and proves it.
+// A session whose state cannot move (an open file, a loaded C extension) keeps its sidecar; snapshot()
+// then throws SnapshotUnsupportedError naming why.
+
+import { randomBytes } from "node:crypto";
+import { ClosedError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../errors.ts";
+import type { EventInput } from "../../events.ts";
+import type { ResolvedRequest } from "../../options.ts";
+import { openSnapshot, sealSnapshot, type SnapshotHeader } from "../../sessions/blob.ts";
+import type { SessionStore } from "../../sessions/store.ts";
+import type { Limits, RunResult } from "../../types.ts";
+import type { EngineSession } from "../engine.ts";
+import type { ControlAnswer, SidecarProcess } from "./sidecar-client.ts";
+
+/** What a session needs of its engine. */
+export interface SessionHost {
+  acquire(signal?: AbortSignal): Promise<SidecarProcess>;
+  release(sidecar: SidecarProcess, reusable: boolean): void;
+  /** The header a snapshot of this engine carries (its engine, version and lock). */
+  header(): Promise<Omit<SnapshotHeader, "createdAt">>;
+  key: Uint8Array;
+  maxSnapshotBytes: number;
+  /** The most a record may inflate to inside a sidecar. */
+  maxStateBytes: number;
+  idleMs: number | false;
+  store: SessionStore;
+  limits: Limits;
+  emit: ((event: EventInput) => void) | undefined;
+  /** Called when the session holds a sidecar and is idle (true) or stops being so (false). */
+  idle(session: PyodideSession, idle: boolean): void;
+  closed(session: PyodideSession): void;
+}
+
+function lost(message: string): RunResult {
+  return {
+    ok: false,
+    error: { kind: "crashed", name: "SessionLostError", message },
+    language: "python",
+    stdout: "",
+    stderr: "",
+    outputTruncated: false,
+    files: [],
+    stats: { engine: "pyodide", wallMs: 0, outputBytes: 0 },
+  };
+}
+
+export class PyodideSession implements EngineSession {
+  readonly id = randomBytes(16).toString("hex");
+  readonly #host: SessionHost;
+  #sidecar: SidecarProcess | undefined;
+  /** The state is in the store under `id` (evicted), not in a sidecar. */
+  #stored = false;
+  #lostReason: string | undefined;
+  #chain: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  #timer: NodeJS.Timeout | undefined;
+  /** performance.now() of the last run's end (the eviction order). */
+  lastUsed = performance.now();
+
+  readonly #fork: (session: PyodideSession) => Promise<PyodideSession>;
+
+  constructor(host: SessionHost, fork: (session: PyodideSession) => Promise<PyodideSession>) {
+    this.#host = host;
+    this.#fork = fork;
+  }
+
+  /** A new session holding a copy of this one's state (the copy never leaves this process). */
+  fork(): Promise<PyodideSession> {
+    if (this.#closed) return Promise.reject(new ClosedError("session"));
+    return this.#fork(this);
+  }
+
+  /** Whether the session holds a sidecar now (tests and the bench look). */
+  get resident(): boolean {
+    return this.#sidecar !== undefined;
+  }
+
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    this.#unidle();
+    const next = this.#chain.then(work);
+    this.#chain = next.catch(() => undefined).then(() => this.#becomeIdle());
+    return next;
+  }
+
+  #unidle(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#host.idle(this, false);
+  }
+
+  #becomeIdle(): void {
+    if (this.#closed || !this.#sidecar) return;
+    if (!this.#sidecar.alive) {
+      // Killed by a timeout or crash: its pool slot goes back now, not when the session next runs.
+      this.#host.release(this.#sidecar, false);
+      this.#sidecar = undefined;
+      this.#lostReason =
+        "this session's interpreter was stopped by an earlier timeout or crash; its state is gone. Open a new session";
+      return;
+    }
+    this.lastUsed = performance.now();
+    this.#host.idle(this, true);
+    const ms = this.#host.idleMs;
+    if (ms !== false) {
+      this.#timer = setTimeout(() => void this.evict().catch(() => undefined), ms);
+      this.#timer.unref();
+    }
+  }
+
+  /** A pristine pool sidecar holding this session's state (loaded from the store when it was evicted). */
+  async #ensure(signal?: AbortSignal): Promise<SidecarProcess | undefined> {
+    if (this.#sidecar?.alive && this.#sidecar.idle) return this.#sidecar;
+    if (this.#sidecar) {
+      // Killed by an earlier timeout or crash: its state is gone (as for any session).
+      this.#host.release(this.#sidecar, false);
+      this.#sidecar = undefined;
+      this.#lostReason =
+        "this session's interpreter was stopped by an earlier timeout or crash; its state is gone. Open a new session";
+    }
+    if (this.#lostReason) return undefined;
+    const sidecar = await this.#host.acquire(signal);
+    if (this.#stored) {
+      const blob = await this.#host.store.get(this.id);
+      if (!blob) {
+        this.#host.release(sidecar, true);
+        this.#lostReason = "this session's snapshot is no longer in the session store";
+        return undefined;
+      }
+      const t0 = performance.now();
+      let state: Uint8Array;
+      try {
+        ({ state } = openSnapshot(this.#host.key, blob, this.#host.maxSnapshotBytes, await this.#host.header()));
+      } catch (error) {
+        // Nothing reached the sidecar: it is still pristine.
+        this.#host.release(sidecar, true);
+        this.#lostReason = `this session could not be resumed from the store: ${(error as Error).message}`;
+        return undefined;
+      }
+      try {
+        await this.#load(sidecar, state);
+      } catch (error) {
+        this.#lostReason = `this session could not be resumed from the store: ${(error as Error).message}`;
+        return undefined;
+      }
+      this.#stored = false;
+      await this.#host.store.delete(this.id);
+      this.#emit("session.resume", blob.length, performance.now() - t0);
+    }
+    this.#sidecar = sidecar;
+    return sidecar;
+  }
+
+  /** Loads a record into `sidecar`, which is given back (retired, on failure: nothing half-loaded stays). */
+  async #load(sidecar: SidecarProcess, state: Uint8Array): Promise<void> {
+    const answer = await sidecar.load(state, this.#host.maxStateBytes);
+    if (answer.ok) return;
+    this.#host.release(sidecar, false);
+    const reason = /another engine checkpoint/.test(answer.refused) ? "lock" : "corrupt";
+    throw new SnapshotRejectedError(reason, answer.refused);
+  }
+
+  /** Starts this (new) session from a record: loaded now, so a bad one is refused to the caller now. */
+  async start(state: Uint8Array): Promise<void> {
+    const sidecar = await this.#host.acquire();
+    await this.#load(sidecar, state);
+    this.#sidecar = sidecar;
+    this.#becomeIdle();
+  }
+
+  run(request: ResolvedRequest): Promise<RunResult> {
+    if (this.#closed) return Promise.reject(new ClosedError("session"));
+    return this.#serial(async () => {
+      const sidecar = await this.#ensure(request.signal);
+      if (!sidecar) return lost(this.#lostReason ?? "this session's state is gone");
+      return sidecar.run(request, true).result;
+    });
+  }
+
+  /** The session's state as a raw record (for fork), or a typed error saying why there is none. */
+  #saveRecord(): Promise<{ record: Uint8Array; ms: number }> {
+    return this.#serial(async () => {
+      const sidecar = await this.#ensure();
+      if (!sidecar) throw new SnapshotUnsupportedError("state", this.#lostReason ?? "this session's state is gone");
+      const answer: ControlAnswer = await sidecar.save(this.#host.maxStateBytes);
+      if (!answer.ok) {
+        if (answer.retired) {
+          this.#host.release(sidecar, false);
+          this.#sidecar = undefined;
+        }
+        throw new SnapshotUnsupportedError("state", `this session cannot be snapshotted: ${answer.refused}`);
+      }
+      return { record: answer.record!, ms: answer.ms };
+    });
+  }
+
+  /** An authenticated snapshot of the session (it carries on, unchanged). */
+  async snapshot(): Promise<Uint8Array> {
+    if (this.#closed) throw new ClosedError("session");
+    const t0 = performance.now();
+    const { record } = await this.#saveRecord();
+    const blob = sealSnapshot(this.#host.key, { ...(await this.#host.header()), createdAt: Date.now() }, record);
+    this.#emit("session.snapshot", blob.length, performance.now() - t0);
+    return blob;
+  }
+
+  /** The raw record, for a fork in this process (no sealing: it never leaves memory). */
+  async record(): Promise<Uint8Array> {
+    if (this.#closed) throw new ClosedError("session");
+    const t0 = performance.now();
+    const { record } = await this.#saveRecord();
+    this.#emit("session.snapshot", record.length, performance.now() - t0);
+    return record;
+  }
+
+  /**
+   * Gives the sidecar back: the state goes to the store, the sidecar resets (proven) into the pool.
+   * A session whose state cannot move keeps its sidecar (false).
+   */
+  evict(): Promise<boolean> {
+    if (this.#closed) return Promise.resolve(false);
+    return this.#serial(async () => {
+      const sidecar = this.#sidecar;
+      if (!sidecar) return false;
+      const t0 = performance.now();
+      if (!sidecar.alive || !sidecar.idle) return false;
+      const answer = await sidecar.save(this.#host.maxStateBytes);
+      if (!answer.ok) {
+        this.#emit("session.evicted", 0, performance.now() - t0, answer.refused);
+        if (answer.retired) {
+          this.#host.release(sidecar, false);
+          this.#sidecar = undefined;
+          this.#lostReason = `this session's interpreter stopped while it was saved: ${answer.refused}`;
+        }
+        return false;
+      }
+      const blob = sealSnapshot(
+        this.#host.key,
+        { ...(await this.#host.header()), createdAt: Date.now() },
+        answer.record!,
+      );
+      await this.#host.store.put(this.id, blob);
+      this.#stored = true;
+      this.#sidecar = undefined;
+      this.#host.release(sidecar, await sidecar.end());
+      this.#emit("session.evicted", blob.length, performance.now() - t0);
+      return true;
+    });
+  }
+
+  #emit(type: "session.snapshot" | "session.resume" | "session.evicted", bytes: number, ms: number, error?: string) {
+    this.#host.emit?.({ type, engine: "pyodide", session: this.id, bytes, ms, ...(error ? { error } : {}) });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unidle();
+    this.#host.closed(this);
+    await this.#chain;
+    const sidecar = this.#sidecar;
+    this.#sidecar = undefined;
+    if (sidecar) this.#host.release(sidecar, sidecar.alive && (await sidecar.end()));
+    if (this.#stored) await this.#host.store.delete(this.id);
+  }
+}

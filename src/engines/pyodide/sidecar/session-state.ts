@@ -1,0 +1,515 @@
+// A session's state as bytes, relative to this sidecar's checkpoint: what `session.snapshot()` takes
+// and what a resume puts into a pristine sidecar. Part of the sidecar process (node: builtins and its
+// own folder only).
+//
+// What moves, and why that is the whole state. The checkpoint's inventory (checkpoint.ts) splits the
+// interpreter in two: state in the WASM linear memory plus the file system and the cwd, which are data
+// and move; and JS-side state that cannot move (JS references Python holds, the function table,
+// dynamic libraries, the realm's built-ins, open file streams). A session may be saved only while the
+// second half still equals the checkpoint — then the target sidecar's own checkpoint supplies it — and
+// anything else is refused with the reason (a session that loaded a C extension library, or holds an
+// open file, stays where it is). Module's own properties are caches the reset rebuilds, not state.
+//
+// The record: zstd( u32 header length | header JSON | memory blocks | file bytes ). Memory blocks are
+// those that differ from the checkpoint's, each stored XOR the checkpoint's block; files are every MEMFS node whose path, kind, mode,
+// mtime or bytes differ from the checkpoint's, and the checkpoint's paths that are gone. A resume
+// rebuilds from the record and then proves it: the memory compared block by block with what the
+// record says it must hold, and the state captured again from the live interpreter must describe the
+// same file system and cwd, field for field. Anything else retires the sidecar.
+//
+// A record that comes back is hostile input even after the host authenticated it (the sidecar that
+// produced it ran guest code), so every field is bounded here before it touches the interpreter.
+
+import { createHash } from "node:crypto";
+import { constants as zlib, zstdCompressSync, zstdDecompressSync } from "node:zlib";
+import {
+  fileBytes,
+  MEMORY_BLOCK,
+  portabilityProblem,
+  restoreMemory,
+  type Checkpoint,
+  type EmscriptenFSNode,
+  type PyodideModule,
+} from "./checkpoint.ts";
+import { memory } from "./limits.ts";
+
+const FORMAT = 1;
+const S_IFMT = 0o170000;
+const S_IFDIR = 0o040000;
+const S_IFREG = 0o100000;
+const S_IFLNK = 0o120000;
+const MAX_HEADER = 16 << 20;
+const MAX_PATH = 4096;
+const MAX_NODES = 100_000;
+/** The WASM32 address space: no memory record may claim more. */
+const MAX_MEMORY = 4 * 1024 * 1024 * 1024;
+/** Not part of a session's state: devices and the kernel's views are the sidecar's own. */
+const SKIPPED = /^\/(dev|proc)(\/|$)/;
+
+interface FsEntry {
+  /** Absolute path. */
+  p: string;
+  /** d: directory, f: regular file, l: symbolic link. */
+  k: "d" | "f" | "l";
+  m: number;
+  t: number;
+  /** A file's length in bytes (its bytes follow in the payload). */
+  n?: number;
+  /** A link's target. */
+  l?: string;
+}
+interface Header {
+  v: number;
+  base: string;
+  size: number;
+  sp: number;
+  cwd: string;
+  blocks: number[];
+  remove: string[];
+  nodes: FsEntry[];
+}
+
+interface PristineNode {
+  node: EmscriptenFSNode;
+  mode: number;
+  mtime: number;
+  bytes?: Uint8Array;
+}
+const pristineTrees = new WeakMap<Checkpoint, Map<string, PristineNode>>();
+const digests = new WeakMap<Checkpoint, string>();
+
+/** Records the checkpoint's file tree by path; called right after the checkpoint, while it is pristine. */
+export function recordPristineTree(M: PyodideModule, cp: Checkpoint): void {
+  const tree = new Map<string, PristineNode>();
+  for (const [p, node] of memfsTree(M)) {
+    const bytes = FSisFile(node.mode) ? fileBytes(node)?.slice() : undefined;
+    tree.set(p, { node, mode: node.mode, mtime: mtimeOf(node), ...(bytes ? { bytes } : {}) });
+  }
+  pristineTrees.set(cp, tree);
+}
+
+function pristineTree(cp: Checkpoint): Map<string, PristineNode> {
+  const tree = pristineTrees.get(cp);
+  if (!tree) throw new Error("the checkpoint's file tree was not recorded");
+  return tree;
+}
+
+/** A digest of what a record is relative to: two sidecars may exchange records only when these match. */
+export function checkpointDigest(cp: Checkpoint): string {
+  const known = digests.get(cp);
+  if (known) return known;
+  const h = createHash("sha256");
+  h.update(`${cp.memory.size}:${cp.stackPointer}:${pristineTree(cp).size}:`);
+  cp.memory.blocks.forEach((b, i) => {
+    if (b) h.update(`${i};`).update(b);
+  });
+  const digest = h.digest("hex");
+  digests.set(cp, digest);
+  return digest;
+}
+
+function FSisFile(mode: number): boolean {
+  return (mode & S_IFMT) === S_IFREG;
+}
+function mtimeOf(node: EmscriptenFSNode): number {
+  const t = (node as unknown as { mtime?: unknown }).mtime;
+  return typeof t === "number" ? t : Number(t) || 0;
+}
+
+/** The MEMFS nodes by path (mounts of other file systems, /dev and /proc left out). */
+function memfsTree(M: PyodideModule): Map<string, EmscriptenFSNode> {
+  const out = new Map<string, EmscriptenFSNode>();
+  const FS = M.FS;
+  const walk = (node: EmscriptenFSNode, path: string) => {
+    if (SKIPPED.test(path) || (node.mount as { type?: unknown }).type !== M.MEMFS) return;
+    if (node.mounted) return; // a mount point: what is under it belongs to another file system
+    out.set(path || "/", node);
+    if (!FS.isDir(node.mode) || !node.contents || ArrayBuffer.isView(node.contents)) return;
+    for (const [name, child] of Object.entries(node.contents)) walk(child, `${path}/${name}`);
+  };
+  walk(FS.root, "");
+  return out;
+}
+
+function kindOf(mode: number): FsEntry["k"] | undefined {
+  const t = mode & S_IFMT;
+  return t === S_IFDIR ? "d" : t === S_IFREG ? "f" : t === S_IFLNK ? "l" : undefined;
+}
+
+interface Described {
+  header: Omit<Header, "v" | "base" | "size" | "sp" | "blocks">;
+  files: Uint8Array[];
+}
+
+/** The file system and cwd as differences from the checkpoint, or why they cannot be described. */
+function describeFs(M: PyodideModule, cp: Checkpoint): Described | string {
+  const pristine = pristineTree(cp);
+  const live = memfsTree(M);
+  const nodes: FsEntry[] = [];
+  const files: Uint8Array[] = [];
+  for (const [p, node] of live) {
+    const k = kindOf(node.mode);
+    if (!k) return `the session holds a special file (${p.slice(0, 200)}): only directories, files and links move`;
+    const n = node as unknown as { link?: unknown };
+    const mtime = mtimeOf(node);
+    const bytes = k === "f" ? (fileBytes(node) ?? new Uint8Array(0)) : undefined;
+    const before = pristine.get(p);
+    if (before && before.node === node && before.mode === node.mode && before.mtime === mtime) {
+      if (k !== "f" || (before.bytes && Buffer.compare(before.bytes, bytes!) === 0)) continue;
+    }
+    const entry: FsEntry = { p, k, m: node.mode, t: mtime };
+    if (k === "f") {
+      entry.n = bytes!.length;
+      files.push(bytes!);
+    }
+    if (k === "l") entry.l = String(n.link);
+    nodes.push(entry);
+  }
+  const remove: string[] = [];
+  for (const p of pristine.keys()) if (!live.has(p)) remove.push(p);
+  const cwd = String((M.FS as unknown as { cwd(): string }).cwd());
+  return { header: { cwd, remove, nodes }, files };
+}
+
+/** The session's state as a record, or why it cannot be taken (then nothing changed). */
+export function captureState(M: PyodideModule, cp: Checkpoint): Uint8Array | string {
+  const problem = portabilityProblem(M, cp);
+  if (problem) return problem;
+  const fs = describeFs(M, cp);
+  if (typeof fs === "string") return fs;
+
+  const heap = Buffer.from(M.HEAPU8.buffer, M.HEAPU8.byteOffset, M.HEAPU8.length);
+  const blocks: number[] = [];
+  const parts: Uint8Array[] = [];
+  for (let at = 0, i = 0; at < heap.length; at += MEMORY_BLOCK, i++) {
+    const end = Math.min(at + MEMORY_BLOCK, heap.length);
+    const want = at < cp.memory.size ? cp.memory.blocks[i] : undefined;
+    const same = want ? heap.compare(want, 0, end - at, at, end) === 0 : isZero(heap, at, end);
+    if (same) continue;
+    blocks.push(i);
+    // Stored as the difference from the checkpoint's block: a run changes a few bytes of most blocks
+    // it touches, so this is mostly zeros, which compress ~10x smaller and faster than the bytes.
+    parts.push(xorInto(Buffer.allocUnsafe(end - at), heap.subarray(at, end), want));
+  }
+  const header: Header = {
+    v: FORMAT,
+    base: checkpointDigest(cp),
+    size: heap.length,
+    sp: M.stackSave(),
+    blocks,
+    ...fs.header,
+  };
+  const json = Buffer.from(JSON.stringify(header), "utf8");
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(json.length);
+  return compress(Buffer.concat([length, json, ...parts, ...fs.files]));
+}
+
+const ZERO = Buffer.alloc(MEMORY_BLOCK);
+
+/** out = a XOR b (b undefined: a copy of a); returns out. */
+function xorInto(out: Buffer, a: Uint8Array, b: Uint8Array | undefined): Buffer {
+  if (!b) {
+    out.set(a);
+    return out;
+  }
+  if ((out.byteOffset | a.byteOffset | b.byteOffset) & 3) {
+    for (let i = 0; i < a.length; i++) out[i] = a[i]! ^ b[i]!;
+    return out;
+  }
+  // 32 bits at a time (the blocks are 64 KiB, 4-byte aligned in the heap and in fresh buffers).
+  const n = a.length >>> 2;
+  const o32 = new Uint32Array(out.buffer, out.byteOffset, n);
+  const a32 = new Uint32Array(a.buffer, a.byteOffset, n);
+  const b32 = new Uint32Array(b.buffer, b.byteOffset, n);
+  for (let i = 0; i < n; i++) o32[i] = a32[i]! ^ b32[i]!;
+  for (let i = n << 2; i < a.length; i++) out[i] = a[i]! ^ b[i]!;
+  return out;
+}
+
+// zstd at level 1: ~4x faster than deflate for the same size on this data (memory blocks).
+function compress(raw: Buffer): Buffer {
+  return zstdCompressSync(raw, { params: { [zlib.ZSTD_c_compressionLevel]: 1 } });
+}
+function isZero(heap: Buffer, at: number, end: number): boolean {
+  return heap.compare(ZERO, 0, end - at, at, end) === 0;
+}
+
+// ---- parsing: every field bounded before it is used ----
+
+function fail(what: string): never {
+  throw new Error(`the session record is malformed: ${what}`);
+}
+function int(v: unknown, max: number, what: string): number {
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0 || v > max) fail(what);
+  return v;
+}
+function path(v: unknown, what: string): string {
+  if (typeof v !== "string" || v.length === 0 || v.length > MAX_PATH || v[0] !== "/" || v.includes("\0")) fail(what);
+  if (
+    v !== "/" &&
+    v
+      .split("/")
+      .slice(1)
+      .some((s) => s === "" || s === "." || s === "..")
+  )
+    fail(what);
+  if (SKIPPED.test(v)) fail(`${what} (a device path)`);
+  return v;
+}
+
+function parse(record: Uint8Array, maxBytes: number): { header: Header; payload: Buffer } {
+  let raw: Buffer;
+  try {
+    raw = zstdDecompressSync(record, { maxOutputLength: maxBytes });
+  } catch (error) {
+    fail(`it does not inflate within ${maxBytes} bytes (${String((error as Error).message).slice(0, 100)})`);
+  }
+  if (raw.length < 4) fail("too short");
+  const headerLength = raw.readUInt32LE(0);
+  if (headerLength > MAX_HEADER || 4 + headerLength > raw.length) fail("its header length");
+  let h: Record<string, unknown>;
+  try {
+    h = JSON.parse(raw.subarray(4, 4 + headerLength).toString("utf8")) as Record<string, unknown>;
+  } catch {
+    fail("its header is not JSON");
+  }
+  if (typeof h !== "object" || h === null || Array.isArray(h)) fail("its header is not an object");
+  if (h.v !== FORMAT) fail("its format version");
+  if (typeof h.base !== "string" || !/^[0-9a-f]{64}$/.test(h.base)) fail("its base digest");
+  const size = int(h.size, MAX_MEMORY, "its memory size");
+  if (size % MEMORY_BLOCK !== 0) fail("its memory size is not whole blocks");
+  const sp = int(h.sp, size, "its stack pointer");
+  const blockCount = size / MEMORY_BLOCK;
+  if (!Array.isArray(h.blocks) || h.blocks.length > blockCount) fail("its block list");
+  let last = -1;
+  for (const b of h.blocks) {
+    const i = int(b, blockCount - 1, "a block index");
+    if (i <= last) fail("block indexes out of order");
+    last = i;
+  }
+  const cwd = path(h.cwd, "its cwd");
+  if (!Array.isArray(h.remove) || h.remove.length > MAX_NODES) fail("its removals");
+  h.remove.forEach((p) => path(p, "a removed path"));
+  if (!Array.isArray(h.nodes) || h.nodes.length > MAX_NODES) fail("its nodes");
+  let fileTotal = 0;
+  const nodes: FsEntry[] = h.nodes.map((item: unknown) => {
+    if (typeof item !== "object" || item === null) fail("a node");
+    const e = item as Record<string, unknown>;
+    const k = e.k;
+    if (k !== "d" && k !== "f" && k !== "l") fail("a node's kind");
+    const m = int(e.m, 0o177777, "a node's mode");
+    if (kindOf(m) !== k) fail("a node's mode does not match its kind");
+    const entry: FsEntry = { p: path(e.p, "a node's path"), k, m, t: int(e.t, 8.64e15, "a node's time") };
+    if (k === "f") {
+      entry.n = int(e.n, raw.length, "a file's length");
+      fileTotal += entry.n;
+    }
+    if (k === "l") {
+      if (typeof e.l !== "string" || e.l.length > MAX_PATH || e.l.includes("\0")) fail("a link's target");
+      entry.l = e.l;
+    }
+    return entry;
+  });
+  // A copy into its own buffer: 4-byte aligned for the XOR below (the header's length is arbitrary).
+  const body = raw.subarray(4 + headerLength);
+  const payload = Buffer.from(new Uint8Array(body.length).buffer);
+  body.copy(payload);
+  if (payload.length !== h.blocks.length * MEMORY_BLOCK + fileTotal) fail("its payload length");
+  const header: Header = {
+    v: FORMAT,
+    base: h.base,
+    size,
+    sp,
+    cwd,
+    blocks: h.blocks as number[],
+    remove: h.remove as string[],
+    nodes,
+  };
+  return { header, payload };
+}
+
+// ---- applying: rebuild from the record, then prove ----
+
+interface WritableFS {
+  ignorePermissions: boolean;
+  analyzePath(p: string, dontResolveLastLink?: boolean): { exists: boolean; object?: EmscriptenFSNode };
+  isDir(mode: number): boolean;
+  mkdir(p: string, mode: number): void;
+  rmdir(p: string): void;
+  unlink(p: string): void;
+  symlink(target: string, p: string): void;
+  writeFile(p: string, data: Uint8Array): void;
+  chmod(p: string, mode: number): void;
+  utime(p: string, atime: number, mtime: number): void;
+  chdir(p: string): void;
+  lookupPath(p: string, opts?: object): { node: EmscriptenFSNode };
+}
+
+function removeTree(FS: WritableFS, p: string): void {
+  // A link is removed, never followed: its target is not what the record names.
+  const found = FS.analyzePath(p, true);
+  if (!found.exists || !found.object) return;
+  const node = found.object;
+  if (FS.isDir(node.mode) && node.contents && !ArrayBuffer.isView(node.contents)) {
+    for (const name of Object.keys(node.contents)) removeTree(FS, `${p}/${name}`);
+    FS.rmdir(p);
+  } else FS.unlink(p);
+}
+
+/**
+ * Makes this pristine sidecar hold the session the record describes, and proves it. Returns why it
+ * could not (the caller retires the sidecar: a half-applied record is never served).
+ */
+export function applyState(M: PyodideModule, cp: Checkpoint, record: Uint8Array, maxBytes: number): string | undefined {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(record, maxBytes);
+  } catch (error) {
+    return String((error as Error).message);
+  }
+  const { header: h, payload } = parsed;
+  if (h.base !== checkpointDigest(cp)) return "the record was taken from another engine checkpoint";
+  const FS = M.FS as unknown as WritableFS;
+  try {
+    // Growing first: it calls into WASM (malloc, sbrk), which the memory copy below must come after.
+    if (M.HEAPU8.length < h.size) {
+      const saved = memory.capBytes;
+      memory.capBytes = Number.POSITIVE_INFINITY;
+      try {
+        const m = M as unknown as { _malloc(n: number): number; _free(p: number): void };
+        const p = m._malloc(h.size - M.HEAPU8.length);
+        if (p) m._free(p);
+      } finally {
+        memory.capBytes = saved;
+      }
+      if (M.HEAPU8.length < h.size) return `the memory could not grow to ${h.size} bytes`;
+    }
+    const saved = FS.ignorePermissions;
+    FS.ignorePermissions = true;
+    try {
+      for (const p of [...h.remove].sort((a, b) => b.length - a.length)) removeTree(FS, p);
+      let at = h.blocks.length * MEMORY_BLOCK;
+      for (const e of h.nodes) {
+        if (e.p === "/") {
+          if (e.k !== "d") return "the record makes the root something other than a directory";
+          FS.chmod("/", e.m);
+          continue;
+        }
+        const parentPath = e.p.slice(0, e.p.lastIndexOf("/")) || "/";
+        const parentAt = FS.lookupPath(parentPath, { follow: true }) as { node: EmscriptenFSNode; path?: string };
+        const parent = parentAt.node;
+        // A record never names a path through a link (the capture does not descend into links), so a
+        // parent that resolves elsewhere (a link planted by an earlier entry, into /dev or a mount) is
+        // refused rather than written through.
+        if (
+          parentAt.path !== parentPath ||
+          !FS.isDir(parent.mode) ||
+          (parent.mount as { type?: unknown }).type !== M.MEMFS ||
+          parent.mounted
+        )
+          return `a recorded path is not on the session's file system: ${e.p.slice(0, 200)}`;
+        const there = FS.analyzePath(e.p, true);
+        if (there.exists && there.object && kindOf(there.object.mode) !== e.k) removeTree(FS, e.p);
+        else if (there.exists && e.k === "l") FS.unlink(e.p);
+        if (e.k === "d" && !FS.analyzePath(e.p, true).exists) FS.mkdir(e.p, e.m);
+        if (e.k === "f") {
+          FS.writeFile(e.p, payload.subarray(at, at + e.n!));
+          at += e.n!;
+        }
+        if (e.k === "l") FS.symlink(e.l!, e.p);
+        else FS.chmod(e.p, e.m);
+      }
+      // Times last, children first: creating an entry touches its directory's time.
+      for (const e of [...h.nodes].reverse()) if (e.k !== "l") FS.utime(e.p, e.t, e.t);
+      FS.chdir(h.cwd);
+    } finally {
+      FS.ignorePermissions = saved;
+    }
+  } catch (error) {
+    return `the file system could not be rebuilt: ${String(error).slice(0, 200)}`;
+  }
+  // The memory last: nothing after this calls into WASM. First the checkpoint's bytes (and zeros past
+  // it), then the record's blocks over them.
+  const heap = Buffer.from(M.HEAPU8.buffer, M.HEAPU8.byteOffset, M.HEAPU8.length);
+  const base = restoreMemory(M.HEAPU8, cp.memory);
+  if ("failed" in base) return base.failed;
+  h.blocks.forEach((i, n) => {
+    const at = i * MEMORY_BLOCK;
+    xorInto(
+      heap.subarray(at, at + MEMORY_BLOCK),
+      payload.subarray(n * MEMORY_BLOCK, (n + 1) * MEMORY_BLOCK),
+      baseBlock(cp, i),
+    );
+  });
+  M.stackRestore(h.sp);
+  return proveState(M, cp, h, payload);
+}
+
+/** The checkpoint's block `i` (undefined: zeros, or past the checkpoint's memory). */
+function baseBlock(cp: Checkpoint, i: number): Buffer | undefined {
+  return i * MEMORY_BLOCK < cp.memory.size ? cp.memory.blocks[i] : undefined;
+}
+
+/** The proof: the live interpreter, described again, is what the record says, field for field. */
+function proveState(M: PyodideModule, cp: Checkpoint, h: Header, payload: Buffer): string | undefined {
+  if (M.stackSave() !== h.sp) return "the stack pointer did not come back";
+  // Every block outside the record was proven equal to the checkpoint by restoreMemory just before,
+  // and nothing has written to the memory since (one thread, no call into WASM in between): the
+  // recorded blocks are what is left to prove.
+  const heap = Buffer.from(M.HEAPU8.buffer, M.HEAPU8.byteOffset, M.HEAPU8.length);
+  const scratch = Buffer.allocUnsafe(MEMORY_BLOCK);
+  for (let n = 0; n < h.blocks.length; n++) {
+    const at = h.blocks[n]! * MEMORY_BLOCK;
+    const want = xorInto(
+      scratch,
+      payload.subarray(n * MEMORY_BLOCK, (n + 1) * MEMORY_BLOCK),
+      baseBlock(cp, h.blocks[n]!),
+    );
+    if (heap.compare(want, 0, MEMORY_BLOCK, at, at + MEMORY_BLOCK) !== 0)
+      return `the memory block at ${at} did not come back`;
+  }
+  return proveFs(M, cp, h, payload);
+}
+
+/**
+ * Every live path is either recorded (and then holds exactly the recorded kind, mode, time, bytes or
+ * target) or untouched since the checkpoint; every removed path is gone; the cwd is the recorded one.
+ */
+function proveFs(M: PyodideModule, cp: Checkpoint, h: Header, payload: Buffer): string | undefined {
+  const pristine = pristineTree(cp);
+  const live = memfsTree(M);
+  const recorded = new Map<string, { e: FsEntry; bytes?: Buffer }>();
+  let at = h.blocks.length * MEMORY_BLOCK;
+  for (const e of h.nodes) {
+    if (e.k === "f") {
+      recorded.set(e.p, { e, bytes: payload.subarray(at, at + e.n!) });
+      at += e.n!;
+    } else recorded.set(e.p, { e });
+  }
+  for (const [p, node] of live) {
+    const r = recorded.get(p);
+    const where = p.slice(0, 200);
+    if (r) {
+      const { e } = r;
+      if (kindOf(node.mode) !== e.k || node.mode !== e.m) return `the file node ${where} did not come back`;
+      if (e.k !== "l" && mtimeOf(node) !== e.t) return `the time of ${where} did not come back`;
+      if (e.k === "l" && String((node as unknown as { link?: unknown }).link) !== e.l)
+        return `the link ${where} did not come back`;
+      if (e.k === "f" && Buffer.compare(fileBytes(node) ?? new Uint8Array(0), r.bytes!) !== 0)
+        return `the bytes of ${where} did not come back`;
+      continue;
+    }
+    const before = pristine.get(p);
+    if (!before || before.node !== node || before.mode !== node.mode || before.mtime !== mtimeOf(node))
+      return `${where} is neither in the record nor as the checkpoint left it`;
+    if (before.bytes && Buffer.compare(before.bytes, fileBytes(node) ?? new Uint8Array(0)) !== 0)
+      return `${where} is neither in the record nor as the checkpoint left it`;
+  }
+  for (const p of recorded.keys()) if (!live.has(p)) return `${p.slice(0, 200)} did not come back`;
+  const removed = new Set(h.remove);
+  for (const p of removed) if (live.has(p)) return `${p.slice(0, 200)} did not stay removed`;
+  for (const p of pristine.keys()) if (!live.has(p) && !removed.has(p)) return `${p.slice(0, 200)} went missing`;
+  if (String((M.FS as unknown as { cwd(): string }).cwd()) !== h.cwd) return "the cwd did not come back";
+  return undefined;
+}

@@ -1,0 +1,262 @@
+// Python sessions as data: snapshot in one process and resume in another, the refusals (each its own
+// reason, nothing half-resumed), forks that diverge, eviction and its transparent resume, and the
+// isolation a resumed session owes every other session and every stateless run.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { promisify } from "node:util";
+import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
+import { SnapshotRejectedError } from "../../../src/errors.ts";
+import type { SandboxEvent } from "../../../src/events.ts";
+import { createSandbox, type Sandbox } from "../../../src/index.ts";
+import { sealSnapshot, openSnapshot } from "../../../src/sessions/blob.ts";
+import { DiskSessionStore } from "../../../src/sessions/disk.ts";
+import type { RunResult } from "../../../src/types.ts";
+import { FULL } from "../../helpers/pyodide.ts";
+
+const KEY = "a test key of at least thirty-two characters";
+const dir = mkdtempSync(join(tmpdir(), "wasmcell-sessions-"));
+const events: SandboxEvent[] = [];
+let shared: Sandbox | undefined;
+async function sandbox(): Promise<Sandbox> {
+  shared ??= await createSandbox({
+    seal: FULL,
+    python: { pool: 2 },
+    sessions: { key: KEY },
+    onEvent: (e) => events.push(e),
+  });
+  return shared;
+}
+after(async () => {
+  await shared?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function value(r: RunResult): unknown {
+  assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
+  return r.ok ? r.value : undefined;
+}
+
+const SETUP =
+  "import json, re, datetime\n" +
+  "x = 1234\n" +
+  "pattern = re.compile(r'\\d+')\n" +
+  "import os\nos.makedirs('/tmp/d', exist_ok=True)\n" +
+  "open('/tmp/d/f.txt', 'w').write('kept')\n" +
+  "open('here.txt', 'w').write('workdir')\n" +
+  "json.marker = 'module state'\n" +
+  "def f(a): return a * 2\n" +
+  "None";
+const CHECK =
+  "import sys\n(x, pattern.findall('a1b22'), open('/tmp/d/f.txt').read(), open('here.txt').read(), " +
+  "json.marker, f(21), 'datetime' in sys.modules, datetime.date(2020, 1, 2).isoformat())";
+const EXPECTED = [1234, ["1", "22"], "kept", "workdir", "module state", 42, true, "2020-01-02"];
+
+describe("python session snapshots", () => {
+  it("a snapshot taken in one process resumes in a second: same values, files and imported modules", async () => {
+    const sb = await sandbox();
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: SETUP }));
+    const snap = await s.snapshot();
+    // The session carries on after a snapshot.
+    assert.deepEqual(value(await s.run({ code: CHECK })), EXPECTED);
+    const file = join(dir, "snap.bin");
+    writeFileSync(file, snap);
+    const index = new URL("../../../src/index.ts", import.meta.url).href;
+    const script = `
+      import { readFileSync } from "node:fs";
+      import { createSandbox } from ${JSON.stringify(index)};
+      const sb = await createSandbox({ seal: { seccomp: "kill" }, python: { pool: 1 }, sessions: { key: ${JSON.stringify(KEY)} } });
+      const s = await sb.resume(readFileSync(${JSON.stringify(file)}));
+      const r = await s.run({ code: ${JSON.stringify(CHECK)} });
+      process.stdout.write(JSON.stringify(r.ok ? r.value : r.error));
+      await sb.close();`;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], {
+      env: process.env,
+      timeout: 120_000,
+    });
+    assert.deepEqual(JSON.parse(stdout), EXPECTED);
+  });
+
+  it("a flipped byte, a truncated blob, another key, another lock: each refused with its own reason", async () => {
+    const sb = await sandbox();
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: "x = 1" }));
+    const snap = await s.snapshot();
+    const refused = async (bytes: Uint8Array) => {
+      try {
+        await sb.resume(bytes);
+      } catch (error) {
+        assert.ok(error instanceof SnapshotRejectedError, String(error));
+        return error.reason;
+      }
+      return "resumed";
+    };
+    const flipped = Uint8Array.from(snap);
+    flipped[flipped.length - 100]! ^= 1;
+    assert.equal(await refused(flipped), "authentication");
+    assert.equal(await refused(snap.subarray(0, snap.length - 1)), "corrupt");
+    await using other = await createSandbox({ seal: FULL, python: { pool: 1 }, sessions: { key: "x".repeat(40) } });
+    await using os = await other.session({ language: "python" });
+    value(await os.run({ code: "y = 2" }));
+    assert.equal(await refused(await os.snapshot()), "key");
+    const { header, state } = openSnapshot(new TextEncoder().encode(KEY), snap, 1 << 30);
+    const key = new TextEncoder().encode(KEY);
+    assert.equal(await refused(sealSnapshot(key, { ...header, lock: "another-lock" }, state)), "lock");
+    assert.equal(await refused(sealSnapshot(key, { ...header, engineVersion: "0.0.1" }, state)), "engine");
+  });
+
+  it("an authenticated blob whose state does not load is refused and leaves nothing half-resumed", async () => {
+    const sb = await sandbox();
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: "x = 1" }));
+    const key = new TextEncoder().encode(KEY);
+    const { header, state } = openSnapshot(key, await s.snapshot(), 1 << 30);
+    for (const bad of [new Uint8Array(64), state.subarray(0, state.length >> 1)]) {
+      await assert.rejects(sb.resume(sealSnapshot(key, header, bad)), (e: unknown) => {
+        assert.ok(e instanceof SnapshotRejectedError);
+        assert.equal(e.reason, "corrupt");
+        return true;
+      });
+    }
+    // The sidecars that refused retired; the pool serves stateless runs that see nothing.
+    assert.equal(value(await sb.run({ language: "python", code: "'x' in globals()" })), false);
+    assert.equal(value(await s.run({ code: "x" })), 1);
+  });
+
+  it("a record that writes through a link it plants (into /dev) is refused (attack: a crafted record)", async () => {
+    const sb = await sandbox();
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: "x = 1" }));
+    const key = new TextEncoder().encode(KEY);
+    const { header, state } = openSnapshot(key, await s.snapshot(), 1 << 30);
+    // Rewrite the (authenticated) record as a compromised sidecar could: a link /tmp/l -> /dev, then a
+    // file under it. Such a record is what a guest that owned its sidecar's JS might hand back.
+    const raw = zstdDecompressSync(state);
+    const length = raw.readUInt32LE(0);
+    const h = JSON.parse(raw.subarray(4, 4 + length).toString("utf8")) as { nodes: unknown[] };
+    h.nodes.push(
+      { p: "/tmp/l", k: "l", m: 0o120777, t: 0, l: "/dev" },
+      { p: "/tmp/l/x", k: "f", m: 0o100644, t: 0, n: 1 },
+    );
+    const json = Buffer.from(JSON.stringify(h));
+    const prefix = Buffer.alloc(4);
+    prefix.writeUInt32LE(json.length);
+    const forged = zstdCompressSync(Buffer.concat([prefix, json, raw.subarray(4 + length), Buffer.from("X")]));
+    await assert.rejects(sb.resume(sealSnapshot(key, header, forged)), (e: unknown) => {
+      assert.ok(e instanceof SnapshotRejectedError);
+      assert.equal(e.reason, "corrupt");
+      assert.match(e.message, /not on the session's file system/);
+      return true;
+    });
+  });
+
+  it("two forks diverge: neither sees the other's memory, files or module state", async () => {
+    const sb = await sandbox();
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: "import json\nx = 0\nopen('/tmp/shared.txt', 'w').write('base')" }));
+    await using a = await s.fork();
+    await using b = await s.fork();
+    value(await a.run({ code: "x = 'a'\njson.owner = 'a'\nopen('/tmp/shared.txt', 'w').write('a')" }));
+    value(await b.run({ code: "x = 'b'\njson.owner = 'b'\nopen('/tmp/shared.txt', 'w').write('b')" }));
+    const look = "(x, getattr(json, 'owner', None), open('/tmp/shared.txt').read())";
+    assert.deepEqual(value(await a.run({ code: look })), ["a", "a", "a"]);
+    assert.deepEqual(value(await b.run({ code: look })), ["b", "b", "b"]);
+    assert.deepEqual(value(await s.run({ code: look })), [0, null, "base"]);
+  });
+
+  it("an idle session is evicted into the store and its next run resumes it transparently", async () => {
+    await using sb = await createSandbox({
+      seal: FULL,
+      python: { pool: 1 },
+      sessions: { idleMs: 50 },
+      onEvent: (e) => events.push(e),
+    });
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: "import re\nx = 7\nopen('/tmp/e.txt', 'w').write('e')" }));
+    for (let i = 0; i < 100 && !events.some((e) => e.type === "session.evicted"); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    const evicted = events.find((e) => e.type === "session.evicted");
+    assert.ok(evicted && evicted.type === "session.evicted" && evicted.bytes > 0 && !evicted.error);
+    // The one sidecar is pristine again: a stateless run sees nothing of the session.
+    assert.deepEqual(
+      value(await sb.run({ language: "python", code: "import os\n('x' in globals(), os.path.exists('/tmp/e.txt'))" })),
+      [false, false],
+    );
+    assert.deepEqual(value(await s.run({ code: "(x, re.sub('e', 'E', open('/tmp/e.txt').read()))" })), [7, "E"]);
+    assert.ok(events.some((e) => e.type === "session.resume"));
+  });
+
+  it("an evicted session waits in a DiskSessionStore file, resumes from it, and closing removes it", async () => {
+    const storeDir = join(dir, "store");
+    const store = new DiskSessionStore({ dir: storeDir });
+    await using sb = await createSandbox({ seal: FULL, python: { pool: 1 }, sessions: { idleMs: false, store } });
+    await using a = await sb.session({ language: "python" });
+    await using b = await sb.session({ language: "python" });
+    value(await a.run({ code: "who = 'a'" }));
+    // b's first run needs the one sidecar: a is evicted into the store.
+    value(await b.run({ code: "who = 'b'" }));
+    assert.equal(readdirSync(storeDir).length, 1);
+    assert.equal(value(await a.run({ code: "who" })), "a");
+    assert.equal(value(await b.run({ code: "who" })), "b");
+    await a.close();
+    await b.close();
+    assert.deepEqual(readdirSync(storeDir), []);
+    await store.close();
+  });
+
+  it("with one sidecar, a stateless run takes an idle session's sidecar (the session is evicted, not waited on)", async () => {
+    await using sb = await createSandbox({ seal: FULL, python: { pool: 1 }, sessions: { idleMs: false } });
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: "x = 'held'" }));
+    assert.equal(value(await sb.run({ language: "python", code: "'x' in globals()" })), false);
+    assert.equal(value(await s.run({ code: "x" })), "held");
+  });
+});
+
+describe("resumed-session isolation (attack: reach another session's or a later run's state)", () => {
+  it("a resumed session sees no other session's state; a stateless run after a resume sees none of it", async () => {
+    const sb = await sandbox();
+    // The marker module is one a pristine interpreter has not imported.
+    assert.equal(value(await sb.run({ language: "python", code: "import sys\n'colorsys' in sys.modules" })), false);
+    await using victim = await sb.session({ language: "python" });
+    value(
+      await victim.run({
+        code: "import colorsys\nsecret = 'victim-secret'\nopen('/tmp/victim.txt', 'w').write('victim-secret')",
+      }),
+    );
+    await using donor = await sb.session({ language: "python" });
+    value(await donor.run({ code: "mine = 1" }));
+    await using resumed = await sb.resume(await donor.snapshot());
+    // Three sessions on two sidecars: one of them was evicted and its sidecar reset for another.
+    const probe =
+      "import os, sys\n(('secret' in globals()), os.path.exists('/tmp/victim.txt'), 'colorsys' in sys.modules)";
+    assert.deepEqual(value(await resumed.run({ code: probe })), [false, false, false]);
+    // Stateless runs after the resume, on every pool sidecar: nothing of either session.
+    for (let i = 0; i < 3; i++) {
+      const r = await sb.run({
+        language: "python",
+        code: "import os\n(('mine' in globals()), os.path.exists('/tmp/victim.txt'))",
+      });
+      assert.deepEqual(value(r), [false, false]);
+    }
+  });
+
+  it("fork/run/close cycles leave no sidecar, store entry or process behind", async () => {
+    const sb = await sandbox();
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: "x = 0" }));
+    for (let i = 0; i < 5; i++) {
+      const f = await s.fork();
+      assert.equal(value(await f.run({ code: `x = ${i}\nx` })), i);
+      await f.close();
+    }
+    assert.equal(value(await s.run({ code: "x" })), 0);
+    const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, "utf8").trim().split(/\s+/);
+    // The pool's sidecars (2) and nothing else: every fork's sidecar went back to the pool.
+    assert.ok(children.filter(Boolean).length <= 2, `child processes: ${children.join(" ")}`);
+  });
+});
