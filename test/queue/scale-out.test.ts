@@ -81,7 +81,7 @@ describe("queue scale-out: 3 workers, 4 tenants, one capped, one worker killed m
     const all = workers.flatMap((w) => w.events);
     const closed = [
       ...all,
-      ...[...inFlight].map((id) => ({ type: "end", id, tenant: tenantOf(id), worker: "", at: killedAt })),
+      ...[...inFlight].map((id) => ({ type: "end" as const, id, tenant: tenantOf(id), worker: "", at: killedAt })),
     ];
     assert.equal(maxOverlap(closed, "capped"), CAP, "the capped tenant reached its cap and never passed it");
 
