@@ -1,4 +1,4 @@
-// `npm run bench [javascript|python|native …]`: runs each area's benchmark in one process, one after
+// `npm run bench [javascript|python|native|scale …]`: runs each area's benchmark in one process, one after
 // another, and prints their markdown reports. Numbers are for comparison within one run on one
 // machine (ratios), never assertions.
 import os from "node:os";
@@ -14,6 +14,7 @@ const AREAS = [
   "packages",
   "network",
   "edge",
+  "scale",
 ] as const;
 type Area = (typeof AREAS)[number];
 

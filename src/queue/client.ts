@@ -58,20 +58,29 @@ export async function createQueueClient(options: QueueClientOptions): Promise<Qu
   events.on("error", () => {});
   await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
 
-  const enqueue = async (request: QueueRequest, o: EnqueueOptions = {}): Promise<string> => {
+  // Every waiting call listens on these two; a batch of thousands is expected, not a leak.
+  queue.setMaxListeners(0);
+  events.setMaxListeners(0);
+
+  const add = async (request: QueueRequest, o: EnqueueOptions = {}): Promise<Job> => {
     const id = o.id ?? randomUUID();
     if (!/^[A-Za-z0-9_.-]{1,128}$/.test(id)) throw new InvalidOptionError("id", "must be 1-128 letters, digits, _ . -");
     const data = encodeJob(o.tenant ?? defaultTenant, request);
     // attempts: 1: a worker answers a guest failure or a host error with a reply, not a throw; retries
     // happen only through stall detection (the worker died), bounded by the workers' maxStalledCount.
-    await queue.add("run", data, { jobId: jobId(id), attempts: 1 });
-    return id;
+    return await queue.add("run", data, { jobId: jobId(id), attempts: 1 });
+  };
+  const enqueue = async (request: QueueRequest, o: EnqueueOptions = {}): Promise<string> => {
+    const job = await add(request, o);
+    return (job.id ?? "").replace(/^r\./, "");
   };
 
-  const result = async (id: string, language?: Language): Promise<RunResult> => {
+  const result = async (id: string): Promise<RunResult> => {
     const job = await Job.fromId(queue, jobId(id));
     if (!job) throw new InvalidOptionError("id", `no job "${id}" (never enqueued, or its result has expired)`);
-    const lang = language ?? languageOf(job.data);
+    return await settle(job, id, languageOf(job.data));
+  };
+  const settle = async (job: Job, id: string, lang: Language): Promise<RunResult> => {
     let reply: unknown;
     try {
       reply = await job.waitUntilFinished(events, waitMs);
@@ -85,9 +94,13 @@ export async function createQueueClient(options: QueueClientOptions): Promise<Qu
   };
 
   return {
-    run: async (request, o) => result(await enqueue(request, o), request.language),
+    // One round trip fewer than enqueue + result: the added job is awaited as it is.
+    run: async (request, o) => {
+      const job = await add(request, o);
+      return await settle(job, (job.id ?? "").replace(/^r\./, ""), request.language);
+    },
     enqueue,
-    result: (id) => result(id),
+    result,
     close: async () => {
       await Promise.allSettled([events.close(), queue.close()]);
     },
