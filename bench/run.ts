@@ -1,4 +1,4 @@
-// `npm run bench [javascript|python|native …]`: runs each area's benchmark in one process, one after
+// `npm run bench [javascript|python|native|scale …]`: runs each area's benchmark in one process, one after
 // another, and prints their markdown reports. Numbers are for comparison within one run on one
 // machine (ratios), never assertions.
 import os from "node:os";
@@ -16,6 +16,7 @@ const AREAS = [
   "network",
   "edge",
   "load",
+  "scale",
 ] as const;
 type Area = (typeof AREAS)[number];
 

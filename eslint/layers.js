@@ -163,6 +163,25 @@ export const layers = [
     },
   },
   {
+    // The queue is adapter-like: it carries requests between machines and runs them through the front
+    // door, so an engine's internals never leak into what crosses Redis.
+    files: ["src/queue/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["**/engines/**", "**/jail/**", "**/pool/**"],
+              message: "the queue reaches engines only through the front door (sandbox.ts, index.ts)",
+            },
+            UPWARD("the queue", ["cli"]),
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The CLI is the top floor: it may use any room, the jail only through its public surface.
     files: ["src/sandbox.ts", "src/index.ts", "src/edge.ts", "src/public.ts", "src/cli/**/*.ts"],
     rules: { "no-restricted-imports": ["error", { patterns: [JAIL_INTERNALS] }] },

@@ -16,6 +16,8 @@ export type WasmcellErrorCode =
   | "ENGINE_START_FAILED"
   /** More runs are waiting than the queue allows. */
   | "QUEUE_FULL"
+  /** No queue worker answered a run within the client's wait (`wasmcell/queue`); the job may still run. */
+  | "QUEUE_WAIT"
   /** `wasmcell setup` could not install the package library (a download, a checksum, a build step). */
   | "SETUP_FAILED"
   /** A file setup installed no longer matches its record; the engine refuses to use it. */
@@ -83,6 +85,16 @@ export class QueueFullError extends WasmcellError {
   override name = "QueueFullError";
   constructor(what: string, limit: number) {
     super("QUEUE_FULL", `${what}: ${limit} runs are already waiting; try again later or raise the queue bound`);
+  }
+}
+
+/** A queued run's result did not come within the client's `waitMs`: the job is not cancelled and may still run. */
+export class QueueWaitError extends WasmcellError {
+  override name = "QueueWaitError";
+  readonly id: string;
+  constructor(id: string, waitMs: number) {
+    super("QUEUE_WAIT", `job "${id}": no result within ${waitMs} ms; it stays queued (client.result(id) waits again)`);
+    this.id = id;
   }
 }
 

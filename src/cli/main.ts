@@ -25,6 +25,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
         return await setupCommand(rest, io);
       case "mcp":
         return await (await loadMcp()).mcpCommand(rest, io);
+      case "worker":
+        return await (await import("./worker.ts")).workerCommand(rest, io);
       case "--version":
       case "-v":
         io.stdout.write(`${packageVersion()}\n`);
@@ -36,7 +38,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
         io.stdout.write(HELP);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command "${command}"; try run, setup, doctor or mcp (wasmcell --help)`);
+        throw new UsageError(`unknown command "${command}"; try run, setup, doctor, mcp or worker (wasmcell --help)`);
     }
   } catch (error) {
     const usage = asUsageError(error);

@@ -7,7 +7,7 @@ import { DEFAULT_MCP_HTTP } from "../adapters/mcp/defaults.ts";
 import { serveStdio } from "../adapters/mcp/transports.ts";
 import { EventTap } from "../adapters/mcp/events.ts";
 import { createSandbox } from "../index.ts";
-import type { Limits } from "../types.ts";
+import { javascriptFromFlags, limitsFromFlags, untilSignal } from "./engine-flags.ts";
 import { eventPrinter, networkFromFlags } from "./events.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 
@@ -63,20 +63,9 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
       "--session keeps interpreters in one process and cannot be --stateless: run it stateful, behind a balancer that routes by the Mcp-Session-Id header (sticky)",
     );
   const token = values.token ?? (process.env.WASMCELL_TOKEN || undefined);
-  const limits: Partial<Limits> = {};
-  const timeoutMs = positiveInt("--timeout-ms", values["timeout-ms"]);
-  const memoryMb = positiveInt("--memory-mb", values["memory-mb"]);
-  if (timeoutMs !== undefined) limits.timeoutMs = timeoutMs;
-  if (memoryMb !== undefined) limits.memoryMb = memoryMb;
+  const limits = limitsFromFlags(values);
   const ttlSeconds = positiveInt("--session-ttl", values["session-ttl"]);
-  const workers = positiveInt("--js-workers", values["js-workers"]);
-  const maxWorkers = positiveInt("--js-max-workers", values["js-max-workers"]);
-  // One run per JavaScript thread: a benign call never shares a thread (and its deadline) with a CPU loop.
-  const javascript: { workers?: number; maxWorkers?: number; runsPerWorker: number } = { runsPerWorker: 1 };
-  if (workers !== undefined) javascript.workers = workers;
-  if (maxWorkers !== undefined) javascript.maxWorkers = maxWorkers;
-  if (maxWorkers !== undefined && workers !== undefined && maxWorkers < workers)
-    throw new UsageError(`--js-max-workers (${maxWorkers}) must be at least --js-workers (${workers})`);
+  const javascript = javascriptFromFlags(values);
   const drainMs =
     values["drain-ms"] === "0" ? 0 : (positiveInt("--drain-ms", values["drain-ms"]) ?? DEFAULT_MCP_HTTP.drainMs);
 
@@ -122,11 +111,4 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
     `wasmcell mcp drained: ${waited - cut} calls in flight finished, ${cut} cut at the ${drainMs} ms grace\n`,
   );
   return 0;
-}
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
-  });
 }

@@ -45,6 +45,7 @@ Usage:
   wasmcell setup [options]              install the pinned Python package library and build the engine snapshot
   wasmcell doctor [--json]              show which engines and seal layers this machine supports
   wasmcell mcp [--http] [options]       serve the run_code tool over MCP (stdio, or Streamable HTTP)
+  wasmcell worker --redis URL [options] run jobs from a Redis queue (wasmcell/queue); one per machine, any number
 
 run options:
   --lang js|ts|python         language (default: from the file extension .js/.mjs/.cjs, .ts/.mts, .py; else js)
@@ -78,6 +79,21 @@ mcp options:
                               (default 4 per core, at least --js-workers; about 30 MB each)
   --engine, --timeout-ms, --memory-mb, --allow   as for run; they apply to every tool call
                               (security events are logged on stderr)
+
+worker options:
+  --redis URL                 redis://HOST:6379 the workers and clients share (or WASMCELL_REDIS)
+  --queue NAME                queue name (default wasmcell-runs)
+  --concurrency N             jobs at once (default: --js-max-workers + the Python pool)
+  --lock-ms N                 a job's lock; a dead worker's jobs are retried after it (default 60000;
+                              must exceed --timeout-ms by 3000)
+  --stalled-ms N              how often to look for a dead worker's jobs (default min(30000, lock / 2))
+  --tenant-cap NAME=N         at most N runs of tenant NAME at once, across all workers (repeatable)
+  --tenant-rate NAME=MAX/MS   at most MAX runs of tenant NAME start per MS milliseconds (repeatable)
+  --metrics-port N            serve Prometheus /metrics and /healthz (0: any free port)
+  --metrics-host ADDR         bind address for /metrics (default 127.0.0.1; else WASMCELL_TOKEN is required)
+  --log-jobs                  print each run's start and end as a JSON line on stdout
+  --timeout-ms, --memory-mb, --allow, --js-workers, --js-max-workers   as for mcp; every worker should agree
+                              on them, and on --tenant-cap / --tenant-rate, --lock-ms
 
 setup options:
   --from DIR                  take the .deb files from DIR instead of apt-get download (air-gapped machines)

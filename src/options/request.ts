@@ -36,7 +36,8 @@ export interface ResolvedRequest {
   emit?: (event: EventInput) => void;
 }
 
-const requestSchema = z
+/** The request's shape (the queue reuses it, without the fields that cannot cross a process: functions, signals). */
+export const requestSchema = z
   .object({
     language: z.enum(LANGUAGES),
     code: z.string(),

@@ -68,6 +68,18 @@ const cases: Array<{ invariant: string; path: string; bad: string; good: string 
     good: `import type { Sandbox } from "../../sandbox.ts";`,
   },
   {
+    invariant: "the queue reaches engines only through the front door",
+    path: "src/queue/x.ts",
+    bad: `import { GRACE } from "../engines/run/deadline.ts";`,
+    good: `import type { Sandbox } from "../sandbox.ts";`,
+  },
+  {
+    invariant: "the queue never imports the CLI",
+    path: "src/queue/x.ts",
+    bad: `import { main } from "../cli/main.ts";`,
+    good: `import { createSandbox } from "../index.ts";`,
+  },
+  {
     invariant: "the root floor imports no higher floor",
     path: "src/options.ts",
     bad: `import { Sandbox } from "./sandbox.ts";`,

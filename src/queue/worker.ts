@@ -1,0 +1,217 @@
+// createWorker(): takes run requests off a BullMQ queue, runs them in the local sandbox, stores the
+// reply as the job's return value. At-least-once: a job whose worker dies (SIGKILL, a lost machine)
+// keeps its lock only until `lockDurationMs`; BullMQ's stalled-job check then moves it back to the
+// queue and another worker runs it again (up to `maxStalledCount` times, then it fails as `crashed`).
+// docs/queue.md says what that means for side effects.
+//
+// Deadlines: every run's deadline, plus the margin the engines take past it, must fit inside the lock
+// duration (checked here at start-up, and per request when a request raises its own timeout). So by
+// the time a job's lock has run out and a second worker takes it, a first run that is somehow still
+// alive has passed its deadline and been ended: two runs of one job never overlap in time.
+
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { DelayedError, Queue, Worker, type Job } from "bullmq";
+import { InvalidOptionError, WasmcellError } from "../errors.ts";
+import { createSandbox } from "../index.ts";
+import type { SandboxOptions } from "../options.ts";
+import type { Sandbox } from "../sandbox.ts";
+import type { HostFunction } from "../types.ts";
+import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
+import { WorkerMetrics } from "./metrics.ts";
+import { TenantGate, type TenantLimits } from "./tenants.ts";
+import { decodeJob, hostReply, resultReply, type Reply } from "./wire.ts";
+
+/**
+ * What a run may take past its deadline before the worker is done with the job: the engines' kill
+ * graces (a starved thread gets up to 2 s, a sidecar 1 s) and writing the reply to Redis.
+ */
+export const LOCK_MARGIN_MS = 3_000;
+
+export interface JobContext {
+  /** The job's id: the request's idempotency key when the client gave one. Stable across retries. */
+  id: string;
+  tenant: string;
+  /** 1 on the first run; higher when an earlier worker died holding the job. */
+  attempt: number;
+}
+
+/** What the worker reports about each run it starts and ends (its own counters, for tests and logs). */
+export interface JobEvent {
+  type: "start" | "end";
+  id: string;
+  tenant: string;
+  worker: string;
+  /** Epoch milliseconds, fractional (performance.timeOrigin + performance.now()). */
+  at: number;
+}
+
+export interface WorkerOptions {
+  /** redis:// URL of the Redis every worker and client share. */
+  redis: string;
+  /** The queue's name. @defaultValue "wasmcell-runs" */
+  queue?: string;
+  /** The sandbox runs go to: one you made, or options for one the worker makes (and closes). */
+  sandbox?: Sandbox | SandboxOptions;
+  /** Jobs in flight on this worker. @defaultValue javascript.maxWorkers + python.pool: every engine slot busy, none waiting */
+  concurrency?: number;
+  /** How long a job's lock lasts without renewal; a dead worker's jobs wait this long. @defaultValue 60000 */
+  lockDurationMs?: number;
+  /** How often this worker looks for stalled jobs. @defaultValue 30000 (BullMQ's) or lockDurationMs / 2, the smaller */
+  stalledIntervalMs?: number;
+  /** How often one job may be taken back from a dead worker before it fails as `crashed`. @defaultValue 2 */
+  maxStalledCount?: number;
+  /** Caps and rate limits per tenant, across every worker (give every worker the same table). */
+  tenants?: Record<string, TenantLimits>;
+  /** Host functions for one job, given its id (the idempotency key a side effect should dedupe on). */
+  hostFunctions?: (job: JobContext) => Record<string, HostFunction>;
+  /** This worker's name in replies and events. @defaultValue hostname:pid:random */
+  id?: string;
+  onJob?: (event: JobEvent) => void;
+  /** Completed jobs (their replies) are kept this long for `client.result(id)`. @defaultValue 3600 */
+  keepResultsSeconds?: number;
+}
+
+export interface QueueWorker {
+  readonly id: string;
+  readonly concurrency: number;
+  /** Prometheus text: this worker's counters and the queue's depth. */
+  metrics(): Promise<string>;
+  /** Graceful drain: take no new job, finish the ones in flight, close the sandbox if the worker made it. */
+  close(): Promise<void>;
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+export async function createWorker(options: WorkerOptions): Promise<QueueWorker> {
+  if (typeof options !== "object" || options === null) throw new InvalidOptionError("options", "must be an object");
+  const url = checkRedisUrl(options.redis);
+  const queueName = checkQueueName(options.queue ?? DEFAULT_QUEUE);
+  const lockDurationMs = positive(options.lockDurationMs ?? 60_000, "lockDurationMs");
+  const stalledIntervalMs = positive(
+    options.stalledIntervalMs ?? Math.min(30_000, lockDurationMs / 2),
+    "stalledIntervalMs",
+  );
+  const maxStalledCount = positive(options.maxStalledCount ?? 2, "maxStalledCount");
+  const maxTimeoutMs = lockDurationMs - LOCK_MARGIN_MS;
+
+  const owned = !isSandbox(options.sandbox);
+  const sandbox = isSandbox(options.sandbox) ? options.sandbox : await createSandbox(options.sandbox);
+  const fits = sandbox.options.limits.timeoutMs <= maxTimeoutMs;
+  if (!fits) {
+    if (owned) await sandbox.close();
+    throw new InvalidOptionError(
+      "lockDurationMs",
+      `${lockDurationMs} ms does not fit the sandbox's run deadline (limits.timeoutMs ${sandbox.options.limits.timeoutMs} ms) plus ${LOCK_MARGIN_MS} ms of margin: raise lockDurationMs to at least ${sandbox.options.limits.timeoutMs + LOCK_MARGIN_MS} or lower limits.timeoutMs`,
+    );
+  }
+  const concurrency = positive(
+    options.concurrency ?? sandbox.options.javascript.maxWorkers + sandbox.options.python.pool,
+    "concurrency",
+  );
+  const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const redis = connect(url);
+  const gate = new TenantGate(redis, options.tenants ?? {}, `${PREFIX}:${queueName}`, lockDurationMs);
+  const metrics = new WorkerMetrics();
+  const queue = new Queue(queueName, { connection: { url }, prefix: PREFIX });
+  let draining = false;
+
+  const handle = async (job: Job, token?: string): Promise<Reply> => {
+    const jobId = job.id ?? "";
+    metrics.wait.observe(Math.max(0, (job.processedOn ?? Date.now()) - job.timestamp) / 1000);
+    let decoded: ReturnType<typeof decodeJob>;
+    try {
+      decoded = decodeJob(job.data);
+    } catch (error) {
+      metrics.job("host");
+      if (error instanceof WasmcellError) return hostReply(id, error);
+      throw error;
+    }
+    const { tenant, request } = decoded;
+    const timeout = request.limits?.timeoutMs;
+    if (timeout !== undefined && timeout > maxTimeoutMs) {
+      metrics.job("host");
+      return hostReply(
+        id,
+        new InvalidOptionError(
+          "request.limits.timeoutMs",
+          `${timeout} ms is past what this queue's workers allow (${maxTimeoutMs} ms: the lock duration less ${LOCK_MARGIN_MS} ms)`,
+        ),
+      );
+    }
+    const admission = await gate.admit(tenant, jobId);
+    if (!admission.admitted) {
+      // Back to the delayed set without counting an attempt: another worker (or this one) takes it later.
+      metrics.job(`deferred_${admission.reason}`);
+      await job.moveToDelayed(Date.now() + admission.retryMs, token);
+      throw new DelayedError();
+    }
+    const limited = gate.limited(tenant);
+    const keep = limited
+      ? setInterval(() => void gate.extend(tenant, jobId).catch(() => {}), lockDurationMs / 3)
+      : undefined;
+    const started = now();
+    metrics.active++;
+    if (limited) metrics.tenant(tenant, +1);
+    options.onJob?.({ type: "start", id: jobId, tenant, worker: id, at: started });
+    try {
+      const context: JobContext = { id: jobId, tenant, attempt: job.attemptsStarted };
+      const hostFunctions = options.hostFunctions?.(context);
+      const result = await sandbox.run({ ...request, ...(hostFunctions ? { hostFunctions } : {}) });
+      metrics.job(result.ok ? "ok" : result.error.kind);
+      return resultReply(id, result);
+    } catch (error) {
+      if (!(error instanceof WasmcellError)) throw error;
+      metrics.job("host");
+      return hostReply(id, error);
+    } finally {
+      options.onJob?.({ type: "end", id: jobId, tenant, worker: id, at: now() });
+      metrics.active--;
+      if (limited) metrics.tenant(tenant, -1);
+      metrics.run.observe((now() - started) / 1000);
+      clearInterval(keep);
+      if (limited) await gate.release(tenant, jobId).catch(() => {});
+    }
+  };
+
+  const worker = new Worker(queueName, handle, {
+    connection: { url },
+    prefix: PREFIX,
+    concurrency,
+    lockDuration: lockDurationMs,
+    stalledInterval: stalledIntervalMs,
+    maxStalledCount,
+    removeOnComplete: { age: options.keepResultsSeconds ?? 3600, count: 100_000 },
+    removeOnFail: { age: options.keepResultsSeconds ?? 3600, count: 100_000 },
+    name: id,
+  });
+  // BullMQ reports connection trouble here; without a listener an 'error' event would crash the process.
+  worker.on("error", () => {});
+  await worker.waitUntilReady();
+
+  let closing: Promise<void> | undefined;
+  return {
+    id,
+    concurrency,
+    metrics: async () => {
+      const counts = await queue.getJobCounts("waiting", "active", "delayed", "completed", "failed", "prioritized");
+      return metrics.render(counts, draining);
+    },
+    close: () =>
+      (closing ??= (async () => {
+        draining = true;
+        await worker.close(); // stops fetching, waits for the jobs in flight
+        await Promise.allSettled([queue.close(), redis.quit()]);
+        if (owned) await sandbox.close();
+      })()),
+  };
+}
+
+function isSandbox(s: WorkerOptions["sandbox"]): s is Sandbox {
+  return typeof s === "object" && s !== null && typeof (s as Sandbox).run === "function";
+}
+
+function positive(n: number, field: string): number {
+  if (!Number.isInteger(n) || n < 1) throw new InvalidOptionError(field, "must be a whole number ≥ 1");
+  return n;
+}
