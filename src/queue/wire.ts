@@ -94,7 +94,15 @@ const CODES = [
   "SETUP_FAILED",
   "INTEGRITY",
   "WORKSPACE",
+  "SNAPSHOT_REJECTED",
+  "SNAPSHOT_UNSUPPORTED",
 ] as const satisfies readonly WasmcellErrorCode[];
+// Every code a worker may send back is listed: a new code in errors.ts fails to compile here.
+const everyCode: Record<WasmcellErrorCode, true> = Object.fromEntries(CODES.map((c) => [c, true])) as Record<
+  (typeof CODES)[number],
+  true
+>;
+void everyCode;
 
 const replySchema = z.discriminatedUnion("kind", [
   z.object({ v: z.literal(1), kind: z.literal("result"), worker: z.string().max(256), result: resultSchema }).strict(),
