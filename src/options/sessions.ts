@@ -47,15 +47,18 @@ export interface ResolvedSessions {
 
 /**
  * One random key per process: snapshots of one process resume in that process only. Web Crypto, not
- * node:crypto: the options load on edge runtimes too.
+ * node:crypto: the options load on edge runtimes too. Made on first use, never at module load:
+ * Workers refuse random values (and timers, and I/O) in the global scope, so a key made at import
+ * failed every Worker that imported wasmcell.
  */
-const PROCESS_KEY = globalThis.crypto.getRandomValues(new Uint8Array(32));
+let processKey: Uint8Array | undefined;
+const PROCESS_KEY = (): Uint8Array => (processKey ??= globalThis.crypto.getRandomValues(new Uint8Array(32)));
 
 export function resolveSessions(o: SessionsOptions | undefined): ResolvedSessions {
   const given = o?.key;
   const key =
     given === undefined
-      ? PROCESS_KEY
+      ? PROCESS_KEY()
       : typeof given === "string"
         ? new TextEncoder().encode(given)
         : Uint8Array.from(given);
