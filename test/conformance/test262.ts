@@ -8,7 +8,7 @@
 // (run as written), async ($DONE and its printed verdict), negative (phase parse/runtime, the error
 // name). A test that is neither onlyStrict nor noStrict runs once, non-strict. module tests, CanBlock
 // tests and those needing host hooks ($262.agent, createRealm, IsHTMLDDA) were left out when the
-// subset was chosen (test262/README.md says how).
+// subset was chosen (docs/conformance.md says how; selection/test262.txt lists the files).
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
