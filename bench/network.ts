@@ -3,6 +3,7 @@
 // that does not, a Pyodide run that calls urlopen vs one that does not, a native python3 run that
 // calls urlopen (and `requests`) through the host proxy vs one that does not.
 import { createServer } from "node:http";
+import { Deadline } from "../src/engines/run/deadline.ts";
 import { RunNetwork } from "../src/network/gate.ts";
 import { createSandbox, type RunRequest } from "../src/index.ts";
 import { resolveOptions } from "../src/options.ts";
@@ -20,7 +21,7 @@ export async function bench(): Promise<string> {
   const network = { allow: [`127.0.0.1:${port}`], maxRequests: 100_000 };
   await using sandbox = await createSandbox({ python: { pool: 1 }, network });
   const policy = resolveOptions({ network }).network!;
-  const gate = new RunNetwork(policy, { engine: "quickjs", deadline: performance.now() + 3_600_000 });
+  const gate = new RunNetwork(policy, { engine: "quickjs", deadline: new Deadline(3_600_000) });
   const run = async (request: RunRequest) => {
     const r = await sandbox.run(request);
     if (!r.ok) throw new Error(JSON.stringify(r.error));

@@ -13,7 +13,7 @@ import * as http from "node:http";
 import * as https from "node:https";
 import * as net from "node:net";
 import type { Duplex } from "node:stream";
-import { GRACE } from "../engines/run/deadline.ts";
+import { GRACE, type Deadline } from "../engines/run/deadline.ts";
 import { NetworkDeniedError } from "../errors.ts";
 import type { EventInput } from "../events.ts";
 import type { EngineName } from "../types.ts";
@@ -33,16 +33,16 @@ import {
   type Tunnel,
 } from "./wire.ts";
 
-/** Past the run's deadline the engine has already ended the run; the gate stops its requests soon after. */
-const DEADLINE_GRACE_MS = GRACE.networkMs;
-
 export type { BodyReader, GatedResponse, GuestRequest, Tunnel } from "./wire.ts";
 export { openSockets, printable } from "./wire.ts";
 
 export interface RunNetworkContext {
   engine: EngineName;
-  /** `performance.now()` time by which the run must be over; no request outlives it. */
-  deadline: number;
+  /**
+   * The run's deadline: no request outlives it by more than GRACE.networkMs (past it the engine has
+   * already ended the run; the gate stops its requests soon after).
+   */
+  deadline: Deadline;
   signal?: AbortSignal;
   emit?: ((event: EventInput) => void) | undefined;
 }
@@ -294,7 +294,7 @@ export class RunNetwork {
     // The engine's own deadline ends the run first (kind `timeout`); this bounds the request itself.
     return Math.max(
       1,
-      Math.ceil(Math.min(this.policy.timeoutMs, this.#ctx.deadline + DEADLINE_GRACE_MS - performance.now())),
+      Math.ceil(Math.min(this.policy.timeoutMs, this.#ctx.deadline.at + GRACE.networkMs - performance.now())),
     );
   }
 

@@ -4,6 +4,7 @@
 // after it; whoever settles the run closes the network — given an owner (a run's scope), the owner
 // does, on every path the run can end.
 
+import { Deadline } from "../engines/run/deadline.ts";
 import type { EventInput } from "../events.ts";
 import type { EngineName } from "../types.ts";
 import { RunNetwork } from "./gate.ts";
@@ -22,20 +23,24 @@ export interface NetworkOwner {
   own<T extends { close(): void }>(resource: T): T;
 }
 
-/** The run's network, or undefined when the run has none; owned by `owner` when one is given. */
+/**
+ * The run's network, or undefined when the run has none; owned by `owner` when one is given. Its
+ * deadline is the engine's own for the run when the engine holds one on this thread's clock (the
+ * sidecar's and the jail's kill timers), else the run's budget from now.
+ */
 export function openRunNetwork(
   req: NetworkedRequest,
   engine: EngineName,
-  owner?: NetworkOwner,
+  at: { owner?: NetworkOwner; deadline?: Deadline } = {},
 ): RunNetwork | undefined {
   if (!req.network) return undefined;
   const network = new RunNetwork(req.network, {
     engine,
-    deadline: performance.now() + req.limits.timeoutMs,
+    deadline: at.deadline ?? new Deadline(req.limits.timeoutMs),
     ...(req.signal ? { signal: req.signal } : {}),
     emit: req.emit,
   });
-  return owner ? owner.own(network) : network;
+  return at.owner ? at.owner.own(network) : network;
 }
 
 /** Tells the event channel that a run with no network tried to reach one (every tier says it alike). */

@@ -9,6 +9,7 @@ import * as http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { Deadline } from "../../src/engines/run/deadline.ts";
 import { RunNetwork } from "../../src/network/gate.ts";
 import { NetworkProxy } from "../../src/network/proxy.ts";
 import { resolveOptions } from "../../src/options.ts";
@@ -82,7 +83,7 @@ describe("fuzzed answers", () => {
     const p = policy();
     let answered = 0;
     const problems = await each(GATE_CASES, 32, async (i) => {
-      const net = new RunNetwork(p, { engine: "quickjs", deadline: performance.now() + 60_000 });
+      const net = new RunNetwork(p, { engine: "quickjs", deadline: new Deadline(60_000) });
       const url = `${server.origin}/f/${i}`;
       try {
         // Both ways a guest reads: whole (the Python bridge), or streamed and sometimes cancelled.
@@ -111,7 +112,7 @@ describe("fuzzed answers", () => {
 
   it(`the proxy answers ${PROXY_CASES} generated answers and the host stays up`, async () => {
     const baseline = tcpHandles();
-    const net = new RunNetwork(policy(), { engine: "native", deadline: performance.now() + 600_000 });
+    const net = new RunNetwork(policy(), { engine: "native", deadline: new Deadline(600_000) });
     const proxy = await NetworkProxy.listen(join(dir, "fuzz.sock"));
     proxy.attach({ network: net, engine: "native", emit: () => undefined });
     const problems = await each(

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { NetworkDeniedError } from "../../src/errors.ts";
 import type { SandboxEvent } from "../../src/events.ts";
+import { Deadline } from "../../src/engines/run/deadline.ts";
 import { RunNetwork } from "../../src/network/gate.ts";
 import { NetworkProxy } from "../../src/network/proxy.ts";
 import { resolveOptions } from "../../src/options.ts";
@@ -42,7 +43,7 @@ function gate(timeoutMs = 2_000) {
     network: { allow: [`127.0.0.1:${server.port}`], timeoutMs, maxResponseBytes: BIG * 2, maxTotalBytes: BIG * 4 },
     onEvent: (e) => events.push(e),
   });
-  const net = new RunNetwork(o.network!, { engine: "quickjs", deadline: performance.now() + 10_000, emit: o.emit });
+  const net = new RunNetwork(o.network!, { engine: "quickjs", deadline: new Deadline(10_000), emit: o.emit });
   return { net, events, policy: o.network! };
 }
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { NetworkDeniedError } from "../../src/errors.ts";
 import type { SandboxEvent } from "../../src/events.ts";
+import { Deadline } from "../../src/engines/run/deadline.ts";
 import { RunNetwork, type GuestRequest } from "../../src/network/gate.ts";
 import { resolveOptions, type NetworkOptions } from "../../src/options.ts";
 import { startHttpServer, tableResolver, type TestServer } from "../helpers/http.ts";
@@ -20,7 +21,7 @@ after(async () => {
 function gate(network: NetworkOptions, deadlineMs = 10_000) {
   const events: SandboxEvent[] = [];
   const o = resolveOptions({ network, onEvent: (e) => events.push(e) });
-  const net = new RunNetwork(o.network!, { engine: "quickjs", deadline: performance.now() + deadlineMs, emit: o.emit });
+  const net = new RunNetwork(o.network!, { engine: "quickjs", deadline: new Deadline(deadlineMs), emit: o.emit });
   return { net, events };
 }
 const text = async (net: RunNetwork, req: GuestRequest) => {

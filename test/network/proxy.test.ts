@@ -10,6 +10,7 @@ import * as tls from "node:tls";
 import { after, before, describe, it } from "node:test";
 import type { SandboxEvent } from "../../src/events.ts";
 import { parseAllowEntry } from "../../src/network/allowlist.ts";
+import { Deadline } from "../../src/engines/run/deadline.ts";
 import { RunNetwork } from "../../src/network/gate.ts";
 import type { NetworkPolicy } from "../../src/network/policy.ts";
 import { NetworkProxy, parseAuthority } from "../../src/network/proxy.ts";
@@ -63,7 +64,7 @@ let n = 0;
 async function proxyFor(p: NetworkPolicy | false) {
   const events: SandboxEvent[] = [];
   const emit = (e: object) => events.push({ time: Date.now(), ...e } as SandboxEvent);
-  const network = p ? new RunNetwork(p, { engine: "native", deadline: performance.now() + 30_000, emit }) : undefined;
+  const network = p ? new RunNetwork(p, { engine: "native", deadline: new Deadline(30_000), emit }) : undefined;
   const proxy = await NetworkProxy.listen(join(dir, `p${n++}.sock`));
   proxy.attach({ network, engine: "native", emit });
   return { proxy, network, events, close: () => (network?.close(), proxy.close()) };

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
-import { KILL_GRACE_MS } from "../../src/engines/javascript/threads.ts";
+import { GRACE } from "../../src/engines/run/deadline.ts";
 
 const TIMEOUT_MS = 300;
 const HANGS: [string, string][] = [
@@ -49,7 +49,7 @@ describe("quickjs (thread)", () => {
       clearInterval(tick);
       assert.equal(!r.ok && r.error.kind, "timeout", JSON.stringify(!r.ok && r.error));
       // Generous bounds (a shared, loaded machine): the point is seconds-versus-minutes, not a benchmark.
-      assert.ok(took < TIMEOUT_MS + KILL_GRACE_MS + 1500, `ended after ${took.toFixed(0)} ms`);
+      assert.ok(took < TIMEOUT_MS + GRACE.threadKillMs + 1500, `ended after ${took.toFixed(0)} ms`);
       assert.ok(maxGap < 250, `the host's event loop stalled for ${maxGap.toFixed(0)} ms`);
       const next = await sandbox.run({ language: "javascript", code: "[1, 2, 3].indexOf(3)" });
       assert.equal(next.ok && next.value, 2);

@@ -59,8 +59,6 @@ export { compiledQuickJS } from "./compile.ts";
 type Handle = WorkerHandle<Job>;
 const fail = (job: Job, error: GuestError): RunResult => failedRun("quickjs", job.req, error, job.startedAt);
 
-/** How long past its deadline a run's worker may stay silent before it is terminated (GRACE says why). */
-export const KILL_GRACE_MS = GRACE.threadKillMs;
 /** An overflow worker idle this long is terminated (its ~30 MB go back). */
 export const OVERFLOW_IDLE_MS = 30_000;
 /** How often the host looks for stalled workers while runs are in flight. */

@@ -17,6 +17,7 @@
 // members here are just run slots) as the Pyodide engine. Without it, N concurrent runs would start N
 // jailed interpreters at once.
 
+import { Deadline, GRACE } from "../run/deadline.ts";
 import { EngineLifecycle } from "../run/lifecycle.ts";
 import { ClosedError, EngineUnavailableError } from "../../errors.ts";
 import { aborted as abortedError } from "../run/failures.ts";
@@ -374,18 +375,18 @@ export class NativeEngine implements Engine {
       jail.kill();
       return { ...base(performance.now() - started), ok: false, error: abortedError() };
     }
-    const takenAt = Date.now();
-    jail.setDeadline(limits.timeoutMs);
+    const deadline = new Deadline(limits.timeoutMs);
+    jail.setDeadline(deadline.left());
     // The run's network decides every request the jail's proxy sees, until the run is over.
     const proxy = this.#proxies.get(jail);
-    const network = proxy ? openRunNetwork(request, "native") : undefined;
+    const network = proxy ? openRunNetwork(request, "native", { deadline }) : undefined;
     proxy?.attach({ network, engine: "native", emit: request.emit });
     try {
       return await this.#runIn(
         jail,
         request,
         started,
-        takenAt,
+        deadline,
         output,
         base,
         proxy !== undefined && network !== undefined,
@@ -400,7 +401,7 @@ export class NativeEngine implements Engine {
     jail: JailedProcess,
     request: ResolvedRequest,
     started: number,
-    takenAt: number,
+    deadline: Deadline,
     output: CappedOutput,
     base: (wallMs: number, extra?: { peakMemoryBytes?: number }) => Omit<RunResult, "ok" | "value" | "error">,
     withNetwork: boolean,
@@ -442,10 +443,10 @@ export class NativeEngine implements Engine {
 
     const files: Record<string, string> = {};
     for (const [path, bytes] of request.files) files[path] = Buffer.from(bytes).toString("base64");
-    const softDeadlineAt = takenAt + limits.timeoutMs - Math.min(150, limits.timeoutMs * 0.2);
+    const earlyMs = Math.min(GRACE.nativeSoftEarlyMs, limits.timeoutMs * GRACE.nativeSoftEarlyShare);
     // The host's own observation for the `timeout` kind: its clock had passed the soft deadline it
     // armed the driver's alarm for. A guest's early `raise KeyboardInterrupt` stays a runtime error.
-    const observed = (): Observed => ({ interrupted: Date.now() >= softDeadlineAt, memoryCapHit: false });
+    const observed = (): Observed => ({ interrupted: deadline.passed(-earlyMs), memoryCapHit: false });
     jail.child.stdin.end(
       JSON.stringify({
         code: request.code,
@@ -456,7 +457,7 @@ export class NativeEngine implements Engine {
         // The driver's own alarm, a little before our SIGKILL, turns a Python loop into a clean
         // `timeout` with a traceback; code stuck in C meets the SIGKILL. Absolute, so the
         // interpreter's start-up counts against the deadline as it does for the SIGKILL.
-        softDeadline: softDeadlineAt / 1000,
+        softDeadline: deadline.wallClockAt(earlyMs) / 1000,
         ...(withNetwork ? { proxySocket: PROXY_SOCKET } : {}),
       }),
     );

@@ -10,6 +10,7 @@ import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
 import { ERROR_KINDS } from "../../types.ts";
 import { truncationMarker } from "../output.ts";
 import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../python/result.ts";
+import { Deadline, GRACE } from "../run/deadline.ts";
 import { crashed } from "../run/failures.ts";
 import { LineReader } from "./line-reader.ts";
 import { launchSidecar, SNAPSHOT_FD, START_TIMEOUT_MS, STDERR_KEEP } from "./launch.ts";
@@ -19,13 +20,6 @@ import type { RunNetwork } from "../../network/gate.ts";
 import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";
 import { checkedSnapshot, type Snapshot } from "./snapshot.ts";
 
-/**
- * Time the in-sidecar interrupt gets to end a run before the host kills the process. The interrupt
- * normally lands within milliseconds, but on a loaded machine a sidecar can be descheduled for a few
- * hundred; a kill costs a ~1 s sidecar restart, so an early one only adds load. One second matches
- * the target "hard kill at deadline + 1 s"; code stuck in C (time.sleep, one long call) ends then.
- */
-export const KILL_GRACE_MS = 1000;
 /** How long a stateless sidecar may take to report its reset after a result (it takes milliseconds). */
 const RESET_DEADLINE_MS = 10_000;
 
@@ -321,7 +315,8 @@ export class SidecarProcess {
         resolveResult(r);
       };
       const pending: Pending = { id, request, started: performance.now(), stdout: "", stderr: "", resolve };
-      pending.network = openRunNetwork(request, "pyodide");
+      const deadline = new Deadline(request.limits.timeoutMs, pending.started);
+      pending.network = openRunNetwork(request, "pyodide", { deadline });
       this.#pending = pending;
       const files: Record<string, string> = {};
       for (const [path, bytes] of request.files) files[path] = Buffer.from(bytes).toString("base64");
@@ -344,7 +339,7 @@ export class SidecarProcess {
       };
       // The last rung of the deadline ladder, on the jail's own wall-clock kill (as the native tier
       // does): the in-sidecar interrupt had its chance. `exited.timedOut` is then the host's verdict.
-      this.jail.setDeadline(limits.timeoutMs + KILL_GRACE_MS);
+      this.jail.setDeadline(deadline.left() + GRACE.sidecarKillMs);
       this.jail.child.stdin.write(JSON.stringify(message) + "\n");
       const onAbort = () => {
         if (this.#pending !== pending) return;

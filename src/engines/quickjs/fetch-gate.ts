@@ -10,7 +10,7 @@ import { bridge, type NetworkGate } from "./fetch.ts";
 
 /** The request whose host functions include the bridge; the run's network is the scope's to close. */
 export const withNetwork: NetworkGate = (req: ResolvedRequest, scope: RunScope) => {
-  const network = openRunNetwork(req, "quickjs", scope);
+  const network = openRunNetwork(req, "quickjs", { owner: scope });
   if (!network) return req;
   return { ...req, hostFunctions: { ...req.hostFunctions, ...bridge(network, req) } };
 };

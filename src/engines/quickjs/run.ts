@@ -14,6 +14,7 @@ import type { FsOp, Guest, GuestRunHooks } from "./guest.ts";
 import { fsCall } from "./fs-bridge.ts";
 import { argumentsAsData, readValue, toGuest } from "./values.ts";
 import { FileLimitError, FsError, MemFs } from "./memfs.ts";
+import { Deadline } from "../run/deadline.ts";
 import { crashed, describeHostError } from "../run/failures.ts";
 import { EVAL_FLAGS } from "./internals.ts";
 import { OutputSink } from "./output.ts";
@@ -55,7 +56,7 @@ export class Run implements GuestRunHooks {
   readonly #src: PreparedSource;
   readonly #out: OutputSink;
   readonly #start = performance.now();
-  readonly #deadline: number;
+  readonly #deadline: Deadline;
   #fs: MemFs | undefined;
   #failure: GuestError | undefined;
   #interruptKind: ErrorKind | undefined;
@@ -77,7 +78,7 @@ export class Run implements GuestRunHooks {
     this.#req = req;
     this.#src = src;
     this.#out = new OutputSink(req.limits.maxOutputBytes, req.onOutput);
-    this.#deadline = this.#start + req.limits.timeoutMs;
+    this.#deadline = new Deadline(req.limits.timeoutMs, this.#start);
     this.#timers = new Timers(req.limits.maxTimers);
   }
 
@@ -90,7 +91,7 @@ export class Run implements GuestRunHooks {
     // While the host reads an exception or the run's end state, a short grace applies instead.
     if (this.#graceUntil !== undefined) return performance.now() > this.#graceUntil;
     if (this.#interruptKind) return true;
-    if (performance.now() > this.#deadline) {
+    if (this.#deadline.passed()) {
       this.#interruptKind = "timeout";
       return true;
     }
@@ -294,7 +295,7 @@ export class Run implements GuestRunHooks {
   #waitForEvent(): Promise<void> {
     if (this.#deliveries.length > 0) return Promise.resolve();
     const now = performance.now();
-    const until = this.#timers.nextDue(this.#deadline);
+    const until = this.#timers.nextDue(this.#deadline.at);
     return new Promise<void>((resolve) => {
       const timer = setTimeout(
         () => {

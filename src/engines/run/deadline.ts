@@ -75,6 +75,14 @@ export class Deadline {
     return at >= this.at + graceMs;
   }
 
+  /**
+   * `earlyMs` before the deadline, as a time on the wall clock (`Date.now()`): for a rung in another
+   * process, which cannot read this thread's monotonic clock (the native tier's in-jail alarm).
+   */
+  wallClockAt(earlyMs = 0, at: number = now()): number {
+    return Date.now() + (this.at - earlyMs - at);
+  }
+
   /** A predicate for a poll loop: true once the deadline has passed (the guest's interrupt). */
   interrupter(): () => boolean {
     const at = this.at;

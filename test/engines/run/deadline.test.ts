@@ -14,6 +14,15 @@ describe("Deadline", () => {
     assert.equal(d.passed(GRACE.threadKillMs, 1_350), true);
   });
 
+  it("says the deadline on the wall clock for a rung in another process, early by a margin", () => {
+    const d = new Deadline(100, 1_000);
+    const before = Date.now();
+    const at = d.wallClockAt(20, 1_040);
+    const after = Date.now();
+    // 60 ms were left at 1_040; 20 early leaves 40 from the moment it was asked.
+    assert.ok(at >= before + 40 && at <= after + 40, `${at} not within [${before + 40}, ${after + 40}]`);
+  });
+
   it("refuses a budget that is not a non-negative number", () => {
     for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) assert.throws(() => new Deadline(bad), RangeError);
   });
