@@ -14,8 +14,8 @@
 import { aborted, failedRun } from "../run/failures.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { InFlight } from "../run/in-flight.ts";
-import { ClosedError, SealUnavailableError } from "../../errors.ts";
+import { EngineLifecycle } from "../run/lifecycle.ts";
+import { SealUnavailableError } from "../../errors.ts";
 import type { SnapshotHeader } from "../../sessions/blob.ts";
 import { MemorySessionStore } from "../../sessions/memory.ts";
 import type { SessionStore } from "../../sessions/store.ts";
@@ -47,13 +47,11 @@ export class PyodideEngine implements Engine {
   readonly name = "pyodide" as const;
   readonly pool: WarmPool<SidecarProcess>;
   readonly #options: ResolvedOptions;
-  readonly #inFlight = new InFlight();
-  readonly #sessions = new Set<PyodideSession>();
+  readonly #life = new EngineLifecycle<PyodideSession>("python engine");
   /** Sessions holding a sidecar and not running: who gives one back when every sidecar is busy. */
   readonly #idleHolders = new Set<PyodideSession>();
   readonly store: SessionStore;
   #header: Omit<SnapshotHeader, "createdAt"> | undefined;
-  #closed = false;
   /** Sidecars started so far (pool members and sessions): a reset reuses one, a recycle starts one. */
   sidecarsStarted = 0;
   /** Stateless runs' resets: how many proved the sidecar pristine, how many retired it, and their cost. */
@@ -191,15 +189,14 @@ export class PyodideEngine implements Engine {
     const sidecar = await SidecarProcess.start(options);
     // The build starts once the cold sidecar is up, so the two do not compete for the CPU while the
     // first run waits.
-    if (this.#pendingBuild && !this.#snapshotBuild && !this.#closed)
+    if (this.#pendingBuild && !this.#snapshotBuild && this.#life.open)
       this.#snapshotBuild = this.#buildSnapshotInBackground(this.#pendingBuild);
     return sidecar;
   }
 
-  async run(request: ResolvedRequest): Promise<RunResult> {
-    if (this.#closed) throw new ClosedError("python engine");
+  run(request: ResolvedRequest): Promise<RunResult> {
     const started = performance.now();
-    const work = (async () => {
+    return this.#life.run(async () => {
       await this.libraryChecked;
       let sidecar: SidecarProcess;
       try {
@@ -229,8 +226,7 @@ export class PyodideEngine implements Engine {
       // Queueing counts: wallMs is from the engine taking the run.
       result.stats.wallMs = performance.now() - started;
       return result;
-    })();
-    return this.#inFlight.track(work);
+    });
   }
 
   /**
@@ -270,7 +266,8 @@ export class PyodideEngine implements Engine {
     return this.#header;
   }
 
-  #sessionHost(): SessionHost {
+  /** What a session needs of this engine; `remove` forgets it (the lifecycle's, for this session). */
+  #sessionHost(remove: () => void): SessionHost {
     const o = this.#options;
     const processMemoryMb = Math.max(MIN_PROCESS_MEMORY_MB, o.limits.memoryMb);
     return {
@@ -293,23 +290,27 @@ export class PyodideEngine implements Engine {
         else this.#idleHolders.delete(session);
       },
       closed: (session) => {
-        this.#sessions.delete(session);
+        remove();
         this.#idleHolders.delete(session);
       },
     };
   }
 
   async openSession(): Promise<PyodideSession> {
-    if (this.#closed) throw new ClosedError("python engine");
+    this.#life.admit();
     await this.libraryChecked;
-    const session = new PyodideSession(this.#sessionHost(), (s) => this.fork(s));
-    this.#sessions.add(session);
+    let remove = (): void => undefined;
+    const session = new PyodideSession(
+      this.#sessionHost(() => remove()),
+      (s) => this.fork(s),
+    );
+    remove = this.#life.addSession(session);
     return session;
   }
 
   /** A live session from an authenticated snapshot's state (loaded into a pool sidecar and proven). */
   async resumeSession(state: Uint8Array, bytes: number): Promise<PyodideSession> {
-    if (this.#closed) throw new ClosedError("python engine");
+    this.#life.admit();
     const t0 = performance.now();
     const session = await this.#start(state);
     this.#emitResume(session, bytes, t0);
@@ -346,24 +347,28 @@ export class PyodideEngine implements Engine {
     return session;
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
+  /** Runs drain, sessions close (each gives its sidecar back or its record up), then the pool goes. */
+  close(): Promise<void> {
     // A background snapshot build is not finished work the caller waits for: stop it.
     this.#stopBuild.abort();
-    await this.#snapshotBuild;
-    await this.#inFlight.drain();
-    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
-    await this.pool.close();
-    // A store the caller gave is the caller's to close (it may outlive this sandbox).
-    if (!this.#options.sessions.store) await this.store.close();
+    return this.#life.close(async () => {
+      await this.#snapshotBuild;
+      await this.pool.close();
+      // A store the caller gave is the caller's to close (it may outlive this sandbox).
+      if (!this.#options.sessions.store) await this.store.close();
+    });
   }
 
-  async destroy(): Promise<void> {
-    this.#closed = true;
+  /**
+   * Every sidecar is killed first, those sessions hold included, so no session's run is waited for;
+   * then the sessions close (a dead sidecar goes back to the destroyed pool, which lets it go).
+   */
+  destroy(): Promise<void> {
     this.#stopBuild.abort();
-    await this.#snapshotBuild;
-    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
-    await this.pool.destroy();
+    return this.#life.destroy(async () => {
+      await this.#snapshotBuild;
+      await this.pool.destroy();
+    });
   }
 }
 

@@ -217,6 +217,22 @@ describe("python session snapshots", () => {
   });
 });
 
+describe("python sessions when the sandbox is destroyed", () => {
+  it("destroy() kills a session's sidecar mid-run instead of waiting for the run", async () => {
+    const sb = await createSandbox({ seal: FULL, python: { pool: 1 }, limits: { timeoutMs: 60_000 } });
+    const s = await sb.session({ language: "python" });
+    value(await s.run({ code: "x = 1" }));
+    const running = s.run({ code: "import time\ntime.sleep(30)" });
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    await sb.destroy();
+    const r = await running;
+    assert.equal(r.ok, false);
+    // Not a timing bound on the engine: the guest sleeps 30 s, and destroy must not be waiting on it.
+    assert.ok(Date.now() - started < 20_000, `destroy took ${Date.now() - started} ms`);
+  });
+});
+
 describe("resumed-session isolation (attack: reach another session's or a later run's state)", () => {
   it("a resumed session sees no other session's state; a stateless run after a resume sees none of it", async () => {
     const sb = await sandbox();
