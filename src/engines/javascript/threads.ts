@@ -34,7 +34,7 @@
 // shared EngineLifecycle (src/engines/run/lifecycle.ts). This file wires them to the worker threads.
 
 import type { Engine, EngineSession } from "../engine.ts";
-import { ClosedError, InvalidOptionError } from "../../errors.ts";
+import { InvalidOptionError } from "../../errors.ts";
 import type { EventInput } from "../../events.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { GuestError, RunResult, WasmModuleSource } from "../../types.ts";
@@ -181,8 +181,7 @@ export class ThreadEngine implements Engine {
   }
 
   run(req: ResolvedRequest): Promise<RunResult> {
-    if (!this.#life.open) return Promise.reject(new ClosedError("quickjs engine"));
-    return this.#life.track(this.#admit(req));
+    return this.#life.run(() => this.#admit(req));
   }
 
   async #admit(req: ResolvedRequest): Promise<RunResult> {
@@ -543,7 +542,7 @@ export class ThreadEngine implements Engine {
   }
 
   async openSession(): Promise<EngineSession> {
-    if (!this.#life.open) throw new ClosedError("quickjs engine");
+    this.#life.admit();
     const handle = await this.#pick();
     let remove: () => void = () => undefined;
     const session = new ThreadSession(this, handle, ++this.#serial, () => remove());

@@ -19,7 +19,7 @@
 
 import { Deadline, GRACE } from "../run/deadline.ts";
 import { EngineLifecycle } from "../run/lifecycle.ts";
-import { ClosedError, EngineUnavailableError } from "../../errors.ts";
+import { EngineUnavailableError } from "../../errors.ts";
 import { aborted as abortedError } from "../run/failures.ts";
 import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -318,8 +318,7 @@ export class NativeEngine implements Engine {
   }
 
   run(request: ResolvedRequest): Promise<RunResult> {
-    if (!this.#life.open) return Promise.reject(new ClosedError("native python engine"));
-    return this.#life.track(this.#queued(request));
+    return this.#life.run(() => this.#queued(request));
   }
 
   /** Waits for a slot (QueueFullError when the queue is full), runs, gives the slot back. */

@@ -85,8 +85,7 @@ export class QuickJSEngine implements Engine {
   }
 
   run(req: ResolvedRequest): Promise<RunResult> {
-    if (!this.#life.open) return Promise.reject(new ClosedError("quickjs engine"));
-    return this.#life.track(scoped((scope) => this.#run(req, scope)));
+    return this.#life.run(() => scoped((scope) => this.#run(req, scope)));
   }
 
   async #run(given: ResolvedRequest, scope: RunScope): Promise<RunResult> {

@@ -46,9 +46,12 @@ export class EngineLifecycle<S extends Closable = Closable> {
     return this.#inFlight.track(work);
   }
 
-  /** Admits `start()` and tracks its promise: the common shape of `run`. */
+  /**
+   * Admits `start()` and tracks its promise: the common shape of `run`. Once closed it returns a
+   * rejected promise (ClosedError) and never calls `start`: a run refused is an answer, not a throw.
+   */
   run<T>(start: () => Promise<T>): Promise<T> {
-    this.admit();
+    if (!this.open) return Promise.reject(new ClosedError(this.#what));
     return this.track(start());
   }
 

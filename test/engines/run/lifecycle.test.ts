@@ -23,7 +23,10 @@ describe("EngineLifecycle", () => {
     const closing = life.close(() => Promise.resolve(void order.push("freed")));
     assert.equal(life.open, false);
     assert.throws(() => life.admit(), ClosedError);
-    assert.throws(() => life.run(() => Promise.resolve(1)), /the test engine is closed/);
+    await assert.rejects(
+      life.run(() => Promise.resolve(1)),
+      /the test engine is closed/,
+    );
     run.resolve();
     await Promise.all([work, closing]);
     assert.deepEqual(order, ["run", "session", "freed"]);
