@@ -20,7 +20,7 @@
 import { Deadline, GRACE } from "../run/deadline.ts";
 import { EngineLifecycle } from "../run/lifecycle.ts";
 import { EngineUnavailableError } from "../../errors.ts";
-import { aborted as abortedError } from "../run/failures.ts";
+import { aborted as abortedError, failedRun } from "../run/failures.ts";
 import { existsSync } from "node:fs";
 import type { Duplex } from "node:stream";
 import { checkSeal, isExecutable, spawnJailed, type JailedProcess } from "../../jail/index.ts";
@@ -194,16 +194,7 @@ export class NativeEngine implements Engine {
     } catch (error) {
       // Aborted while waiting for a slot: a result like any other abort, not a throw.
       if (request.signal?.aborted) {
-        return {
-          ok: false,
-          error: abortedError("while it waited for a free slot (python.pool)"),
-          language: request.language,
-          stdout: "",
-          stderr: "",
-          outputTruncated: false,
-          files: [],
-          stats: { engine: "native", wallMs: performance.now() - started, outputBytes: 0 },
-        };
+        return failedRun("native", request, abortedError("while it waited for a free slot (python.pool)"), started);
       }
       throw error;
     }

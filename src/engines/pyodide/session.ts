@@ -19,6 +19,7 @@ import type { ResolvedRequest } from "../../options.ts";
 import { openSnapshot, sealSnapshot, type SnapshotHeader } from "../../sessions/blob.ts";
 import type { SessionStore } from "../../sessions/store.ts";
 import type { Limits, RunResult } from "../../types.ts";
+import { failedRun, sessionLost } from "../run/failures.ts";
 import type { EngineSession } from "../engine.ts";
 import type { ControlAnswer, SidecarProcess } from "./sidecar-client.ts";
 
@@ -41,17 +42,8 @@ export interface SessionHost {
   closed(session: PyodideSession): void;
 }
 
-function lost(message: string): RunResult {
-  return {
-    ok: false,
-    error: { kind: "crashed", name: "SessionLostError", message },
-    language: "python",
-    stdout: "",
-    stderr: "",
-    outputTruncated: false,
-    files: [],
-    stats: { engine: "pyodide", wallMs: 0, outputBytes: 0 },
-  };
+function lost(why: string): RunResult {
+  return failedRun("pyodide", { language: "python" }, sessionLost(why), performance.now());
 }
 
 export class PyodideSession implements EngineSession {
@@ -181,7 +173,7 @@ export class PyodideSession implements EngineSession {
     if (this.#closed) return Promise.reject(new ClosedError("session"));
     return this.#serial(async () => {
       const sidecar = await this.#ensure(request.signal);
-      if (!sidecar) return lost(this.#lostReason ?? "this session's state is gone");
+      if (!sidecar) return lost(this.#lostReason ?? "its interpreter is gone");
       return sidecar.run(request, true).result;
     });
   }

@@ -14,6 +14,7 @@ import type { SandboxEvent } from "../../../src/events.ts";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import { sealSnapshot, openSnapshot } from "../../../src/sessions/blob.ts";
 import { DiskSessionStore } from "../../../src/sessions/disk.ts";
+import { MemorySessionStore } from "../../../src/sessions/memory.ts";
 import type { RunResult } from "../../../src/types.ts";
 import { FULL } from "../../helpers/pyodide.ts";
 
@@ -34,6 +35,13 @@ after(async () => {
   await shared?.close();
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** The first `session.evicted` event in `events`, waited for (up to 5 s). */
+async function eviction(events: SandboxEvent[]): Promise<SandboxEvent | undefined> {
+  for (let i = 0; i < 100 && !events.some((e) => e.type === "session.evicted"); i++)
+    await new Promise((r) => setTimeout(r, 50));
+  return events.find((e) => e.type === "session.evicted");
+}
 
 function value(r: RunResult): unknown {
   assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
@@ -177,9 +185,7 @@ describe("python session snapshots", () => {
     });
     await using s = await sb.session({ language: "python" });
     value(await s.run({ code: "import re\nx = 7\nopen('/tmp/e.txt', 'w').write('e')" }));
-    for (let i = 0; i < 100 && !events.some((e) => e.type === "session.evicted"); i++)
-      await new Promise((r) => setTimeout(r, 50));
-    const evicted = events.find((e) => e.type === "session.evicted");
+    const evicted = await eviction(events);
     assert.ok(evicted && evicted.type === "session.evicted" && evicted.bytes > 0 && !evicted.error);
     // The one sidecar is pristine again: a stateless run sees nothing of the session.
     assert.deepEqual(
@@ -188,6 +194,30 @@ describe("python session snapshots", () => {
     );
     assert.deepEqual(value(await s.run({ code: "(x, re.sub('e', 'E', open('/tmp/e.txt').read()))" })), [7, "E"]);
     assert.ok(events.some((e) => e.type === "session.resume"));
+  });
+
+  it("an evicted session whose store entry is gone answers SessionLostError, in the one wording, every run", async () => {
+    const store = new MemorySessionStore();
+    const seen: SandboxEvent[] = [];
+    await using sb = await createSandbox({
+      seal: FULL,
+      python: { pool: 1 },
+      sessions: { idleMs: 50, store },
+      onEvent: (e) => seen.push(e),
+    });
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: "x = 1" }));
+    const evicted = await eviction(seen);
+    assert.ok(evicted && evicted.type === "session.evicted" && !evicted.error);
+    await store.delete(evicted.session);
+    for (let i = 0; i < 2; i++) {
+      const r = await s.run({ code: "x" });
+      assert.equal(r.ok, false);
+      if (r.ok) return;
+      assert.equal(r.error.kind, "crashed");
+      assert.equal(r.error.name, "SessionLostError");
+      assert.match(r.error.message, /^this session was lost \(.*no longer in the session store\); its state is gone/);
+    }
   });
 
   it("an evicted session waits in a DiskSessionStore file, resumes from it, and closing removes it", async () => {
