@@ -7,10 +7,19 @@
 // cannot dodge it by filling its scratch directory. When the cap is hit the kernel's OOM killer
 // SIGKILLs the process; `memory.oom_control`'s `oom_kill` counter tells us that is what happened.
 
+import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CgroupSupport } from "./host.ts";
 
+/**
+ * Names are `wasmcell-<pid>-<this module's tag>-<n>`. The pid and a counter alone collided: a second
+ * copy of this module in the same process (two dependencies that each bundle wasmcell) counts from 1
+ * too, and a process SIGKILLed before it removed its cgroups leaves names a later process with the
+ * same pid would want; either way `mkdir` failed with EEXIST and no jail could start. The random tag
+ * is per module instance, so names stay unique without a check-then-create race.
+ */
+const TAG = randomBytes(4).toString("hex");
 let counter = 0;
 
 export interface CgroupStats {
@@ -35,7 +44,7 @@ export class JailCgroup {
    * no way around it); `pidsMax` caps threads and processes together.
    */
   static create(support: CgroupSupport, memoryBytes: number | undefined, pidsMax: number | undefined): JailCgroup {
-    const name = `wasmcell-${process.pid}-${++counter}`;
+    const name = `wasmcell-${process.pid}-${TAG}-${++counter}`;
     let memoryDir: string | undefined;
     let pidsDir: string | undefined;
     try {
