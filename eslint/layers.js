@@ -32,6 +32,28 @@ export const noCycles = {
   rules: { "import-x/no-cycle": ["error", { ignoreExternal: true }] },
 };
 
+/**
+ * A run's deadline is made in one place (src/engines/run/deadline.ts): no other file turns
+ * `timeoutMs` into a point in time by adding it to a clock. The sidecar is exempt: it runs inside the
+ * jail with only its own folder, so it cannot import the Deadline.
+ * @type {import("eslint").Linter.Config}
+ */
+export const oneDeadline = {
+  files: ["src/**/*.ts"],
+  ignores: ["src/engines/run/deadline.ts", "src/engines/pyodide/sidecar/**"],
+  rules: {
+    "no-restricted-syntax": [
+      "error",
+      {
+        selector:
+          "BinaryExpression[operator=/^([-+<>]|<=|>=)$/]:has(MemberExpression[property.name='timeoutMs']):has(CallExpression:matches([callee.property.name='now'], [callee.name='now']))",
+        message:
+          "a deadline is made by `new Deadline(timeoutMs)` (src/engines/run/deadline.ts), never by adding timeoutMs to a clock",
+      },
+    ],
+  },
+};
+
 /** One config block per room; a file matches at most one block, so no block's options override another's. */
 /** @type {import("eslint").Linter.Config[]} */
 export const layers = [
@@ -202,4 +224,5 @@ export const layers = [
     },
   },
   noCycles,
+  oneDeadline,
 ];

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { ESLint } from "eslint";
 import tseslint from "typescript-eslint";
 import wasmcell from "../../eslint/edge-clean.js";
-import { layers, noCycles } from "../../eslint/layers.js";
+import { layers, noCycles, oneDeadline } from "../../eslint/layers.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const eslint = new ESLint({
@@ -171,6 +171,45 @@ describe("lint invariant: the package root reaches nothing Node-only, however de
       "c.ts": `import { readFileSync } from "node:fs";\nexport type C = typeof readFileSync;`,
     });
     assert.deepEqual(messages, []);
+  });
+});
+
+describe("lint invariant: a deadline is made in one place", () => {
+  const lint = new ESLint({
+    cwd: root,
+    overrideConfigFile: true,
+    overrideConfig: [{ files: ["**/*.ts"], languageOptions: { parser: tseslint.parser } }, oneDeadline],
+  });
+  const fire = async (path: string, code: string) => {
+    const [result] = await lint.lintText(code, { filePath: join(root, path) });
+    // Nested arithmetic matches at each level: which rules fired is what counts.
+    return [...new Set((result?.messages ?? []).map((m) => m.ruleId))];
+  };
+
+  it("fires on timeoutMs added to a clock, in an engine or the network", async () => {
+    for (const code of [
+      "const at = performance.now() + req.limits.timeoutMs;",
+      "const left = Date.now() + limits.timeoutMs - 150;",
+      "if (now() - begun > job.req.limits.timeoutMs) stop();",
+    ])
+      assert.deepEqual(await fire("src/engines/quickjs/x.ts", code), ["no-restricted-syntax"], code);
+    assert.deepEqual(await fire("src/network/x.ts", "const d = performance.now() + p.timeoutMs;"), [
+      "no-restricted-syntax",
+    ]);
+  });
+
+  it("allows the Deadline, arithmetic without a clock, and the sidecar (which cannot import it)", async () => {
+    assert.deepEqual(await fire("src/engines/quickjs/x.ts", "const d = new Deadline(req.limits.timeoutMs);"), []);
+    assert.deepEqual(await fire("src/queue/x.ts", "const need = limits.timeoutMs + LOCK_MARGIN_MS;"), []);
+    assert.deepEqual(
+      await fire("src/engines/pyodide/sidecar/x.ts", "deadline.at = performance.now() + limits.timeoutMs;"),
+      [],
+    );
+    assert.deepEqual(
+      await fire("src/engines/run/deadline.ts", "const at = performance.now() + timeoutMs;"),
+      [],
+      "the Deadline itself",
+    );
   });
 });
 

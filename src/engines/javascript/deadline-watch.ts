@@ -3,13 +3,17 @@
 // it (lift the thread's priority, sleep, terminate the worker). Every wait it uses is in GRACE
 // (src/engines/run/deadline.ts), with the reason beside it.
 
-import { GRACE } from "../run/deadline.ts";
+import { GRACE, type Deadline } from "../run/deadline.ts";
 
 export interface WatchState {
   /** Now, on the epoch clock the worker's stamps use. */
   readonly now: number;
-  /** When the worker began the run (undefined: still queued in the worker). */
-  readonly begun: number | undefined;
+  /**
+   * The run's deadline, from when the worker began it, on the epoch clock (undefined: still queued in
+   * the worker, its budget not begun).
+   */
+  readonly deadline: Deadline | undefined;
+  /** The run's budget: how long a run still queued is left before it is looked at again. */
   readonly timeoutMs: number;
   /** The worker's last heartbeat. */
   readonly lastBeat: number;
@@ -29,9 +33,9 @@ export type Verdict =
   | "kill";
 
 export function verdict(s: WatchState): Verdict {
-  if (s.begun === undefined) return { sleep: s.timeoutMs };
-  const deadline = s.begun + s.timeoutMs;
-  if (s.now < deadline) return { sleep: deadline - s.now + 1 };
+  if (s.deadline === undefined) return { sleep: s.timeoutMs };
+  const deadline = s.deadline.at;
+  if (!s.deadline.passed(0, s.now)) return { sleep: deadline - s.now + 1 };
   const left = deadline + GRACE.threadKillMs - s.now;
   if (left > 0) return { sleep: left + 1, lift: true };
   // A thread whose event loop turned after the run's deadline is not held by that run's guest code: on

@@ -39,7 +39,7 @@ import type { EventInput } from "../../events.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { GuestError, RunResult, WasmModuleSource } from "../../types.ts";
 import { Gate, GateAbortedError } from "../../pool/gate.ts";
-import { GRACE } from "../run/deadline.ts";
+import { Deadline, GRACE } from "../run/deadline.ts";
 import { aborted, crashed, failedRun, timedOut } from "../run/failures.ts";
 import { EngineLifecycle } from "../run/lifecycle.ts";
 import { withNetwork } from "../quickjs/fetch-gate.ts";
@@ -372,16 +372,15 @@ export class ThreadEngine implements Engine {
     clearTimeout(job.watchdog);
     job.watchdog = setTimeout(() => {
       if (job.settled || handle.dead || !handle.jobs.has(job.id)) return;
-      const begun = handle.begunAt(job.seq);
+      const deadline = this.#deadline(handle, job);
       const now = epochNow();
-      const timeoutMs = job.req.limits.timeoutMs;
-      const past = begun !== undefined && now >= begun + timeoutMs;
+      const past = deadline?.passed(0, now) ?? false;
       const cpuNs = past ? handle.cpuNs(true) : undefined;
       if (past) job.cpuAtDeadline ??= cpuNs;
       const v = verdict({
         now,
-        begun,
-        timeoutMs,
+        deadline,
+        timeoutMs: job.req.limits.timeoutMs,
         lastBeat: handle.lastBeat(),
         cpuNs,
         cpuAtDeadline: job.cpuAtDeadline,
@@ -391,6 +390,12 @@ export class ThreadEngine implements Engine {
       if (v.lift) handle.lift();
       this.#watch(handle, job, v.sleep);
     }, afterMs);
+  }
+
+  /** The run's deadline from when its worker began it (the epoch clock its stamps use), if it has. */
+  #deadline(handle: Handle, job: Job): Deadline | undefined {
+    const begun = handle.begunAt(job.seq);
+    return begun === undefined ? undefined : new Deadline(job.req.limits.timeoutMs, begun);
   }
 
   #onAbort(job: Job, flag: Int32Array): void {
@@ -515,14 +520,14 @@ export class ThreadEngine implements Engine {
     if (this.#spare === handle) this.#spare = !this.#life.open || !handle.started ? undefined : this.#start();
     const now = epochNow();
     for (const job of jobs) {
-      const begun = handle.begunAt(job.seq);
+      const deadline = this.#deadline(handle, job);
       if (job.settled) continue;
       clearTimeout(job.watchdog);
       if (job.session) {
         this.#settle(job, fail(job, job.session.lostError()));
-      } else if (begun === undefined && !!this.#life.open) {
+      } else if (deadline === undefined && !!this.#life.open) {
         this.#send(job); // no guest code of it ran: it may run elsewhere
-      } else if (begun !== undefined && now - begun > job.req.limits.timeoutMs) {
+      } else if (deadline?.passed(0, now) === true) {
         this.#settle(job, fail(job, timedOut(job.req.limits.timeoutMs, "terminated")));
       } else {
         this.#settle(
