@@ -20,6 +20,7 @@ import { openSnapshot, sealSnapshot, type SnapshotHeader } from "../../sessions/
 import type { SessionStore } from "../../sessions/store.ts";
 import type { Limits, RunResult } from "../../types.ts";
 import { failedRun, sessionLost } from "../run/failures.ts";
+import { Serial } from "../run/serial.ts";
 import type { EngineSession } from "../engine.ts";
 import type { ControlAnswer, SidecarProcess } from "./sidecar-client.ts";
 
@@ -53,7 +54,9 @@ export class PyodideSession implements EngineSession {
   /** The state is in the store under `id` (evicted), not in a sidecar. */
   #stored = false;
   #lostReason: string | undefined;
-  #chain: Promise<unknown> = Promise.resolve();
+  readonly #queue = new Serial();
+  /** Steps queued or running. */
+  #queued = 0;
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
   /** performance.now() of the last run's end (the eviction order). */
@@ -77,11 +80,22 @@ export class PyodideSession implements EngineSession {
     return this.#sidecar !== undefined;
   }
 
+  /**
+   * The session's one-at-a-time queue. The last step queued ends by making the session idle, inside the
+   * step: decided after the step's promise settled (as before), a caller answering that promise with its
+   * next run was marked busy and then idle again with that run queued, so its sidecar could be taken
+   * for an eviction between the two; and a step with another queued behind it never makes it idle.
+   */
   #serial<T>(work: () => Promise<T>): Promise<T> {
     this.#unidle();
-    const next = this.#chain.then(work);
-    this.#chain = next.catch(() => undefined).then(() => this.#becomeIdle());
-    return next;
+    this.#queued++;
+    return this.#queue.run(async () => {
+      try {
+        return await work();
+      } finally {
+        if (--this.#queued === 0) this.#becomeIdle();
+      }
+    });
   }
 
   #unidle(): void {
@@ -258,7 +272,7 @@ export class PyodideSession implements EngineSession {
     this.#closed = true;
     this.#unidle();
     this.#host.closed(this);
-    await this.#chain;
+    await this.#queue.idle();
     const sidecar = this.#sidecar;
     this.#sidecar = undefined;
     if (sidecar) this.#host.release(sidecar, sidecar.alive && (await sidecar.end()));
