@@ -451,7 +451,7 @@ function parseResult(
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return undefined;
   const r = raw as Record<string, unknown>;
-  const envelope = parseEnvelope(r.envelope, observed, limits.maxResultBytes);
+  const envelope = parseEnvelope(r.envelope, observed, limits);
   if (!envelope) return undefined;
   const maxrss =
     typeof r.maxrss === "number" && Number.isSafeInteger(r.maxrss) && r.maxrss > 0 ? { maxrss: r.maxrss } : {};

@@ -434,7 +434,7 @@ export class SidecarProcess {
       raw = undefined;
     }
     const observed = { interrupted: m.interrupted === true, memoryCapHit: m.memoryCapHit === true };
-    const envelope = parseEnvelope(raw, observed, limits.maxResultBytes);
+    const envelope = parseEnvelope(raw, observed, limits);
     if (!envelope)
       return fail({ kind: "crashed", name: "ProtocolError", message: "the sidecar returned a malformed result" });
     if (!envelope.ok) return fail(envelope.error);

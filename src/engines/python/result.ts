@@ -70,9 +70,15 @@ function position(v: unknown): number | undefined {
 
 /**
  * The harness's envelope (already JSON-parsed) as the host's verdict, or undefined when it is not an
- * envelope at all. `maxResultBytes` is re-checked here: the harness's own check ran in guest code.
+ * envelope at all. `maxResultBytes` is re-checked here: the harness's own check ran in guest code;
+ * `timeoutMs` is for the host's own words on an observed timeout (failures.ts's, as every engine's).
  */
-export function parseEnvelope(raw: unknown, observed: Observed, maxResultBytes: number): Envelope | undefined {
+export function parseEnvelope(
+  raw: unknown,
+  observed: Observed,
+  limits: Pick<Limits, "maxResultBytes" | "timeoutMs">,
+): Envelope | undefined {
+  const { maxResultBytes } = limits;
   if (!isRecord(raw)) return undefined;
   if (raw.ok === true) {
     const kind = raw.valueKind;
@@ -103,7 +109,7 @@ export function parseEnvelope(raw: unknown, observed: Observed, maxResultBytes: 
   // The host's verdict: the guest's exception name only says *which* observation it is about.
   if (observed.interrupted && name === "KeyboardInterrupt") {
     error.kind = "timeout";
-    error.message = "the run was stopped at its deadline (limits.timeoutMs)";
+    error.message = timedOut(limits.timeoutMs, "stopped").message;
   } else if (observed.memoryCapHit && name === "MemoryError") {
     error.kind = "memory";
     error.message = "out of memory (limits.memoryMb)";
