@@ -1,19 +1,47 @@
-// CPython's own test suite for the stdlib modules agent code uses, run through `sandbox.run` on the
-// native tier (the seal and the reset are part of what is tested): each test file is passed in
-// `files`, loaded with unittest, and the failing tests come back as the run's value. The files are
-// Debian's libpython3.11-testsuite for the host's python3 (sources.ts says where they are read from,
-// selection/cpython.txt which run); `test.support` is the interpreter's own.
+// CPython's own test suite for the stdlib modules agent code uses, run through `sandbox.run` on both
+// Python tiers (the seal and the reset are part of what is tested): each test file is passed in
+// `files`, loaded with unittest, and the failing tests come back as the run's value.
 //
-// The Pyodide tier (CPython 3.14) is not run here yet: Pyodide ships no `test` package, and the
-// matching Lib/test is not available from a package here (see docs/conformance.md).
-// expectations/cpython-native.json lists each skipped or failing test with its reason.
-import { readFileSync } from "node:fs";
-import { basename, join } from "node:path";
+// - native: Debian's libpython3.11-testsuite for the host's python3 (sources.ts says where it is read
+//   from); `test.support` is the interpreter's own.
+// - pyodide: Pyodide ships no `test` package, so the tests' own `test.support` package goes in `files` beside
+//   the module. The files are the matching CPython tag's Lib/test when WASMCELL_CPYTHON_TESTS_PYODIDE
+//   names one; otherwise the same 3.11 files as native, and what fails only because the interpreter is
+//   newer is listed as `host: written for 3.11`.
+// selection/cpython.txt names the modules; expectations/cpython-<tier>.json lists each skipped or
+// failing test with its reason.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { createSandbox } from "../../src/index.ts";
 import { loadExpectations, type SuiteResult } from "./report.ts";
 import { requireRoot, selection } from "./sources.ts";
 
-const root = () => requireRoot("cpython");
+const here = dirname(new URL(import.meta.url).pathname);
+
+export type Tier = "native" | "pyodide";
+export const TIERS: readonly Tier[] = ["native", "pyodide"];
+
+/** Pyodide's CPython version (major.minor), from the lock file of the pyodide package in use. */
+export function pyodidePython(): string {
+  const lock = join(here, "..", "..", "node_modules", "pyodide", "pyodide-lock.json");
+  const info = (JSON.parse(readFileSync(lock, "utf8")) as { info?: { python?: string } }).info;
+  return (info?.python ?? "unknown").split(".").slice(0, 2).join(".");
+}
+
+/**
+ * Where a tier's test files are read from, which CPython version they were written for, and the
+ * expectations file that goes with them. Pyodide without a matching checkout runs the native tier's
+ * 3.11 files.
+ */
+export function tierSource(tier: Tier): { root: string; tests: string; expectations: string } {
+  const native = { root: requireRoot("cpython"), tests: "3.11", expectations: `cpython-${tier}` };
+  if (tier === "native") return native;
+  const matching = process.env.WASMCELL_CPYTHON_TESTS_PYODIDE;
+  if (!matching) return native;
+  if (!existsSync(matching)) throw new Error(`WASMCELL_CPYTHON_TESTS_PYODIDE names ${matching}, which does not exist`);
+  const tests = pyodidePython();
+  return { root: matching, tests, expectations: `cpython-pyodide-${tests}` };
+}
 
 // Runs one module's tests and returns a summary of the failing ones (`skip` names tests not to run).
 const DRIVER = (module: string, skip: string[]) => `
@@ -41,19 +69,36 @@ export function cpythonFiles(): string[] {
   return selection("cpython");
 }
 
-/** The test file itself: the selected modules load nothing from beside them but `test.support`. */
-function filesFor(file: string): Record<string, string> {
-  return { [file]: readFileSync(join(root(), file), "utf8") };
+/**
+ * The test file, and on Pyodide (which has no `test` package) the tests' own `test.support` package: the
+ * selected modules load nothing else from beside them.
+ */
+function filesFor(tier: Tier, root: string, file: string): Record<string, string> {
+  const files: Record<string, string> = { [file]: readFileSync(join(root, file), "utf8") };
+  if (tier === "pyodide") {
+    files["test/__init__.py"] = "";
+    for (const name of readdirSync(join(root, "support")))
+      if (name.endsWith(".py")) files[`test/support/${name}`] = readFileSync(join(root, "support", name), "utf8");
+  }
+  return files;
+}
+
+/** The table's label: the tier, its interpreter, and the tests' version when they differ. */
+function label(tier: Tier, tests: string): string {
+  const python = tier === "native" ? "3.11" : pyodidePython();
+  return `cpython ${tier} (${python}${tests === python ? "" : `, ${tests} tests`})`;
 }
 
 export async function runCpython(options: { tiers?: string[]; only?: string[] } = {}): Promise<SuiteResult[]> {
-  const tiers = options.tiers ?? ["native"];
+  const tiers = options.tiers ?? [...TIERS];
   const results: SuiteResult[] = [];
-  for (const tier of tiers) {
-    if (tier !== "native") throw new Error(`the ${tier} tier has no CPython suite here yet (native only)`);
-    const sandbox = await createSandbox({ python: { engine: "native" } });
-    const expectations = loadExpectations(`cpython-${tier}`);
-    const result: SuiteResult = { suite: `cpython ${tier} (3.11)`, files: 0, passed: 0, failures: [], expectations };
+  for (const name of tiers) {
+    if (!TIERS.includes(name as Tier)) throw new Error(`unknown CPython tier ${name}; known: ${TIERS.join(", ")}`);
+    const tier = name as Tier;
+    const source = tierSource(tier);
+    const sandbox = await createSandbox({ python: { engine: tier } });
+    const expectations = loadExpectations(source.expectations);
+    const result: SuiteResult = { suite: label(tier, source.tests), files: 0, passed: 0, failures: [], expectations };
     try {
       for (const file of cpythonFiles()) {
         const module = basename(file, ".py");
@@ -65,12 +110,19 @@ export async function runCpython(options: { tiers?: string[]; only?: string[] } 
           result.failures.push({ file, name: "*", failure: "not run" });
           continue;
         }
-        const skip: string[] = [];
+        // A test whose entry ends "[not run]" would end the module's run (it crashes the interpreter's
+        // host stack, say): it is not run, and its entry stands for it.
+        const skip = expectations
+          .entries()
+          .filter((e) => e.startsWith(`${file} :: `))
+          .map((e) => e.slice(file.length + 4))
+          .filter((name) => expectations.reason(file, name)?.endsWith("[not run]"));
+        for (const name of skip) result.failures.push({ file, name, failure: "not run" });
         const r = await sandbox.run({
           language: "python",
-          engine: "native",
+          engine: tier,
           code: DRIVER(module, skip),
-          files: filesFor(file),
+          files: filesFor(tier, source.root, file),
           limits: { timeoutMs: 120_000, memoryMb: 512, maxOutputBytes: 4 * 1024 * 1024 },
         });
         result.files++;

@@ -4,7 +4,8 @@
 // names) and what is expected of them (expectations/).
 //
 // - CPython: Debian's libpython3.11-testsuite (`apt-get install libpython3.11-testsuite`, which
-//   .ci/run does), /usr/lib/python3.11/test, or WASMCELL_CPYTHON_TESTS.
+//   .ci/run does), /usr/lib/python3.11/test, or WASMCELL_CPYTHON_TESTS. The Pyodide tier runs the
+//   same files unless WASMCELL_CPYTHON_TESTS_PYODIDE names a matching Lib/test (cpython.ts).
 // - web-platform-tests: a checkout of web-platform-tests/wpt named by WASMCELL_WPT_DIR.
 // - test262: a checkout of tc39/test262 named by WASMCELL_TEST262_DIR.
 // A suite whose root is missing is reported as not available, never as passed.

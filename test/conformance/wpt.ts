@@ -15,7 +15,10 @@ const here = dirname(new URL(import.meta.url).pathname);
 const root = () => requireRoot("wpt");
 const HARNESS = readFileSync(join(here, "harness", "testharness.js"), "utf8");
 
-/** The families selected so far, by directory (structured-clone's battery is not selected yet); the fetch family runs with a network grant so Headers/Request/Response exist. */
+/**
+ * The families selected, by directory. The fetch family runs with a network grant so Headers/Request/
+ * Response exist; so does structured-clone, whose battery clones Blobs and Responses.
+ */
 export const FAMILIES: Record<string, { dir: string; network?: boolean }> = {
   encoding: { dir: "encoding" },
   url: { dir: "url" },
@@ -24,6 +27,7 @@ export const FAMILIES: Record<string, { dir: string; network?: boolean }> = {
   webcrypto: { dir: "WebCryptoAPI" },
   fetch: { dir: "fetch/api", network: true },
   console: { dir: "console" },
+  "structured-clone": { dir: "html/webappapis/structured-clone", network: true },
 };
 
 export function wptFiles(family: string): string[] {
@@ -42,9 +46,10 @@ export function wptProgram(file: string): { code: string; files: Record<string, 
   const loads: string[] = [];
   for (const m of source.matchAll(/^\/\/ META: script=(\S+)/gm)) {
     const script = m[1]!;
-    // /common/sab.js and /common/subset-tests-by-key.js are shimmed by the harness.
-    if (script.startsWith("/")) continue;
-    const path = join(dir, script);
+    // /common/sab.js and /common/subset-tests-by-key.js are shimmed by the harness; any other
+    // absolute path is relative to the checkout's root (structured-clone loads its battery so).
+    if (script.startsWith("/common/")) continue;
+    const path = script.startsWith("/") ? join(root(), script) : join(dir, script);
     loads.push(`__wpt.load(${JSON.stringify(readFileSync(path, "utf8"))}, ${JSON.stringify(script)});`);
   }
   const files: Record<string, string> = {};

@@ -88,6 +88,37 @@ export class Guest {
     return handle;
   }
 
+  /**
+   * Puts `console` on the global object as WebIDL defines a namespace: a writable, configurable,
+   * non-enumerable property whose value has `Symbol.toStringTag` "console" and, as its [[Prototype]],
+   * an empty object whose own is Object.prototype. The handle API can define neither a writable
+   * non-enumerable property nor a prototype, so a user-realm helper does it, evaluated now: in a fresh
+   * context before any user code; in a session's later run it uses that realm's (possibly replaced)
+   * intrinsics, which reach nothing the guest could not already reach with the same two objects.
+   */
+  #asNamespace(consoleObj: QuickJSHandle): void {
+    const ctx = this.ctx;
+    const helper = ctx.evalCode(
+      `(function (g, c) {
+        "use strict";
+        Object.setPrototypeOf(c, {});
+        Object.defineProperty(c, Symbol.toStringTag, { value: "console", configurable: true });
+        Object.defineProperty(g, "console", { value: c, writable: true, configurable: true });
+      })`,
+      "wasmcell:console",
+      0,
+    );
+    if (helper.error) {
+      helper.error.dispose();
+      throw new Error("wasmcell: could not create the console helper");
+    }
+    const r = ctx.callFunction(helper.value, ctx.undefined, ctx.global, consoleObj);
+    helper.value.dispose();
+    // A session whose earlier run made `console` a non-configurable global keeps its own value.
+    if (r.error) r.error.dispose();
+    else r.value.dispose();
+  }
+
   /** Installs what `needs` asks for and is not there yet. Must run before user code (captures intrinsics). */
   install(needs: GlobalNeeds, hostNames: readonly string[]): void {
     const ctx = this.ctx;
@@ -99,7 +130,7 @@ export class Guest {
           name,
           (...args) => (this.#hooks().console(stream, args, this.consoleIndent), undefined),
         );
-      ctx.setProp(ctx.global, "console", consoleObj);
+      this.#asNamespace(consoleObj);
       consoleObj.dispose();
       this.installed.console = true;
     }

@@ -3,7 +3,10 @@
 // primitives, wrappers, Date, RegExp, Map, Set, ArrayBuffer, typed arrays, DataView, Error types,
 // arrays and plain objects (own enumerable string keys; accessors are read). Functions, symbols,
 // WeakMap/WeakSet, Promise and other platform objects throw DataCloneError, as in Node. Cycles and
-// shared references are kept. `transfer` is accepted but copies (there is nothing to detach into).
+// shared references are kept. `transfer` takes ArrayBuffers only (there are no ports or other
+// transferable platform objects here): each is copied like the rest, then detached, as a transfer
+// leaves it; a detached, duplicated or non-ArrayBuffer entry is a DataCloneError before anything is
+// cloned. A resizable ArrayBuffer stays resizable.
 
 import type { FamilySource } from "./family.ts";
 
@@ -14,6 +17,8 @@ var DOMException = internals.DOMException;
 var gopd = Object.getOwnPropertyDescriptor, getProto = Object.getPrototypeOf;
 var mapSize = gopd(Map.prototype, "size").get, setSize = gopd(Set.prototype, "size").get;
 var dateTime = Date.prototype.getTime, abLen = gopd(ArrayBuffer.prototype, "byteLength").get, abSlice = ArrayBuffer.prototype.slice;
+var abDetached = gopd(ArrayBuffer.prototype, "detached").get, abResizable = gopd(ArrayBuffer.prototype, "resizable").get;
+var abMax = gopd(ArrayBuffer.prototype, "maxByteLength").get, abTransfer = ArrayBuffer.prototype.transfer;
 var taProto = getProto(Uint8Array.prototype), taTag = gopd(taProto, Symbol.toStringTag).get;
 var dvBuffer = gopd(DataView.prototype, "buffer").get;
 var toString = Object.prototype.toString;
@@ -23,6 +28,30 @@ function is(fn, v) { try { fn.call(v); return true; } catch (e) { return false; 
 function fail(v) {
   var what = typeof v === "function" ? (v.name ? "function " + v.name : "function") : typeof v === "symbol" ? v.toString() : toString.call(v);
   throw new DOMException(what + " could not be cloned.", "DataCloneError");
+}
+
+function copyBuffer(b) {
+  if (abDetached.call(b)) throw new DOMException("An ArrayBuffer is detached and could not be cloned.", "DataCloneError");
+  if (!abResizable.call(b)) return abSlice.call(b, 0);
+  var out = new ArrayBuffer(abLen.call(b), { maxByteLength: abMax.call(b) });
+  new Uint8Array(out).set(new Uint8Array(b));
+  return out;
+}
+
+/** The ArrayBuffers options.transfer names, checked before anything is cloned. */
+function transferList(options) {
+  var t = options === undefined ? undefined : options.transfer;
+  if (t === undefined) return [];
+  if (t === null || typeof t !== "object" || typeof t[Symbol.iterator] !== "function")
+    throw new TypeError("The \"options.transfer\" property must be an iterable of objects");
+  var list = [];
+  for (var x of t) {
+    if (!is(abLen, x)) throw new DOMException("Value not transferable", "DataCloneError");
+    if (list.indexOf(x) >= 0) throw new DOMException("An ArrayBuffer is listed twice in the transfer list", "DataCloneError");
+    if (abDetached.call(x)) throw new DOMException("An ArrayBuffer is detached and could not be transferred.", "DataCloneError");
+    list.push(x);
+  }
+  return list;
 }
 
 function cloneValue(v, seen) {
@@ -40,7 +69,7 @@ function cloneValue(v, seen) {
   if (v instanceof RegExp) { out = new RegExp(v.source, v.flags); seen.set(v, out); return out; }
   if (is(mapSize, v)) { out = new Map(); seen.set(v, out); Map.prototype.forEach.call(v, function (val, key) { out.set(cloneValue(key, seen), cloneValue(val, seen)); }); return out; }
   if (is(setSize, v)) { out = new Set(); seen.set(v, out); Set.prototype.forEach.call(v, function (val) { out.add(cloneValue(val, seen)); }); return out; }
-  if (is(abLen, v)) { out = abSlice.call(v, 0); seen.set(v, out); return out; }
+  if (is(abLen, v)) { out = copyBuffer(v); seen.set(v, out); return out; }
   var tag = ArrayBuffer.isView(v) ? taTag.call(v) : undefined;
   if (tag) { var buf = cloneValue(v.buffer, seen); out = new global[tag](buf, v.byteOffset, v.length); seen.set(v, out); return out; }
   if (ArrayBuffer.isView(v)) { out = new DataView(cloneValue(dvBuffer.call(v), seen), v.byteOffset, v.byteLength); seen.set(v, out); return out; }
@@ -69,7 +98,10 @@ function cloneValue(v, seen) {
 function structuredClone(value, options) {
   if (arguments.length === 0) throw new TypeError("The \"value\" argument must be specified");
   if (options !== undefined && (options === null || typeof options !== "object")) throw new TypeError("The \"options\" argument must be of type object.");
-  return cloneValue(value, new Map());
+  var moved = transferList(options);
+  var out = cloneValue(value, new Map());
+  for (var b of moved) abTransfer.call(b);
+  return out;
 }
 Object.defineProperty(global, "structuredClone", { value: structuredClone, writable: true, configurable: true, enumerable: true });
 })`,

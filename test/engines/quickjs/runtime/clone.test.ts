@@ -21,6 +21,18 @@ describe("structuredClone and performance behave like Node's", () => {
       `(() => { const buf = new Uint8Array([1, 2, 3, 4]).buffer; const c = structuredClone({ b: buf, v: new Uint16Array(buf, 2, 1), dv: new DataView(buf, 1, 2) }); return [c.b, c.v, c.v.buffer === c.b, c.dv.byteLength, c.dv.getUint8(0)]; })()`,
     ],
     [
+      "transfer detaches the listed ArrayBuffers and keeps their bytes in the copy",
+      `(() => { const u = new Uint8Array([1, 2, 3]); const c = structuredClone({ u }, { transfer: [u.buffer] }); return [u.buffer.detached, u.length, c.u, c.u.buffer.detached]; })()`,
+    ],
+    [
+      "a detached, duplicated or non-transferable transfer entry is a DataCloneError",
+      `(() => { const name = (f) => { try { f(); return "no error"; } catch (e) { return e.name; } }; const b = new ArrayBuffer(2); structuredClone(b, { transfer: [b] }); const d = new ArrayBuffer(1); return [name(() => structuredClone(b, { transfer: [b] })), name(() => structuredClone(d, { transfer: [d, d] })), name(() => structuredClone(1, { transfer: [{}] })), d.detached]; })()`,
+    ],
+    [
+      "a resizable ArrayBuffer stays resizable",
+      `(() => { const c = structuredClone(new ArrayBuffer(4, { maxByteLength: 16 })); return [c.resizable, c.byteLength, c.maxByteLength]; })()`,
+    ],
+    [
       "cycles and shared references are kept",
       `(() => { const a = { n: 1 }; a.self = a; const shared = {}; const c = structuredClone({ a, p: shared, q: shared }); return [c.a.self === c.a, c.p === c.q, c.a !== a]; })()`,
     ],
