@@ -9,8 +9,10 @@ import { fileURLToPath } from "node:url";
 import type { WasmModuleSource } from "../../types.ts";
 import { EngineStartError } from "../../errors.ts";
 import {
+  DOORBELL_OFFSET,
   HEARTBEAT_MS,
   HEARTBEAT_OFFSET,
+  IDLE_STATE_OFFSET,
   NICE_OFFSET,
   parseWorkerMessage,
   PROGRESS_BYTES,
@@ -51,6 +53,14 @@ function threadCpuNs(tid: number): number | undefined {
  * a run behaves the same in a worker as in-process (a worker's default is 4 MB).
  */
 const HOST_STACK_MB = 1;
+/**
+ * How long an idle worker sleeps on its doorbell after a run before it returns to its event loop
+ * (protocol.ts, DOORBELL_OFFSET). A caller that runs back to back sends its next run well within it,
+ * and waking a thread from a futex costs less than waking an event loop back in epoll
+ * (docs/benchmarks.md). Short, because while the thread sleeps its own timers and promise tasks (a
+ * spare module instantiating) wait; messages never do.
+ */
+export const LINGER_MS = 2;
 /** How long a worker may take to start (load the engine, instantiate QuickJS) before it counts as failed. */
 const START_TIMEOUT_MS = 30_000;
 
@@ -110,6 +120,8 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
   readonly #heartbeat = new Float64Array(this.#progress, HEARTBEAT_OFFSET, 1);
   readonly #tid = new Int32Array(this.#progress, TID_OFFSET, 1);
   readonly #nice = new Int32Array(this.#progress, NICE_OFFSET, 1);
+  readonly #doorbell = new Int32Array(this.#progress, DOORBELL_OFFSET, 1);
+  readonly #idleState = new Int32Array(this.#progress, IDLE_STATE_OFFSET, 1);
   /** The thread's priority when it started, read by the host before any run (what `lift` restores). */
   #baseNice: number | undefined;
   #cpuNs: number | undefined;
@@ -132,9 +144,10 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
     wasmModule: WasmModuleSource | undefined,
     onMessage: (handle: WorkerHandle<J>, m: WorkerMessage) => void,
     onExit: (handle: WorkerHandle<J>, why: string) => void,
+    lingerMs = LINGER_MS,
   ) {
     this.worker = new Worker(workerEntry(), {
-      workerData: { progress: this.#progress, wasmModule },
+      workerData: { progress: this.#progress, wasmModule, lingerMs },
       ...execArgvOption(),
       resourceLimits: { stackSizeMb: HOST_STACK_MB },
     });
@@ -173,6 +186,11 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
       });
     });
     this.ready.catch(() => undefined);
+  }
+
+  /** The worker's own word on what it is doing between runs (protocol.ts: TIDYING, IDLE, LINGERING). */
+  get idleState(): number {
+    return Atomics.load(this.#idleState, 0);
   }
 
   /** Runs posted and not answered by the worker, including session runs. */
@@ -250,8 +268,11 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
     return this.#heartbeat[0] ?? 0;
   }
 
+  /** Every message to the worker goes here: posted, then counted on the doorbell a lingering worker sleeps on. */
   post(m: HostMessage): void {
     this.worker.postMessage(m);
+    Atomics.add(this.#doorbell, 0, 1);
+    Atomics.notify(this.#doorbell, 0);
     this.updateRef();
   }
 

@@ -2,6 +2,8 @@
 // alone (piscina keeps its balancer the same way). The engine carries out the decision: posting,
 // growing an overflow worker, or leaving the run to wait on the host.
 
+import { LINGERING, TIDYING } from "./protocol.ts";
+
 /** What placement needs to know of one worker. */
 export interface Candidate {
   readonly dead: boolean;
@@ -13,16 +15,32 @@ export interface Candidate {
   readonly load: number;
   /** Held by one long synchronous stretch (a CPU-bound guest) at `now`. */
   stalled(now: number): boolean;
+  /**
+   * What it is doing between runs, by its own word (protocol.ts): TIDYING, IDLE or LINGERING. Only
+   * ever a tie-break between workers with the same load, so a worker that lies about it gets runs in a
+   * different order, nothing more.
+   */
+  readonly idleState: number;
+}
+
+/**
+ * Among equally loaded workers: one still awake after its last run (no wake-up at all), then one asleep
+ * on its doorbell (a futex wake), then one back in its event loop (epoll and the port); a state word it
+ * does not know counts as the last.
+ */
+function readiness(state: number): number {
+  return state === TIDYING ? 2 : state === LINGERING ? 1 : 0;
 }
 
 export type Placement<W> = { post: W } | "grow" | "wait";
 
 /**
- * The least-loaded started worker with room that is not stalled (ties go to the first, so the base
- * workers, in order, before the overflow); else, when some worker is stalled and none is still
- * starting, a new overflow worker; else the run waits on the host. (Round-robin between idle workers,
- * so that one builds its next context while the other runs, measured slower: waking a different thread
- * on every call costs more than the context build it hides.)
+ * The least-loaded started worker with room that is not stalled; else, when some worker is stalled and
+ * none is still starting, a new overflow worker; else the run waits on the host. Ties go to the worker
+ * readiest for it (`readiness`), then to the first (the base workers, in order, before the overflow):
+ * on this 2-core machine waking a sleeping thread cost a back-to-back caller more than waiting for the
+ * thread that just answered to finish its after-run work (freeing its context, building the next),
+ * and a thread asleep on its doorbell wakes faster than one back in its event loop (docs/benchmarks.md).
  */
 export function place<W extends Candidate>(
   workers: readonly W[],
@@ -42,7 +60,9 @@ export function place<W extends Candidate>(
       continue;
     }
     if (w.priorityStuck) continue;
-    if (w.load < opts.runsPerWorker && (!best || w.load < best.load)) best = w;
+    if (w.load >= opts.runsPerWorker) continue;
+    if (!best || w.load < best.load || (w.load === best.load && readiness(w.idleState) > readiness(best.idleState)))
+      best = w;
   }
   if (best) return { post: best };
   return stalled && !starting && !opts.closed ? "grow" : "wait";

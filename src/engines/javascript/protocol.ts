@@ -56,7 +56,25 @@ export const HEARTBEAT_OFFSET = 8 + 8 * PROGRESS_RING;
 export const TID_OFFSET = HEARTBEAT_OFFSET + 8;
 /** Int32: the thread's priority state (priority.ts: NORMAL, DEMOTED, LIFTED, STUCK). */
 export const NICE_OFFSET = TID_OFFSET + 4;
-export const PROGRESS_BYTES = TID_OFFSET + 8;
+/**
+ * Int32: how many messages the host has posted to the worker, bumped (and notified) after every
+ * postMessage. An idle worker sleeps on it with `Atomics.wait` for LINGER_MS after a run instead of
+ * returning to its event loop at once, so the next message wakes it by futex rather than through
+ * epoll and the port; it sleeps only while it has handled as many messages as this count says were
+ * posted, so no message ever waits for the linger to end. The worker can write this word too: only
+ * its own sleep reads it, the host never does.
+ */
+export const DOORBELL_OFFSET = TID_OFFSET + 8;
+/**
+ * Int32: what an idle worker is doing, its own word (a hint for placement only, never a guarantee):
+ * TIDYING while a run is open or its after-run work (freeing its context, building the next) is still
+ * to do, IDLE back in its event loop, LINGERING asleep on the doorbell with the next context built.
+ */
+export const IDLE_STATE_OFFSET = DOORBELL_OFFSET + 4;
+export const TIDYING = 0;
+export const IDLE = 1;
+export const LINGERING = 2;
+export const PROGRESS_BYTES = DOORBELL_OFFSET + 8;
 /** How often a worker with runs rewrites its heartbeat. */
 export const HEARTBEAT_MS = 10;
 

@@ -19,11 +19,16 @@ import { Demoter } from "./priority.ts";
 import {
   CLAIMED,
   collectErrors,
+  DOORBELL_OFFSET,
   HEARTBEAT_MS,
   HEARTBEAT_OFFSET,
+  IDLE,
+  IDLE_STATE_OFFSET,
+  LINGERING,
   NICE_OFFSET,
   PROGRESS_RING,
   TID_OFFSET,
+  TIDYING,
   type HostMessage,
   type WireRequest,
   type WorkerMessage,
@@ -33,7 +38,12 @@ if (!parentPort) throw new Error("wasmcell: the QuickJS worker entry must run in
 
 const port = parentPort;
 const post = (m: WorkerMessage): void => port.postMessage(m);
-const data = workerData as { progress: SharedArrayBuffer; wasmModule: WasmModuleSource | undefined };
+const data = workerData as {
+  progress: SharedArrayBuffer;
+  wasmModule: WasmModuleSource | undefined;
+  /** How long the thread lingers on its doorbell after a run (handle.ts's LINGER_MS). */
+  lingerMs: number;
+};
 const progress = data.progress;
 const begunSeq = new Int32Array(progress, 0, 1);
 const begunAt = new Float64Array(progress, 8, PROGRESS_RING);
@@ -47,6 +57,10 @@ try {
   // Not Linux: the host judges stalls by the heartbeat alone, and no thread is demoted.
 }
 let seq = 0;
+/** Messages this thread has received; the host's doorbell counts the ones it posted (protocol.ts). */
+let received = 0;
+const doorbell = new Int32Array(progress, DOORBELL_OFFSET, 1);
+const idleState = new Int32Array(progress, IDLE_STATE_OFFSET, 1);
 // A stretch is the time since the heartbeat was last written, which happens whenever the loop turns.
 const demoter = new Demoter(new Int32Array(progress, NICE_OFFSET, 1), tid, () => heartbeat[0] ?? 0);
 setPollHook((stopping) => demoter.poll(stopping));
@@ -145,6 +159,7 @@ function finish(id: number, result: RunResult): void {
   if (result.ok) collectErrors(result.value, marks, names);
   try {
     post({ t: "done", id, result, marks, names });
+    if (runs.size === 0) setImmediate(linger);
   } catch (error) {
     post({
       t: "done",
@@ -156,6 +171,21 @@ function finish(id: number, result: RunResult): void {
   }
 }
 
+/**
+ * Called as an immediate after the run's own idle-time work (its context freed, the next one built):
+ * sleeps while no run is open and every message posted so far has been handled. A message posted
+ * meanwhile rings the doorbell, the wait ends, and the event loop delivers it at once; a hard kill
+ * (worker.terminate) interrupts the wait too.
+ */
+function linger(): void {
+  if (runs.size > 0) return;
+  if (!starting) {
+    Atomics.store(idleState, 0, LINGERING);
+    Atomics.wait(doorbell, 0, received, data.lingerMs);
+  }
+  Atomics.store(idleState, 0, IDLE);
+}
+
 function startRun(id: number, wire: WireRequest, sessionId: number | undefined): void {
   // Tell the host this run began (and when) before any of its guest code runs: a shared-memory write,
   // visible even if the guest then holds this thread in a builtin.
@@ -165,6 +195,7 @@ function startRun(id: number, wire: WireRequest, sessionId: number | undefined):
   if (Atomics.compareExchange(wire.claim, 0, 0, CLAIMED) !== 0) return;
   begunAt[seq % PROGRESS_RING] = performance.timeOrigin + performance.now();
   Atomics.store(begunSeq, 0, seq);
+  Atomics.store(idleState, 0, TIDYING);
   const run: ActiveRun = { controller: new AbortController(), calls: new Map(), demote: wire.demote === true };
   runs.set(id, run);
   if (run.demote) demoter.armed++;
@@ -231,6 +262,7 @@ function onRunMessage(m: Extract<HostMessage, { t: "run" }>): void {
 }
 
 function onMessage(m: HostMessage): void {
+  received = (received + 1) | 0; // wraps like the Int32 it is compared with
   beat();
   switch (m.t) {
     case "run":
@@ -264,4 +296,5 @@ function onMessage(m: HostMessage): void {
 
 await engine.warm();
 port.on("message", onMessage);
+Atomics.store(idleState, 0, IDLE);
 post({ t: "ready" });

@@ -245,6 +245,48 @@ describe("quickjs worker threads", () => {
   });
 });
 
+describe("runs posted while the worker lingers on its doorbell", () => {
+  // Every run ends with its worker asleep on its doorbell (handle.ts, LINGER_MS): a run posted right
+  // after one lands on a lingering worker. The guarantees hold there as on a worker in its event loop.
+  const LOOP = "while (true) {}";
+  const HANG = 'Array.prototype.indexOf.call({ length: 2 ** 32 - 1 }, "x")';
+
+  it("a hung run is terminated, a spinning one aborted, queued ones taken back; each in a fresh context", async () => {
+    const one = new ThreadEngine({ workers: 1, maxWorkers: 2, runsPerWorker: 8, maxQueue: 16 });
+    await one.warm();
+    try {
+      const seen = () => one.run(request("globalThis.seen = (globalThis.seen ?? 0) + 1"));
+      assert.equal(((await seen()) as { value?: unknown }).value, 1);
+      const hang = await one.run(request(HANG, { limits: { timeoutMs: 100 } }));
+      assert.equal(!hang.ok && hang.error.kind, "timeout");
+      assert.equal(one.kills, 1, "the worker was terminated");
+      assert.equal(((await seen()) as { value?: unknown }).value, 1, "its replacement serves the next run");
+
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 50);
+      const spin = await one.run(request(LOOP, { signal: controller.signal }));
+      assert.equal(!spin.ok && spin.error.kind, "aborted");
+      assert.equal(one.kills, 1, "the abort flag stopped it, nothing more was terminated");
+
+      await seen();
+      const loop = one.run(request(LOOP, { limits: { timeoutMs: 1_500 } }));
+      const behind = Array.from({ length: 3 }, () => seen());
+      let loopDone = false;
+      void loop.then(() => (loopDone = true));
+      const results = await Promise.all(behind);
+      assert.equal(loopDone, false, "the runs queued behind the loop did not wait for it");
+      assert.deepEqual(
+        results.map((r) => r.ok && r.value),
+        [1, 1, 1],
+      );
+      const l = await loop;
+      assert.equal(!l.ok && l.error.kind, "timeout");
+    } finally {
+      await one.close();
+    }
+  });
+});
+
 describe("the TypeScript parser's first load", () => {
   // Loading the parser takes 0.5 s on a quiet machine and seconds under load: that is the host's time,
   // not the guest's. A first TypeScript run with a short deadline used to have its worker terminated by
