@@ -9,6 +9,7 @@ const AREAS = [
   "runtime",
   "python",
   "sessions",
+  "mcp-sessions",
   "native",
   "adapters",
   "server",

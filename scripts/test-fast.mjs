@@ -18,6 +18,8 @@ const SLOW = new Map([
   ["test/adapters/mcp/server.test.ts", "~17 s: the MCP server over stdio"],
   ["test/setup/setup.test.ts", "~14 s: setup from the lock"],
   ["test/adapters/mcp/load.test.ts", "~11 s: the MCP HTTP server under load"],
+  ["test/adapters/mcp/scale-out-sessions.test.ts", "~125 s: three replicas on Redis, 400 dependent session calls"],
+  ["test/adapters/mcp/stored-sessions.test.ts", "~50 s: servers killed and restarted, two replicas on Redis"],
   ["test/edge", "deno, bun, workerd, edge-runtime and Chromium, each started as a process"],
 ]);
 

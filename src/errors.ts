@@ -27,7 +27,9 @@ export type WasmcellErrorCode =
   /** A session snapshot was refused on resume; `reason` says which check it failed. */
   | "SNAPSHOT_REJECTED"
   /** This session cannot be snapshotted (a native process, or state that cannot leave its interpreter). */
-  | "SNAPSHOT_UNSUPPORTED";
+  | "SNAPSHOT_UNSUPPORTED"
+  /** A stored session's lock was held elsewhere past the wait, or lost mid-run; `reason` says which. */
+  | "SESSION_BUSY";
 
 export class WasmcellError extends Error {
   override name = "WasmcellError";
@@ -221,6 +223,21 @@ export class SnapshotUnsupportedError extends WasmcellError {
   readonly reason: "native" | "state" | "engine";
   constructor(reason: "native" | "state" | "engine", message: string) {
     super("SNAPSHOT_UNSUPPORTED", message);
+    this.reason = reason;
+  }
+}
+
+/**
+ * A run on a stored session could not hold the session's lock (SessionStore.lock), so it never ran at
+ * once with another. `busy`: another call on the same session held it (in this process or on another
+ * replica) for longer than the wait; nothing ran. `lost`: the lease ran out mid-run and may have been
+ * taken elsewhere, so this run's state was not saved (the stored session is as it was before the call).
+ */
+export class SessionBusyError extends WasmcellError {
+  override name = "SessionBusyError";
+  readonly reason: "busy" | "lost";
+  constructor(reason: "busy" | "lost", message: string) {
+    super("SESSION_BUSY", message);
     this.reason = reason;
   }
 }

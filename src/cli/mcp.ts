@@ -10,6 +10,8 @@ import { createSandbox } from "../index.ts";
 import { javascriptFromFlags, limitsFromFlags, untilSignal } from "./engine-flags.ts";
 import { eventPrinter, networkFromFlags } from "./events.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
+import { sessionKey } from "./session-file.ts";
+import type { SessionStore } from "../sessions/store.ts";
 
 const HTTP_ONLY = [
   "port",
@@ -22,6 +24,10 @@ const HTTP_ONLY = [
   "max-inflight-per-client",
   "trust-proxy",
   "drain-ms",
+  "session-store",
+  "redis",
+  "session-lease-ms",
+  "session-wait-ms",
 ] as const;
 
 export async function mcpCommand(argv: string[], io: Io): Promise<number> {
@@ -45,6 +51,10 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
       "timeout-ms": { type: "string" },
       "memory-mb": { type: "string" },
       session: { type: "boolean" },
+      "session-store": { type: "string" },
+      redis: { type: "string" },
+      "session-lease-ms": { type: "string" },
+      "session-wait-ms": { type: "string" },
       "js-workers": { type: "string" },
       "js-max-workers": { type: "string" },
       allow: { type: "string", multiple: true },
@@ -60,9 +70,10 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
     throw new UsageError("--session needs --engine pyodide: the native tier keeps no state between calls");
   if (values.session && values.stateless)
     throw new UsageError(
-      "--session keeps interpreters in one process and cannot be --stateless: run it stateful, behind a balancer that routes by the Mcp-Session-Id header (sticky)",
+      "--session cannot be --stateless: for sessions any replica serves, add --redis URL (no --stateless needed); or run it stateful behind a balancer that routes by the Mcp-Session-Id header (sticky)",
     );
   const token = values.token ?? (process.env.WASMCELL_TOKEN || undefined);
+  const store = values.http ? await storeFromFlags(values) : undefined;
   const limits = limitsFromFlags(values);
   const ttlSeconds = positiveInt("--session-ttl", values["session-ttl"]);
   const javascript = javascriptFromFlags(values);
@@ -73,11 +84,13 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   // Every security event goes to stderr, the server's log (stdout carries the protocol over stdio).
   // The event channel is printed, and tapped for /metrics (engine restarts come from there).
   const events = new EventTap(eventPrinter(io.stderr, true));
+  await using sessionStore = store;
   await using sandbox = await createSandbox({
     limits,
     javascript,
     python: { engine, pool: 1, prewarm: false },
     ...networkFromFlags(values.allow),
+    ...(store ? { sessions: { key: sessionKey(process.env) } } : {}),
     onEvent: events.listener,
   });
   const options = { sandbox, pythonEngine: engine, session: values.session === true };
@@ -95,6 +108,11 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
     events,
   };
   if (token !== undefined) http.token = token;
+  if (sessionStore) http.sessionStore = sessionStore;
+  const leaseMs = positiveInt("--session-lease-ms", values["session-lease-ms"]);
+  const waitMs = positiveInt("--session-wait-ms", values["session-wait-ms"]);
+  if (leaseMs !== undefined) http.sessionLeaseMs = leaseMs;
+  if (waitMs !== undefined) http.sessionWaitMs = waitMs;
   const maxSessions = positiveInt("--max-sessions", values["max-sessions"]);
   const maxInflight = positiveInt("--max-inflight", values["max-inflight"]);
   const perClient = positiveInt("--max-inflight-per-client", values["max-inflight-per-client"]);
@@ -103,7 +121,8 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   if (maxInflight !== undefined) http.maxInflight = maxInflight;
   if (perClient !== undefined) http.maxInflightPerClient = perClient;
   const server = await serveHttp(http);
-  io.stderr.write(`wasmcell mcp listening on ${server.url}${http.stateless ? " (stateless)" : ""}\n`);
+  const mode = http.stateless ? " (stateless)" : store ? ` (sessions stored in ${store.where})` : "";
+  io.stderr.write(`wasmcell mcp listening on ${server.url}${mode}\n`);
   await untilSignal();
   // SIGTERM/SIGINT: stop accepting, let in-flight calls finish within the grace, then exit.
   const { waited, cut } = await server.drain(drainMs);
@@ -111,4 +130,38 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
     `wasmcell mcp drained: ${waited - cut} calls in flight finished, ${cut} cut at the ${drainMs} ms grace\n`,
   );
   return 0;
+}
+
+/**
+ * `--session-store DIR` or `--redis URL` (or WASMCELL_REDIS): where stored sessions live, checked
+ * before anything starts; undefined without either. Disposable, so the command closes it on exit.
+ */
+async function storeFromFlags(values: {
+  session?: boolean;
+  "session-store"?: string;
+  redis?: string;
+  "session-lease-ms"?: string;
+  "session-wait-ms"?: string;
+}): Promise<(SessionStore & AsyncDisposable & { where: string }) | undefined> {
+  const dir = values["session-store"];
+  const redis = values.redis ?? (process.env.WASMCELL_REDIS || undefined);
+  const tuned = values["session-lease-ms"] ?? values["session-wait-ms"];
+  if (dir === undefined && redis === undefined) {
+    if (tuned !== undefined)
+      throw new UsageError("--session-lease-ms and --session-wait-ms need --session-store or --redis");
+    return undefined;
+  }
+  if (dir !== undefined && values.redis !== undefined)
+    throw new UsageError("--session-store and --redis are two places for the same sessions: pick one");
+  if (!values.session)
+    throw new UsageError(`--${dir !== undefined ? "session-store" : "redis"} stores --session sessions: add --session`);
+  sessionKey(process.env); // the UsageError naming WASMCELL_SESSION_KEY, before anything starts
+  // Loaded only when asked for: a stdio server (what desktop clients launch) never pays for ioredis.
+  const store: SessionStore =
+    dir !== undefined
+      ? new (await import("../sessions/disk.ts")).DiskSessionStore({ dir })
+      : new (await import("../sessions/redis.ts")).RedisSessionStore({
+          redis: (await import("../queue/connection.ts")).checkRedisUrl(redis),
+        });
+  return Object.assign(store, { where: dir !== undefined ? dir : "Redis", [Symbol.asyncDispose]: () => store.close() });
 }

@@ -74,6 +74,13 @@ mcp options:
   --trust-proxy               --stateless: tell clients apart by the balancer's X-Forwarded-For
   --drain-ms N                on SIGTERM, how long in-flight calls may finish (default 25000)
   --session                   keep variables between calls (one interpreter per language and client)
+  --session-store DIR         --session: keep sessions on disk, so they survive a restart (needs
+                              WASMCELL_SESSION_KEY, at least 32 characters)
+  --redis URL                 --session: keep sessions in Redis, so any replica serves any session (or
+                              WASMCELL_REDIS; needs WASMCELL_SESSION_KEY, the same on every replica)
+  --session-lease-ms N        stored sessions: a session lock's lease, renewed while a call runs (default 10000)
+  --session-wait-ms N         stored sessions: wait this long for a session another call holds, then
+                              refuse the call as busy (default 30000)
   --js-workers N              JavaScript worker threads kept warm (default: the number of cores)
   --js-max-workers N          threads the JavaScript pool may grow to while CPU-bound calls hold the others
                               (default 4 per core, at least --js-workers; about 30 MB each)

@@ -35,6 +35,18 @@ describe("wasmcell CLI", () => {
       [["frobnicate"], /unknown command "frobnicate"/],
       [["mcp", "--http", "--host", "0.0.0.0", "--port", "0"], /not a loopback address/],
       [["mcp", "--session", "--engine", "native"], /--session needs --engine pyodide/],
+      [["mcp", "--session", "--session-store", "/tmp/s"], /--session-store needs --http/],
+      [["mcp", "--http", "--session-store", "/tmp/s"], /--session-store stores --session sessions: add --session/],
+      [
+        ["mcp", "--http", "--session", "--session-store", "/tmp/s", "--redis", "redis://127.0.0.1:1"],
+        /--session-store and --redis .* pick one/,
+      ],
+      [["mcp", "--http", "--session", "--redis", "redis://127.0.0.1:1"], /--session needs WASMCELL_SESSION_KEY/],
+      [
+        ["mcp", "--http", "--session-lease-ms", "500"],
+        /--session-lease-ms and --session-wait-ms need --session-store or --redis/,
+      ],
+      [["mcp", "--http", "--session", "--stateless"], /add --redis URL \(no --stateless needed\)/],
     ];
     for (const [args, expected] of cases) {
       test(args.join(" "), async () => {

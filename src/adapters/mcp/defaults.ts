@@ -20,4 +20,8 @@ export const DEFAULT_MCP_HTTP = Object.freeze({
   trustProxy: false,
   /** On SIGTERM, how long (ms) in-flight calls may finish before the CLI closes. */
   drainMs: 25_000,
+  /** Stored sessions: a session lock's lease (ms), renewed while a call runs; a dead holder frees it after this. */
+  sessionLeaseMs: 10_000,
+  /** Stored sessions: how long (ms) a call waits for its session's lock held by another call, then "busy". */
+  sessionWaitMs: 30_000,
 });

@@ -27,6 +27,10 @@ import { mcpServerFactory, type CallGate } from "./server.ts";
 import type { RunCodeToolOptions } from "../tools/run-code.ts";
 import { SessionTable } from "./sessions.ts";
 import type { EventTap } from "./events.ts";
+import { MemorySessionStore } from "../../sessions/memory.ts";
+import type { SessionStore } from "../../sessions/store.ts";
+import { StoredSessions } from "./stored-sessions.ts";
+import { SESSION_ID } from "../tools/run-code.ts";
 
 /**
  * `createMcpServer`'s options without its `gate`: the HTTP server puts every call through its own
@@ -51,6 +55,18 @@ export interface HttpServeOptions extends RunCodeToolOptions {
   maxInflight?: number;
   /** Tool calls in flight for one client (a session; stateless: a source address). @defaultValue 16 */
   maxInflightPerClient?: number;
+  /**
+   * Keep `session: true` sessions in this store between calls instead of in this process: a
+   * DiskSessionStore lets them survive a restart, a RedisSessionStore lets any replica serve them
+   * (docs/server.md, "Sessions across restarts and replicas"). The MCP session id is then the durable
+   * key: any process with the store accepts it. Needs `session: true`, and the sandbox's `sessions.key`
+   * shared by every process that reads the store. @defaultValue none (sessions live in this process)
+   */
+  sessionStore?: SessionStore;
+  /** Stored sessions: a session lock's lease, renewed while a call runs. @defaultValue 10000 */
+  sessionLeaseMs?: number;
+  /** Stored sessions: how long a call waits for a session another call holds, then gets "busy". @defaultValue 30000 */
+  sessionWaitMs?: number;
   /** Stateless mode: tell clients apart by the last X-Forwarded-For hop (set by a balancer you run). @defaultValue false */
   trustProxy?: boolean;
   /** Calls handed to the sandbox at once per engine lane. @defaultValue javascript: one per thread the JS pool may grow to (`javascript.maxWorkers`; 1 on the host's thread); python: `python.pool` */
@@ -88,18 +104,26 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   const tokenDigest = checkBind(o.host, o.token);
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)
     throw new InvalidOptionError("port", "must be an integer from 0 to 65535");
-  for (const field of ["maxSessions", "sessionTtlMs", "maxInflight", "maxInflightPerClient"] as const) {
+  for (const field of [
+    "maxSessions",
+    "sessionTtlMs",
+    "maxInflight",
+    "maxInflightPerClient",
+    "sessionLeaseMs",
+    "sessionWaitMs",
+  ] as const) {
     if (!Number.isSafeInteger(o[field]) || o[field] < 1)
       throw new InvalidOptionError(field, "must be a positive integer");
   }
-  if (o.stateless && o.session)
+  if (o.stateless && o.session && !o.sessionStore)
     throw new InvalidOptionError(
       "stateless",
-      "session interpreters live in one process, so they cannot be stateless: run them stateful with sticky routing on Mcp-Session-Id",
+      "session interpreters live in one process, so they cannot be stateless: give a sessionStore (any replica then serves any session), or run them stateful with sticky routing on Mcp-Session-Id",
     );
+  const stored = o.sessionStore ? storedSessions(o, o.sessionStore) : undefined;
   // Built once per deployment, not per request: the tool's schema, description and the SDK's validator
   // cost more than the rest of a stateless request's server; each request adds only its gate and transport.
-  const newServer = mcpServerFactory(o);
+  const newServer = mcpServerFactory(stored ? { ...o, stored } : o);
   const loopback = isLoopbackHost(o.host);
   const maxBody = o.maxBodyBytes ?? o.sandbox.options.limits.maxCodeBytes * 2 + (1 << 20);
   const lanes = {
@@ -139,7 +163,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
     }
     if (path === "/metrics") {
       const gauges = {
-        sessions: sessions.size,
+        sessions: stored ? stored.size : sessions.size,
         inflight: admission.inflight,
         queued: lanes.javascript.depth + lanes.python.depth,
         running: lanes.javascript.running + lanes.python.running,
@@ -152,6 +176,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
       return refuse(res, { reason: "draining", message: "the server is shutting down; retry", retryAfterSeconds: 1 });
     }
     if (o.stateless) return handleStateless(req, res);
+    if (stored) return handleStored(req, res, stored);
     return handleStateful(req, res);
   }
 
@@ -186,6 +211,46 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
       // No sessionIdGenerator: the SDK's stateless mode (no Mcp-Session-Id, no session validation).
       enableJsonResponse: !wantsStream,
     });
+    res.once("close", () => void server.close().catch(() => undefined));
+    await server.connect(transport);
+    await transport.handleRequest(req, res, admitted.body);
+  }
+
+  /**
+   * Stored sessions: the session id is ours, not the SDK's. Initialize mints one (a random UUID, in the
+   * Mcp-Session-Id response header); every later request carries it and is served by a fresh server
+   * and an SDK transport in its stateless mode, on whichever process receives it, because the
+   * session's state is in the store, not here. An unknown but well-formed id is a session with nothing
+   * stored yet. DELETE removes the session's records; there is no GET event stream (405, as the
+   * specification allows), so a dead process leaves no stream for a client to wait on.
+   */
+  async function handleStored(req: IncomingMessage, res: ServerResponse, stored: StoredSessions): Promise<void> {
+    const header = req.headers["mcp-session-id"];
+    const given = Array.isArray(header) ? header[0] : header;
+    if (given !== undefined && !SESSION_ID.test(given))
+      return reply(res, 404, "unknown MCP session (not an id this server issues): initialize a new one");
+    if (req.method === "DELETE") {
+      if (given === undefined) return reply(res, 400, "DELETE needs the Mcp-Session-Id of the session to end");
+      await stored.forget(given);
+      return void res.writeHead(200).end();
+    }
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "POST, DELETE", "content-type": "application/json" });
+      return void res.end(rpcError("this server keeps sessions in a store: POST and DELETE only, no event stream"));
+    }
+    const admitted = await admit(req, res, () => given ?? clientAddress(req, o.trustProxy));
+    if (!admitted) return;
+    const messages = Array.isArray(admitted.body) ? admitted.body : [admitted.body];
+    let id = given;
+    if (id === undefined) {
+      if (!messages.some((m) => isInitializeRequest(m)))
+        return reply(res, 400, "no MCP session: send an initialize request first");
+      id = randomUUID();
+      // Set before the SDK writes its head: Node merges it into the headers the transport sends.
+      res.setHeader("mcp-session-id", id);
+    }
+    const server = newServer(gateFor(id), id);
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: !messages.some(hasProgressToken) });
     res.once("close", () => void server.close().catch(() => undefined));
     await server.connect(transport);
     await transport.handleRequest(req, res, admitted.body);
@@ -274,6 +339,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
       draining = true;
       unsubscribe?.();
       await sessions.closeAll();
+      await stored?.close();
       transports.clear();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
@@ -291,6 +357,33 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   };
   const shownHost = o.host.includes(":") ? `[${o.host}]` : o.host;
   return { url: `http://${shownHost}:${port}/mcp`, ready: warm, drain, close, [Symbol.asyncDispose]: close };
+}
+
+/** The stored-sessions table for serveHttp's options, after checking they fit together. */
+function storedSessions(
+  o: HttpServeOptions & { sessionLeaseMs: number; sessionWaitMs: number; maxSessions: number; sessionTtlMs: number },
+  store: SessionStore,
+): StoredSessions {
+  if (!o.session) throw new InvalidOptionError("sessionStore", "stores stateful sessions, so it needs session: true");
+  if (o.stateless)
+    throw new InvalidOptionError(
+      "stateless",
+      "with a sessionStore any process already answers any request of a session; leave stateless off",
+    );
+  if (!(store instanceof MemorySessionStore) && !o.sandbox.options.sessions.keyGiven)
+    throw new InvalidOptionError(
+      "sessionStore",
+      "a store other processes (or this one after a restart) read needs the sandbox's sessions.key, shared by all of them: with the per-process default key no other process could resume a snapshot",
+    );
+  return new StoredSessions({
+    sandbox: o.sandbox,
+    store,
+    pythonEngine: o.pythonEngine ?? o.sandbox.options.python.engine,
+    leaseMs: o.sessionLeaseMs,
+    waitMs: o.sessionWaitMs,
+    maxLive: o.maxSessions,
+    idleMs: o.sessionTtlMs,
+  });
 }
 
 /**

@@ -20,6 +20,8 @@ import type { ToolOutput } from "../tools/format.ts";
 import { runCodeToolFactory, type RunCodeToolOptions } from "../tools/run-code.ts";
 import { LANGUAGES, type Language, type OutputChunk } from "../../types.ts";
 import { packageVersion } from "../../version.ts";
+import { FORK_TOOL_NAME, forkTool } from "./fork-tool.ts";
+import type { StoredSessions } from "./stored-sessions.ts";
 
 export interface McpServerOptions extends RunCodeToolOptions {
   /**
@@ -57,8 +59,12 @@ export function createMcpServer(options: McpServerOptions): Server {
  * per stateless request (per session when stateful), so building these per server cost about a quarter
  * of its busy time under load.
  */
-export function mcpServerFactory(options: RunCodeToolOptions): (gate?: CallGate) => Server {
-  const makeTool = runCodeToolFactory(options);
+export function mcpServerFactory(
+  options: RunCodeToolOptions & { stored?: StoredSessions },
+): (gate?: CallGate, sessionId?: string) => Server {
+  const stored = options.stored;
+  const makeTool = runCodeToolFactory(stored ? { ...options, namedSessions: true } : options);
+  const fork = stored ? forkTool(options.languages ?? LANGUAGES) : undefined;
   // A tool made for its definition only; with `session: true` its sessions open on a first call, never here.
   const { name, description, jsonSchema } = makeTool();
   const listed: Tool = {
@@ -73,26 +79,36 @@ export function mcpServerFactory(options: RunCodeToolOptions): (gate?: CallGate)
   // keeps every schema object it compiles for the instance's lifetime.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const info = { name: "wasmcell", version: packageVersion() };
-  return (gate) => {
+  return (gate, sessionId) => {
     const server = new Server(info, { capabilities: { tools: {}, logging: {} }, jsonSchemaValidator });
-    // A tool per server: with `session: true` each MCP session (each client connection) gets its own interpreters.
-    const runCode = makeTool();
+    // A tool per server: with `session: true` each MCP session (each client connection) gets its own
+    // interpreters; with stored sessions they are the stored ones of the session id the request carried.
+    const own = stored && sessionId !== undefined ? { stored, id: sessionId } : undefined;
+    const runCode = makeTool(own?.stored.runner(own.id));
+    const tools = own && fork ? [listed, fork.listed] : [listed];
     // Nobody to tell if closing the tool's sessions fails: the connection is already gone.
     server.onclose = () => void runCode.close().catch(() => undefined);
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [listed] }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-      if (request.params.name !== runCode.name) {
+      const args = request.params.arguments ?? {};
+      const forking = own && fork && request.params.name === FORK_TOOL_NAME;
+      if (request.params.name !== runCode.name && !forking) {
+        const names = tools.map((t) => t.name).join(", ");
         return {
-          content: [{ type: "text", text: `unknown tool "${request.params.name}"; available: ${runCode.name}` }],
+          content: [{ type: "text", text: `unknown tool "${request.params.name}"; available: ${names}` }],
           isError: true,
         };
       }
-      const args = request.params.arguments ?? {};
       const language =
         typeof args.language === "string" && LANGUAGES.includes(args.language as Language) ? args.language : "invalid";
       const started = performance.now();
       let outcome = "rejected";
       const call = async (): Promise<CallToolResult> => {
+        if (forking) {
+          const result = await fork.call(own.stored, own.id, args);
+          outcome = result.isError ? "fork_failed" : "ok";
+          return result;
+        }
         const stream = new OutputStream((n) => extra.sendNotification(n), request.params._meta?.progressToken);
         try {
           const output = await runCode.call(args, {

@@ -50,7 +50,28 @@ export interface RunCodeToolOptions extends CodeToolOptions {
    * language's session restarts empty (the model is told). Not available for the native tier.
    */
   session?: boolean;
+  /**
+   * With `session`: the tool takes an optional `session` argument naming one of several sessions (a
+   * fork's id, from the MCP server's `fork_session` tool). Only for a runner that keeps named sessions.
+   * @defaultValue false
+   */
+  namedSessions?: boolean;
 }
+
+/**
+ * Where a tool with `session: true` keeps its interpreters: one per language in this process by default
+ * (SessionPerLanguage); the MCP server's stored sessions put them in a SessionStore between calls.
+ * `session` is the `session` argument when the tool takes one (`namedSessions`).
+ */
+export interface SessionRunner {
+  run(request: RunRequest, session: string | undefined): Promise<RunResult>;
+  /** The language's session ended (a failure that ends sessions): the next call starts afresh. */
+  reset(language: Language, session: string | undefined): void;
+  close(): Promise<void>;
+}
+
+/** What a session id given as the `session` argument looks like: a UUID, as the MCP server makes them. */
+export const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Per-call hooks an adapter supplies: cancellation and live output (MCP streams it). */
 export interface CallHooks {
@@ -66,6 +87,7 @@ export interface RunCodeInput {
   language: Language;
   code: string;
   files?: Record<string, string> | undefined;
+  session?: string | undefined;
 }
 
 /** A tool as every adapter needs it: name, description, zod schema, JSON Schema, and the call. */
@@ -100,14 +122,16 @@ export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCode
  * one tool per connection or per request (the MCP HTTP server) pays for the schema conversion and the
  * description once, not on every request. Each tool made has its own sessions with `session: true`.
  */
-export function runCodeToolFactory(options: RunCodeToolOptions): () => CodeTool<RunCodeInput> {
+export function runCodeToolFactory(options: RunCodeToolOptions): (runner?: SessionRunner) => CodeTool<RunCodeInput> {
   const languages = options.languages ?? LANGUAGES;
   if (languages.length === 0 || languages.some((l) => !LANGUAGES.includes(l))) {
     throw new InvalidOptionError("languages", `must be a non-empty list of ${LANGUAGES.join(", ")}`);
   }
   const limits = effectiveLimits(options);
   const pythonEngine = options.pythonEngine ?? options.sandbox.options.python.engine;
-  const inputSchema = runCodeSchema(languages as [Language, ...Language[]], limits);
+  if (options.namedSessions && !options.session)
+    throw new InvalidOptionError("namedSessions", "names sessions, so it needs session: true");
+  const inputSchema = runCodeSchema(languages as [Language, ...Language[]], limits, options.namedSessions === true);
   const format = formatOptions(options);
   if (options.session && pythonEngine === "native" && languages.includes("python")) {
     throw new InvalidOptionError(
@@ -121,14 +145,14 @@ export function runCodeToolFactory(options: RunCodeToolOptions): () => CodeTool<
     limits,
     pythonEngine,
     options.notes,
-    options.session === true,
+    options.session === true ? (options.namedSessions ? "named" : "one") : "none",
     options.sandbox.describeJavaScriptRuntime(),
     describeNetwork(options.sandbox.options.network, pythonEngine),
     options.sandbox.pythonPackages(),
   );
   const jsonSchema = toJsonSchema(inputSchema);
-  return () => {
-    const sessions = options.session ? new SessionPerLanguage(options.sandbox, pythonEngine) : undefined;
+  return (runner) => {
+    const sessions = options.session ? (runner ?? new SessionPerLanguage(options.sandbox, pythonEngine)) : undefined;
     return {
       name,
       description,
@@ -137,7 +161,7 @@ export function runCodeToolFactory(options: RunCodeToolOptions): () => CodeTool<
       async call(input, hooks = {}) {
         const parsed = inputSchema.safeParse(input);
         if (!parsed.success) return formatBadInput(zodMessage(parsed.error));
-        const { language, code, files } = parsed.data;
+        const { language, code, files, session } = parsed.data;
         const request: RunRequest = { language, code, limits };
         if (language === "python") request.engine = pythonEngine;
         if (files) request.files = files;
@@ -151,9 +175,9 @@ export function runCodeToolFactory(options: RunCodeToolOptions): () => CodeTool<
         if (!sessions) return runForModel(() => observed(options.sandbox.run(request)), format);
         let restarted = false;
         const output = await runForModel(async () => {
-          const result = await observed(sessions.run(request));
+          const result = await observed(sessions.run(request, session));
           restarted = !result.ok && ENDS_SESSION.has(result.error.kind);
-          if (restarted) sessions.reset(language);
+          if (restarted) sessions.reset(language, session);
           return result;
         }, format);
         if (restarted)
@@ -167,10 +191,10 @@ export function runCodeToolFactory(options: RunCodeToolOptions): () => CodeTool<
 }
 
 /** Failures after which an interpreter's state cannot be trusted (or the interpreter is gone). */
-const ENDS_SESSION = new Set<string>(["timeout", "memory", "crashed"]);
+export const ENDS_SESSION: ReadonlySet<string> = new Set<string>(["timeout", "memory", "crashed"]);
 
 /** One stateful session per language, opened on first use, replaced after a failure that ends it. */
-class SessionPerLanguage {
+class SessionPerLanguage implements SessionRunner {
   readonly #sandbox: Sandbox;
   readonly #pythonEngine: "pyodide" | "native";
   readonly #open = new Map<Language, Promise<Session>>();
@@ -181,6 +205,7 @@ class SessionPerLanguage {
   }
 
   async run(request: RunRequest): Promise<RunResult> {
+    // No `session` argument: the tool takes one only with namedSessions, which this runner is not for.
     const { language, engine: _engine, ...rest } = request;
     let session = this.#open.get(language);
     if (!session) {
@@ -222,21 +247,35 @@ export async function runForModel(run: () => Promise<RunResult>, format: FormatO
   }
 }
 
-function runCodeSchema(languages: [Language, ...Language[]], limits: Limits) {
+function runCodeSchema(languages: [Language, ...Language[]], limits: Limits, named: boolean) {
+  const base = z.object({
+    language: z
+      .enum(languages, { error: () => `language must be one of ${languages.map((l) => `"${l}"`).join(", ")}` })
+      .describe("The language of `code`."),
+    code: codeField(limits),
+    files: z
+      .record(z.string(), z.string({ error: "each file's content must be a string (UTF-8 text)" }))
+      .optional()
+      .describe(
+        "Optional input files placed in the working directory before the run: relative path → UTF-8 text content.",
+      ),
+  });
+  // Without named sessions the field is not there at all, so `session` is refused as an unknown argument.
+  const session = sessionField(
+    "Optional: the id of a forked session (from fork_session) to run in; omit it for this connection's own session.",
+  );
+  const withSession = base.extend({ session }).strict();
+  // The plain schema's output is the named one's without `session`, which the type has as optional.
+  return named ? withSession : (base.strict() as unknown as typeof withSession);
+}
+
+/** An optional `session` argument (run_code with named sessions, the MCP server's fork_session). */
+export function sessionField(description: string) {
   return z
-    .object({
-      language: z
-        .enum(languages, { error: () => `language must be one of ${languages.map((l) => `"${l}"`).join(", ")}` })
-        .describe("The language of `code`."),
-      code: codeField(limits),
-      files: z
-        .record(z.string(), z.string({ error: "each file's content must be a string (UTF-8 text)" }))
-        .optional()
-        .describe(
-          "Optional input files placed in the working directory before the run: relative path → UTF-8 text content.",
-        ),
-    })
-    .strict();
+    .string({ error: "session must be a string" })
+    .regex(SESSION_ID, "session must be a session id as fork_session returned it")
+    .optional()
+    .describe(description);
 }
 
 /** The `code` field, shared by run_code and code mode: a non-empty string within the code-size cap. */
@@ -257,7 +296,7 @@ function describeRunCode(
   limits: Limits,
   pythonEngine: "pyodide" | "native",
   notes: string | undefined,
-  session: boolean,
+  session: "none" | "one" | "named",
   runtime: string,
   network: string,
   packages: readonly string[] | undefined,
@@ -265,9 +304,12 @@ function describeRunCode(
   const js = languages.includes("javascript") || languages.includes("typescript");
   const lines = [
     `Run ${listLanguages(languages)} code in an isolated sandbox and get back the value of the last expression (like a REPL), everything printed to stdout/stderr, and the files the code wrote in its working directory (images are shown to you).`,
-    session
-      ? "State persists between calls, one session per language: variables, functions and imports from earlier calls stay available, so send only the new code. After a timeout, memory or crash error the session restarts empty."
-      : "Every call starts from a clean state: nothing (variables, imports, files) survives to the next call, so send the whole program each time.",
+    session === "none"
+      ? "Every call starts from a clean state: nothing (variables, imports, files) survives to the next call, so send the whole program each time."
+      : "State persists between calls, one session per language: variables, functions and imports from earlier calls stay available, so send only the new code. After a timeout, memory or crash error the session restarts empty." +
+        (session === "named"
+          ? " fork_session copies a session into a new one (its id comes back): pass that id as `session` to try something in the copy while the original stays as it was."
+          : ""),
     network,
     `Limits per call: ${limits.timeoutMs} ms wall time, ${limits.memoryMb} MB memory, ${formatLimit(limits.maxOutputBytes)} of printed output (cut and marked beyond that), ${limits.maxFiles} output files.`,
   ];

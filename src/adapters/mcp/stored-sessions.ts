@@ -1,0 +1,264 @@
+// Stateful MCP sessions kept in a SessionStore, so they outlive the server process (a DiskSessionStore)
+// and any replica can serve them (a RedisSessionStore). A session is named by its durable id — the
+// MCP session id the HTTP server issued, or a fork's id — and one language: record key
+// `mcp-<id>-<language>`.
+//
+// Every call on a session, on whichever process receives it:
+//   take the session's lock (bounded wait, lease renewed while it runs; SessionBusyError past the wait)
+//   → read the record → reuse the interpreter this process holds if the record is still the one it
+//   saved, else resume the record's snapshot (or open a fresh session when there is none)
+//   → run → snapshot → confirm the lock is still held → put the new record → release → reply.
+// So the state after each completed call is in the store before its reply is sent: a process killed
+// mid-call loses only that call (never saved; its lease runs out and the next call resumes the last
+// record elsewhere). A call whose reply was lost after the save (the process died between put and
+// reply) has happened: a client that retries it runs it a second time — at least once, not exactly once.
+//
+// A session whose state cannot be snapshotted (SnapshotUnsupportedError: JavaScript on a build that
+// cannot snapshot QuickJS, a Python session holding an open file) stays live in the process that ran
+// it, and its record says so ("pinned"): a call that reaches another process, or this one after a
+// restart, gets an error saying the state is gone, once, and then a fresh session — never a silent one.
+
+import { randomUUID } from "node:crypto";
+import { InvalidOptionError, SessionBusyError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../errors.ts";
+import type { Sandbox, Session } from "../../sandbox.ts";
+import { holdSessionLock, type HeldSessionLock } from "../../sessions/lock.ts";
+import type { SessionStore } from "../../sessions/store.ts";
+import { LANGUAGES, type Language, type RunRequest, type RunResult } from "../../types.ts";
+import { ENDS_SESSION, type SessionRunner } from "../tools/run-code.ts";
+import { decodeRecord, encodeRecord, newId, type StoredSession } from "./record.ts";
+
+export interface StoredSessionsOptions {
+  sandbox: Sandbox;
+  store: SessionStore;
+  pythonEngine: "pyodide" | "native";
+  /** A session lock's lease (renewed while a call runs; a dead holder frees it after this). */
+  leaseMs: number;
+  /** How long a call waits for a session locked by another call before it is refused as busy. */
+  waitMs: number;
+  /** Interpreters this process keeps live between calls; past it the least recently used is closed. */
+  maxLive: number;
+  /** A live interpreter with no call for this long is closed (its state stays in the store). */
+  idleMs: number;
+}
+
+interface Live {
+  session: Session;
+  /** The generation of the record this process saved last for it. */
+  generation: string;
+  lastUsed: number;
+}
+
+export class StoredSessions {
+  readonly #o: StoredSessionsOptions;
+  /** This process, as pinned records name it. */
+  readonly #instance = newId();
+  readonly #live = new Map<string, Live>();
+  /** Keys with a call in progress here (under their lock): never closed by the sweep or the cap. */
+  readonly #busy = new Set<string>();
+  readonly #sweeper: NodeJS.Timeout;
+
+  constructor(options: StoredSessionsOptions) {
+    this.#o = options;
+    this.#sweeper = setInterval(() => this.#sweep(), Math.max(250, Math.min(options.idleMs / 4, 30_000)));
+    this.#sweeper.unref();
+  }
+
+  /** Interpreters held live in this process. */
+  get size(): number {
+    return this.#live.size;
+  }
+
+  /** The `run_code` runner for MCP session `id`: its own sessions, or a fork's when the call names one. */
+  runner(id: string): SessionRunner {
+    return {
+      run: (request, session) => this.run(session ?? id, request),
+      // run() has already dropped a session that a failure ended, under its lock.
+      reset: () => undefined,
+      // Per request, not per session: the sessions stay stored (forget() removes them).
+      close: () => Promise.resolve(),
+    };
+  }
+
+  async run(id: string, request: RunRequest): Promise<RunResult> {
+    const { language, engine: _engine, ...rest } = request;
+    const key = recordKey(id, language);
+    return this.#locked(key, async (lock) => {
+      const live = await this.#open(key, language, await this.#o.store.get(key));
+      const result = await live.session.run(rest);
+      if (!result.ok && ENDS_SESSION.has(result.error.kind)) {
+        await this.#drop(key);
+        return result;
+      }
+      await this.#save(key, live, lock);
+      return result;
+    });
+  }
+
+  /** Copies session `id`'s `language` interpreter into a new session; returns the new session's id. */
+  async fork(id: string, language: Language): Promise<string> {
+    const key = recordKey(id, language);
+    const forkId = randomUUID();
+    const forkKey = recordKey(forkId, language);
+    await this.#locked(key, async () => {
+      const bytes = await this.#o.store.get(key);
+      if (bytes === undefined)
+        throw new InvalidOptionError(
+          "language",
+          `there is no ${language} session to fork yet: run ${language} code first`,
+        );
+      const copy = await (await this.#open(key, language, bytes)).session.fork();
+      try {
+        const record: StoredSession = { kind: "snapshot", generation: newId(), snapshot: await copy.snapshot() };
+        await this.#o.store.put(forkKey, encodeRecord(record));
+        this.#keep(forkKey, { session: copy, generation: record.generation, lastUsed: Date.now() });
+      } catch (error) {
+        await copy.close();
+        throw error;
+      }
+    });
+    return forkId;
+  }
+
+  /** Removes session `id`'s records (every language; its forks are sessions of their own) and interpreters. */
+  async forget(id: string): Promise<void> {
+    await Promise.all(
+      LANGUAGES.map((language) => {
+        const key = recordKey(id, language);
+        return this.#locked(key, () => this.#drop(key));
+      }),
+    );
+  }
+
+  /** Closes the live interpreters; the store and what is in it stay (the caller owns the store). */
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    const live = [...this.#live.values()];
+    this.#live.clear();
+    await Promise.allSettled(live.map((l) => l.session.close()));
+  }
+
+  async #locked<T>(key: string, work: (lock: HeldSessionLock) => Promise<T>): Promise<T> {
+    const lock = await holdSessionLock(this.#o.store, key, { leaseMs: this.#o.leaseMs, waitMs: this.#o.waitMs });
+    this.#busy.add(key);
+    try {
+      return await work(lock);
+    } finally {
+      this.#busy.delete(key);
+      // A release that fails leaves the lock to expire with its lease.
+      await lock.release().catch(() => undefined);
+    }
+  }
+
+  /** The interpreter for `key` as the stored record says it is; called under the key's lock. */
+  async #open(key: string, language: Language, bytes: Uint8Array | undefined): Promise<Live> {
+    let record: StoredSession | undefined;
+    try {
+      record = bytes === undefined ? undefined : decodeRecord(bytes);
+    } catch (error) {
+      await this.#drop(key);
+      throw gone(language, error as Error);
+    }
+    const held = this.#live.get(key);
+    if (held && held.generation === record?.generation) {
+      held.lastUsed = Date.now();
+      return held;
+    }
+    // Stale (another process ran the session since this one saved it) or removed: never reused.
+    if (held) this.#close(key);
+    let session: Session;
+    if (record === undefined) {
+      session = await this.#o.sandbox.session(
+        language === "python" ? { language, engine: this.#o.pythonEngine } : { language },
+      );
+    } else if (record.kind === "pinned") {
+      await this.#o.store.delete(key);
+      throw new SnapshotUnsupportedError(
+        "engine",
+        `this ${language} session's state could not be snapshotted, so it lived only in the server process that ran it, which no longer holds it (a restart, another replica, or idle past its TTL): its variables are gone, and the next call starts a fresh session`,
+      );
+    } else {
+      try {
+        session = await this.#o.sandbox.resume(record.snapshot);
+      } catch (error) {
+        // A key mismatch is this process's configuration, not the record's fault: keep the record for
+        // the processes that share the right key. Any other refusal will not pass anywhere: drop it.
+        if (error instanceof SnapshotRejectedError && error.reason !== "key") {
+          await this.#drop(key);
+          throw gone(language, error);
+        }
+        throw error;
+      }
+    }
+    return this.#keep(key, { session, generation: record?.generation ?? "", lastUsed: Date.now() });
+  }
+
+  /** Snapshots the session after a run and stores it, if the lock is still ours; under the lock. */
+  async #save(key: string, live: Live, lock: HeldSessionLock): Promise<void> {
+    let record: StoredSession;
+    try {
+      record = { kind: "snapshot", generation: newId(), snapshot: await live.session.snapshot() };
+    } catch (error) {
+      if (!(error instanceof SnapshotUnsupportedError)) {
+        this.#close(key);
+        throw error;
+      }
+      record = { kind: "pinned", generation: newId(), owner: this.#instance };
+    }
+    if (!(await lock.confirm())) {
+      this.#close(key);
+      throw new SessionBusyError(
+        "lost",
+        "the session's lock ran out while this call ran (the server stalled past its lease), so its result and state were not saved: the session is as it was before this call; retry it",
+      );
+    }
+    try {
+      await this.#o.store.put(key, encodeRecord(record));
+    } catch (error) {
+      this.#close(key);
+      throw error;
+    }
+    live.generation = record.generation;
+  }
+
+  #keep(key: string, live: Live): Live {
+    this.#live.set(key, live);
+    // Past the cap, close the least recently used interpreters not in a call (their state is stored).
+    if (this.#live.size > this.#o.maxLive) {
+      const idle = [...this.#live].filter(([k]) => !this.#busy.has(k) && k !== key);
+      idle.sort((a, b) => a[1].lastUsed - b[1].lastUsed);
+      for (const [k] of idle.slice(0, this.#live.size - this.#o.maxLive)) this.#close(k);
+    }
+    return live;
+  }
+
+  async #drop(key: string): Promise<void> {
+    this.#close(key);
+    await this.#o.store.delete(key);
+  }
+
+  #close(key: string): void {
+    const live = this.#live.get(key);
+    this.#live.delete(key);
+    // Its state is in the store (or gone on purpose); nobody is waiting on this close.
+    live?.session.close().catch(() => undefined);
+  }
+
+  #sweep(now = Date.now()): void {
+    for (const [key, live] of this.#live) {
+      if (!this.#busy.has(key) && now - live.lastUsed >= this.#o.idleMs) this.#close(key);
+    }
+  }
+}
+
+/** A stored session's record key: the durable id (a UUID) and the language. */
+function recordKey(id: string, language: Language): string {
+  return `mcp-${id}-${language}`;
+}
+
+function gone(language: Language, cause: Error): SnapshotRejectedError {
+  const reason = cause instanceof SnapshotRejectedError ? cause.reason : "corrupt";
+  return new SnapshotRejectedError(
+    reason,
+    `this ${language} session's stored state could not be resumed (${cause.message}); it was removed, and the next call starts a fresh session`,
+  );
+}

@@ -1,0 +1,193 @@
+// Stored MCP sessions (serveHttp with a sessionStore, `wasmcell mcp --session --session-store/--redis`):
+// a chain continues after the server process is killed and started again on the same store
+// directory; two replicas sharing Redis never run one session at once (seen from the guest: every
+// call's start and end stay paired in the session's own list, none lost); fork_session copies a
+// session that then diverges; and what cannot move says so instead of starting over silently.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { createSandbox, type Sandbox } from "../../../src/index.ts";
+import { serveHttp, type HttpMcpServer } from "../../../src/adapters/mcp/http.ts";
+import { DiskSessionStore, MemorySessionStore } from "../../../src/sessions/index.ts";
+import { connectClient, freePort, resultText, startReplica, type Replica } from "../../helpers/mcp-http.ts";
+import { redisAvailable, startRedis } from "../../helpers/redis.ts";
+import {
+  SESSION_KEY,
+  callRetrying,
+  chainStep,
+  chainValue,
+  javascriptSnapshots,
+} from "../../helpers/stored-sessions.ts";
+
+const withJavaScript = await javascriptSnapshots();
+process.env.WASMCELL_SESSION_KEY = SESSION_KEY;
+
+const run = async (client: Client, args: Record<string, unknown>) =>
+  resultText(await client.callTool({ name: "run_code", arguments: args }));
+
+describe("stored sessions in one process (a memory store)", () => {
+  let sandbox: Sandbox;
+  let server: HttpMcpServer;
+  before(async () => {
+    sandbox = await createSandbox({ python: { pool: 1 } });
+    server = await serveHttp({ sandbox, session: true, sessionStore: new MemorySessionStore() });
+  });
+  after(async () => {
+    await server?.close();
+    await sandbox?.close();
+  });
+
+  test("run_code takes a session, fork_session copies one, and the copy diverges", async () => {
+    const client = await connectClient(server.url);
+    const tools = (await client.listTools()).tools;
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ["run_code", "fork_session"],
+    );
+    assert.ok("session" in (tools[0]!.inputSchema.properties ?? {}));
+    assert.match(await run(client, { language: "python", code: "x = 1\nx" }), /value: 1$/);
+    const forked = (await client.callTool({
+      name: "fork_session",
+      arguments: { language: "python" },
+    })) as CallToolResult;
+    const id = (forked.structuredContent as { session: string }).session;
+    assert.match(resultText(forked), new RegExp(id));
+    assert.match(await run(client, { language: "python", code: "x += 100\nx", session: id }), /value: 101$/);
+    assert.match(await run(client, { language: "python", code: "x += 1\nx" }), /value: 2$/);
+    assert.match(await run(client, { language: "python", code: "x", session: id }), /value: 101$/);
+    // Nothing to fork yet, and a session id that is not one: refused, naming the problem.
+    const none = (await client.callTool({
+      name: "fork_session",
+      arguments: { language: "typescript" },
+    })) as CallToolResult;
+    assert.equal(none.isError, true);
+    assert.match(resultText(none), /no typescript session to fork yet/);
+    assert.match(await run(client, { language: "python", code: "1", session: "../x" }), /session must be a session id/);
+    await client.close();
+  });
+
+  test("a sessionStore that cannot work is refused, naming the field", async () => {
+    const store = new MemorySessionStore();
+    await assert.rejects(serveHttp({ sandbox, sessionStore: store }), /sessionStore: .*needs session: true/);
+    await assert.rejects(serveHttp({ sandbox, session: true, stateless: true, sessionStore: store }), /stateless: /);
+    // A store another process reads, with the per-process key: no other process could resume it.
+    const dir = mkdtempSync(join(tmpdir(), "wasmcell-mcp-nokey-"));
+    try {
+      await assert.rejects(
+        serveHttp({ sandbox, session: true, sessionStore: new DiskSessionStore({ dir }) }),
+        /sessionStore: .*sessions\.key/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await assert.rejects(
+      serveHttp({ sandbox, session: true, sessionStore: store, sessionLeaseMs: 0 }),
+      /sessionLeaseMs: must be a positive integer/,
+    );
+  });
+
+  test("an Mcp-Session-Id this server did not issue is refused; DELETE ends the session", async () => {
+    const bad = await fetch(server.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": "x/../y",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    assert.equal(bad.status, 404);
+    const client = await connectClient(server.url);
+    assert.match(await run(client, { language: "python", code: "gone = 7\ngone" }), /value: 7$/);
+    const transport = client.transport as StreamableHTTPClientTransport;
+    const id = transport.sessionId!;
+    await transport.terminateSession();
+    const again = new Client({ name: "again", version: "1" });
+    await again.connect(new StreamableHTTPClientTransport(new URL(server.url), { sessionId: id }));
+    assert.match(await run(again, { language: "python", code: "gone" }), /NameError/);
+    await again.close();
+    await client.close();
+  });
+});
+
+describe("a session survives a server restart with --session-store", () => {
+  const dir = mkdtempSync(join(tmpdir(), "wasmcell-mcp-store-"));
+  let server: Replica | undefined;
+  after(() => {
+    server?.child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("killed and started again on the same store: the client's chain carries on", async () => {
+    const port = await freePort();
+    const flags = ["--session", "--session-store", dir, "--timeout-ms", "10000"];
+    server = await startReplica(flags, port);
+    const client = await connectClient(server.url, "restart");
+    for (let i = 0; i < 3; i++) {
+      assert.equal(chainValue(await run(client, { language: "python", code: chainStep("python", i) }))?.length, i + 1);
+    }
+    assert.equal(
+      chainValue(await run(client, { language: "javascript", code: chainStep("javascript", 0) }))?.length,
+      1,
+    );
+    server.child.kill("SIGKILL");
+    await server.exited;
+    server = await startReplica(flags, port);
+    for (let i = 3; i < 6; i++) {
+      const { text } = await callRetrying(client, { language: "python", code: chainStep("python", i) });
+      assert.deepEqual(chainValue(text), { length: i + 1, sum: (i * (i + 1)) / 2, runs: i + 1 }, text);
+    }
+    const js = await run(client, { language: "javascript", code: chainStep("javascript", 1) });
+    if (withJavaScript) assert.equal(chainValue(js)?.length, 2, js);
+    else {
+      // Not silently fresh: the call says the state is gone, and the next one starts a new session.
+      assert.match(js, /could not be snapshotted.*gone.*fresh session/s);
+      assert.equal(
+        chainValue(await run(client, { language: "javascript", code: chainStep("javascript", 0) }))?.length,
+        1,
+      );
+    }
+    await client.close();
+  });
+});
+
+describe("the session lock across two replicas sharing Redis", () => {
+  test("concurrent calls on one session from two replicas never run at once", async (t) => {
+    if (!redisAvailable()) assert.fail("redis-server is not installed (apt-get install redis-server)");
+    const redis = await startRedis();
+    t.after(() => redis.stop());
+    const flags = ["--session", "--redis", redis.url, "--session-wait-ms", "60000", "--timeout-ms", "10000"];
+    const replicas = await Promise.all([startReplica(flags), startReplica(flags)]);
+    t.after(() => replicas.forEach((r) => r.child.kill("SIGKILL")));
+    const a = await connectClient(replicas[0].url, "a");
+    const id = (a.transport as StreamableHTTPClientTransport).sessionId!;
+    // The same MCP session, reached through the other replica.
+    const b = new Client({ name: "b", version: "1" });
+    await b.connect(new StreamableHTTPClientTransport(new URL(replicas[1].url), { sessionId: id }));
+    await run(a, { language: "python", code: "import time\ntrail = []" });
+    // Each call writes its start, spins 150 ms, writes its end: two calls at once would interleave
+    // (or, each resuming the same snapshot, one would lose the other's entries).
+    const step = (tag: string) =>
+      `trail.append("start ${tag}")\nt0 = time.time()\nwhile time.time() - t0 < 0.15: pass\ntrail.append("end ${tag}")\nlen(trail)`;
+    const tags = Array.from({ length: 6 }, (_, i) => [`a${i}`, `b${i}`]).flat();
+    const texts = await Promise.all(
+      tags.map((tag) => run(tag.startsWith("a") ? a : b, { language: "python", code: step(tag) })),
+    );
+    for (const text of texts) assert.match(text, /^ok/, text);
+    const joined = await run(a, { language: "python", code: '"|".join(trail)' });
+    const trail = /value: ["']?([^"']*)["']?$/.exec(joined)![1]!.split("|");
+    assert.equal(trail.length, tags.length * 2);
+    for (let i = 0; i < trail.length; i += 2) {
+      const tag = trail[i]!.replace("start ", "");
+      assert.equal(trail[i + 1], `end ${tag}`, JSON.stringify(trail));
+    }
+    assert.deepEqual(new Set(trail.filter((e) => e.startsWith("start")).map((e) => e.slice(6))), new Set(tags));
+    await a.close();
+    await b.close();
+  });
+});
