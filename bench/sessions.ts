@@ -1,4 +1,4 @@
-// `npm run bench sessions`: Python sessions as data, side by side in one run — opening a fresh sidecar
+// `npm run bench sessions`: JavaScript sessions (sessions-javascript.ts), then Python sessions as data, side by side in one run — opening a fresh sidecar
 // (what a session cost before), opening a session (the checkpoint a pool sidecar already holds), fork,
 // resume after an eviction, a snapshot's size after importing json/re/datetime, and the RSS of the
 // whole process tree with many evicted sessions on a pool of 2. Ratios within one run are the point.
@@ -7,6 +7,7 @@ import type { PyodideSession } from "../src/engines/pyodide/session.ts";
 import { resolveOptions, resolveRequest, type ResolvedOptions } from "../src/options.ts";
 import type { RunResult } from "../src/types.ts";
 import { treeRssBytes } from "./python.ts";
+import { bench as javascriptSessions } from "./sessions-javascript.ts";
 
 const RUNS = Number(process.env.BENCH_SESSION_RUNS ?? 30);
 const MANY = Number(process.env.BENCH_SESSIONS ?? 200);
@@ -34,6 +35,12 @@ async function timed(n: number, once: () => Promise<unknown>): Promise<number[]>
 }
 
 export async function bench(): Promise<string> {
+  // JavaScript first: it needs no `wasmcell setup`, and its rows sit next to Python's in one run.
+  const js = await javascriptSessions();
+  return [js, await pythonSessions()].join("\n\n");
+}
+
+async function pythonSessions(): Promise<string> {
   const options: ResolvedOptions = resolveOptions({ python: { pool: 2 }, sessions: { idleMs: false } });
   const engine = (await createEngine(options)) as PyodideEngine;
   const req = (code: string) => resolveRequest({ language: "python", code }, options);

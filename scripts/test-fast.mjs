@@ -12,6 +12,10 @@ const SLOW = new Map([
   ["test/node-versions.test.ts", "~34 s: the README examples on Node 22 and 24"],
   ["test/security/cross-run-pyodide-soak.test.ts", "~32 s: a soak of stateless Python runs"],
   ["test/security/cross-run-soak.test.ts", "a soak of stateless JavaScript runs"],
+  [
+    "test/engines/javascript/session-state.test.ts",
+    "~5 min: 1,000 sessions evicted and resumed, 2,000 fork/run/close cycles",
+  ],
   ["test/security/cpu-loop.test.ts", "~21 s: CPU-bound loops past their deadlines"],
   ["test/security/abort-recovery.test.ts", "~19 s: aborts on every engine, each followed by recovery"],
   ["test/cli/main.test.ts", "~18 s: the CLI as a child process, command by command"],

@@ -211,13 +211,14 @@ export class Session implements AsyncDisposable {
    * The session's whole state as bytes: versioned, compressed, authenticated with `sessions.key`
    * (`sandbox.resume(bytes)` takes them back). The session carries on unchanged. Throws
    * SnapshotUnsupportedError when it cannot be taken: a native Python session is a real process
-   * (reason "native"); a session holding an open file or a loaded C extension ("state").
+   * (reason "native"); a session holding an open file or a loaded C extension ("state"); a JavaScript
+   * session of the edge build ("engine").
    */
   async snapshot(): Promise<Uint8Array> {
     if (this.#closed) throw new ClosedError("session");
     this.#sandbox.assertOpen();
     if (!this.#inner.snapshot) throw unsupported(this.engine);
-    return this.#sandbox.track(this.#inner.snapshot());
+    return this.#sandbox.track(this.#inner.snapshot(this.language));
   }
 
   /**

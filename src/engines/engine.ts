@@ -4,7 +4,7 @@
 
 import type { ResolvedOptions, ResolvedRequest } from "../options.ts";
 import type { SnapshotHeader } from "../sessions/blob.ts";
-import type { EngineName, RunResult } from "../types.ts";
+import type { EngineName, Language, RunResult } from "../types.ts";
 
 export interface Engine {
   readonly name: EngineName;
@@ -36,8 +36,11 @@ export interface Engine {
 
 export interface EngineSession {
   run(request: ResolvedRequest): Promise<RunResult>;
-  /** An authenticated snapshot of the session (src/sessions/blob.ts); absent: it cannot be taken. */
-  snapshot?(): Promise<Uint8Array>;
+  /**
+   * An authenticated snapshot of the session (src/sessions/blob.ts); absent: it cannot be taken.
+   * `language`: the session's, for the header (an engine of one language ignores it).
+   */
+  snapshot?(language?: Language): Promise<Uint8Array>;
   /** A new, independent session holding a copy of this one's state. */
   fork?(): Promise<EngineSession>;
   close(): Promise<void>;

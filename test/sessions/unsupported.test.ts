@@ -3,10 +3,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InvalidOptionError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../src/errors.ts";
 import { createSandbox } from "../../src/index.ts";
+import { createSandbox as createEdgeSandbox } from "../../src/edge.ts";
 
 describe("sessions that cannot be snapshotted", () => {
-  it("a JavaScript session's snapshot() and fork() throw SnapshotUnsupportedError (reason engine)", async () => {
-    await using sb = await createSandbox();
+  it("a JavaScript session of the edge build: snapshot() and fork() throw SnapshotUnsupportedError (reason engine)", async () => {
+    await using sb = await createEdgeSandbox();
     await using s = await sb.session({ language: "javascript" });
     await s.run({ code: "globalThis.x = 1" });
     for (const op of [() => s.snapshot(), () => s.fork()]) {

@@ -3,6 +3,7 @@
 // heartbeat). `stalled()` is the scheduler's question: is this thread inside one long synchronous
 // stretch, so that a run sent to it now would wait for somebody else's CPU loop?
 
+import type { SnapshotRejection } from "../../errors.ts";
 import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { fileURLToPath } from "node:url";
@@ -99,9 +100,11 @@ function execArgvOption(): { execArgv?: string[] } {
 /** What a worker holds of a session pinned to it (session.ts's ThreadSession is one). */
 export interface PinnedSession {
   /** The worker answered `session-open`. */
-  opened(error: string | undefined): void;
+  opened(error: string | undefined, rejected?: SnapshotRejection): void;
   /** The worker is gone: the session's state with it. */
   lose(why: string): void;
+  /** The worker answered `session-save` (session.ts). */
+  saved?(answer: { state?: Uint8Array; error?: string; unsupported?: boolean }): void;
 }
 
 /**

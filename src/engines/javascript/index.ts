@@ -6,6 +6,7 @@
 // process runs; QuickJS's C builtins that never poll the interrupt handler (`indexOf`, `lastIndexOf`,
 // `includes` over a 2^32 array-like, a Proxy `ownKeys` with millions of keys) hold the thread past
 // the deadline until they return, and a signal aborted from a host timer is seen only between turns.
+// On Node both have sessions that are data (session-state.ts: snapshot, fork, resume, eviction).
 // threads.ts is imported only in thread mode, so a runtime without worker threads never loads it.
 
 import type { EngineFactory } from "../engine.ts";
@@ -13,6 +14,8 @@ import type * as Threads from "./threads.ts";
 import { EngineUnavailableError } from "../../errors.ts";
 import { withNetwork } from "../quickjs/fetch-gate.ts";
 import { InProcessEngine } from "./in-process.ts";
+import { inProcessBackend, threadBackend } from "./backends.ts";
+import { SnapshotEngine } from "./session-state.ts";
 
 export { InProcessEngine } from "./in-process.ts";
 
@@ -21,7 +24,10 @@ export const createEngine: EngineFactory = async (options) => {
   if (isolation === "in-process") {
     const engine = new InProcessEngine(maxQueue, options.wasmModule, withNetwork);
     await engine.inner.warm();
-    return engine;
+    // `javascript.wasmModule` may be a promise of a module (WasmModuleSource is any object).
+    const compiled: object | undefined =
+      options.wasmModule === undefined ? undefined : await Promise.resolve<object>(options.wasmModule);
+    return new SnapshotEngine(engine, inProcessBackend(engine.inner, options, compiled), options);
   }
   let threads: typeof Threads;
   try {
@@ -45,5 +51,6 @@ export const createEngine: EngineFactory = async (options) => {
     await engine.destroy();
     throw error;
   }
-  return engine;
+  const compiled = options.wasmModule === undefined ? undefined : wasmModule;
+  return new SnapshotEngine(engine, threadBackend(engine, options, compiled), options);
 };

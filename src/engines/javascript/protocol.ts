@@ -4,6 +4,7 @@
 // everything it sends is untrusted input: every field is type-checked and bounded against the run's
 // own limits, paths are re-checked, and the result handed to the caller is a fresh object built here.
 
+import type { SnapshotRejection } from "../../errors.ts";
 import { checkRelativePath } from "../../options.ts";
 import {
   ERROR_KINDS,
@@ -83,7 +84,12 @@ export type HostMessage =
   | { t: "abort"; id: number }
   | { t: "reply"; id: number; call: number; ok: true; json: string | undefined }
   | { t: "reply"; id: number; call: number; ok: false; name: string; message: string; unserialisable: boolean }
-  | { t: "session-open"; session: number }
+  /**
+   * `state`: resume from these (unsealed, authenticated) state bytes, at most `maxMemoryBytes` of
+   * memory; `forkOf`: a copy of that session of this worker (its state never leaves the thread).
+   */
+  | { t: "session-open"; session: number; state?: Uint8Array; maxMemoryBytes?: number; forkOf?: number }
+  | { t: "session-save"; session: number }
   | { t: "session-close"; session: number };
 
 export type WorkerMessage =
@@ -93,7 +99,20 @@ export type WorkerMessage =
   | { t: "call-end"; id: number; call: number }
   /** `marks`/`names`: the Error objects inside `result.value` and their names, which structured clone drops. */
   | { t: "done"; id: number; result: unknown; marks: unknown[]; names: unknown[] }
-  | { t: "session-opened"; session: number; error: string | undefined };
+  /** `rejected`: the SnapshotRejectedError reason when a resume's state was refused. */
+  | { t: "session-opened"; session: number; error: string | undefined; rejected?: SnapshotRejection }
+  /** The session's state bytes, or why there are none (`unsupported`: SnapshotUnsupportedError's reason). */
+  | { t: "session-saved"; session: number; state?: Uint8Array; error?: string; unsupported?: boolean };
+
+const REJECTIONS: readonly SnapshotRejection[] = [
+  "corrupt",
+  "size",
+  "lock",
+  "engine",
+  "version",
+  "key",
+  "authentication",
+];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
 const isId = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
@@ -118,9 +137,22 @@ export function parseWorkerMessage(data: unknown): WorkerMessage | undefined {
     case "done":
       if (!isId(data.id) || !Array.isArray(data.marks) || !Array.isArray(data.names)) return undefined;
       return { t: "done", id: data.id, result: data.result, marks: data.marks, names: data.names };
-    case "session-opened":
+    case "session-opened": {
       if (!isId(data.session) || (data.error !== undefined && typeof data.error !== "string")) return undefined;
-      return { t: "session-opened", session: data.session, error: data.error };
+      const rejected = REJECTIONS.find((r) => r === data.rejected);
+      return rejected
+        ? { t: "session-opened", session: data.session, error: data.error, rejected }
+        : { t: "session-opened", session: data.session, error: data.error };
+    }
+    case "session-saved":
+      if (!isId(data.session)) return undefined;
+      if (data.state instanceof Uint8Array) return { t: "session-saved", session: data.session, state: data.state };
+      return {
+        t: "session-saved",
+        session: data.session,
+        error: typeof data.error === "string" ? data.error.slice(0, 4096) : "the worker sent no state",
+        unsupported: data.unsupported === true,
+      };
     default:
       return undefined;
   }

@@ -3,7 +3,13 @@
 // it, overran its deadline in a builtin) the session is lost and every later run says so.
 
 import type { EngineSession } from "../engine.ts";
-import { ClosedError, EngineStartError } from "../../errors.ts";
+import {
+  ClosedError,
+  EngineStartError,
+  SnapshotRejectedError,
+  SnapshotUnsupportedError,
+  type SnapshotRejection,
+} from "../../errors.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { GuestError, RunResult } from "../../types.ts";
 import { failedRun, sessionLost } from "../run/failures.ts";
@@ -38,16 +44,60 @@ export class ThreadSession implements EngineSession, JobSession {
     });
   }
 
-  /** @internal the worker answered `session-open` */
-  opened(error: string | undefined): void {
+  /** @internal the worker answered `session-open` (`rejected`: a resume's state was refused) */
+  opened(error: string | undefined, rejected?: SnapshotRejection): void {
+    if (error === undefined) return this.#open();
+    if (!rejected) return this.#open(new EngineStartError(`the QuickJS worker could not open a session: ${error}`));
+    // The worker's message is the refusal's own; its prefix is put back by the error's constructor.
     this.#open(
-      error === undefined ? undefined : new EngineStartError(`the QuickJS worker could not open a session: ${error}`),
+      new SnapshotRejectedError(rejected, error.replace(/^the session snapshot was refused \([a-z]+\): /, "")),
     );
+  }
+
+  #saving: { resolve(state: Uint8Array): void; reject(error: Error): void } | undefined;
+
+  /** The session's state as bytes, taken in its worker between runs (session-state.ts seals them). */
+  save(): Promise<Uint8Array> {
+    return this.#serial.run(() => {
+      if (this.#closed) return Promise.reject(new ClosedError("session"));
+      if (this.#lost !== undefined || this.handle.dead)
+        return Promise.reject(
+          new SnapshotUnsupportedError("state", `this session is lost: ${this.#lost ?? "its worker is gone"}`),
+        );
+      // An idle worker does not hold the process open: the save counts as an opening until answered.
+      const handle = this.handle;
+      handle.opening++;
+      handle.updateRef();
+      const done = () => {
+        handle.opening--;
+        handle.updateRef();
+      };
+      return new Promise<Uint8Array>((resolve, reject) => {
+        this.#saving = { resolve, reject };
+        handle.post({ t: "session-save", session: this.id });
+      }).finally(done);
+    });
+  }
+
+  /** @internal the worker answered `session-save` */
+  saved(answer: { state?: Uint8Array; error?: string; unsupported?: boolean }): void {
+    const saving = this.#saving;
+    this.#saving = undefined;
+    if (!saving) return;
+    if (answer.state) saving.resolve(answer.state);
+    else if (answer.unsupported)
+      saving.reject(new SnapshotUnsupportedError("state", answer.error ?? "it cannot be taken"));
+    else
+      saving.reject(
+        new EngineStartError(`the QuickJS worker could not save the session: ${answer.error ?? "no answer"}`),
+      );
   }
 
   /** @internal the worker under this session is gone */
   lose(why: string): void {
     this.#lost ??= why;
+    this.#saving?.reject(new SnapshotUnsupportedError("state", `this session was lost: ${why}`));
+    this.#saving = undefined;
     this.#open(new EngineStartError(`the QuickJS worker was lost while opening a session (${why})`));
   }
 

@@ -33,7 +33,7 @@
 // settles (job.ts), host calls are answered in host-call.ts, and admission, drain and close are the
 // shared EngineLifecycle (src/engines/run/lifecycle.ts). This file wires them to the worker threads.
 
-import type { Engine, EngineSession } from "../engine.ts";
+import type { Engine } from "../engine.ts";
 import { InvalidOptionError } from "../../errors.ts";
 import type { EventInput } from "../../events.ts";
 import type { ResolvedRequest } from "../../options.ts";
@@ -463,7 +463,10 @@ export class ThreadEngine implements Engine {
         return;
       }
       case "session-opened":
-        handle.sessions.get(m.session)?.opened(m.error);
+        handle.sessions.get(m.session)?.opened(m.error, m.rejected);
+        return;
+      case "session-saved":
+        handle.sessions.get(m.session)?.saved?.(m);
         return;
       case "ready": // handled by WorkerHandle
         return;
@@ -546,16 +549,28 @@ export class ThreadEngine implements Engine {
     return spare;
   }
 
-  async openSession(): Promise<EngineSession> {
+  /**
+   * A session pinned to a worker: new, resumed from state bytes, or a fork of a session (on that
+   * session's worker, where its state is) — session-state.ts.
+   */
+  async openSession(
+    from?: { bytes: Uint8Array; maxMemoryBytes: number } | { forkOf: ThreadSession },
+  ): Promise<ThreadSession> {
     this.#life.admit();
-    const handle = await this.#pick();
+    const handle = from && "forkOf" in from ? from.forkOf.handle : await this.#pick();
     let remove: () => void = () => undefined;
     const session = new ThreadSession(this, handle, ++this.#serial, () => remove());
     remove = this.#life.addSession(session);
     handle.sessions.set(session.id, session);
     // Without a job in flight the worker is unref'd: count the open so the process waits for its answer.
     handle.opening++;
-    handle.post({ t: "session-open", session: session.id });
+    handle.post(
+      !from
+        ? { t: "session-open", session: session.id }
+        : "forkOf" in from
+          ? { t: "session-open", session: session.id, forkOf: from.forkOf.id }
+          : { t: "session-open", session: session.id, state: from.bytes, maxMemoryBytes: from.maxMemoryBytes },
+    );
     try {
       await session.whenOpen;
     } finally {

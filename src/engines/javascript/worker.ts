@@ -8,11 +8,12 @@
 
 import { readlinkSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
-import type { EngineSession } from "../engine.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { HostFunction, RunResult, WasmModuleSource } from "../../types.ts";
 import { crashed as engineCrash, failedRun } from "../run/failures.ts";
-import { QuickJSEngine } from "../quickjs/index.ts";
+import { QuickJSEngine, type QuickJSSession } from "../quickjs/index.ts";
+import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../errors.ts";
+import { forkState, liveState, restoreState } from "./state-codec.ts";
 import { isStripperLoaded, loadStripper } from "../quickjs/source.ts";
 import { setPollHook } from "../quickjs/poll-hook.ts";
 import { Demoter } from "./priority.ts";
@@ -97,7 +98,7 @@ interface ActiveRun {
 
 const engine = new QuickJSEngine(data.wasmModule);
 const runs = new Map<number, ActiveRun>();
-const sessions = new Map<number, EngineSession>();
+const sessions = new Map<number, QuickJSSession>();
 let callSerial = 0;
 
 /**
@@ -261,6 +262,14 @@ function onRunMessage(m: Extract<HostMessage, { t: "run" }>): void {
   inOrder(begin);
 }
 
+/** A new session, one resumed from state bytes, or a fork of one of this worker's sessions. */
+function opening(m: Extract<HostMessage, { t: "session-open" }>): Promise<QuickJSSession> {
+  if (m.state) return restoreState(engine, m.state, m.maxMemoryBytes ?? 0);
+  if (m.forkOf === undefined) return engine.openSession();
+  const parent = sessions.get(m.forkOf);
+  return parent ? forkState(engine, parent) : Promise.reject(new Error("the session to fork is not open here"));
+}
+
 function onMessage(m: HostMessage): void {
   received = (received + 1) | 0; // wraps like the Int32 it is compared with
   beat();
@@ -275,13 +284,34 @@ function onMessage(m: HostMessage): void {
       reply(m);
       return;
     case "session-open":
-      engine.openSession().then(
+      opening(m).then(
         (session) => {
           sessions.set(m.session, session);
           post({ t: "session-opened", session: m.session, error: undefined });
         },
-        (error: unknown) => post({ t: "session-opened", session: m.session, error: String(error) }),
+        (error: unknown) =>
+          post(
+            error instanceof SnapshotRejectedError
+              ? { t: "session-opened", session: m.session, error: error.message, rejected: error.reason }
+              : { t: "session-opened", session: m.session, error: String(error) },
+          ),
       );
+      return;
+    case "session-save":
+      inOrder(() => {
+        const session = sessions.get(m.session);
+        if (!session) return post({ t: "session-saved", session: m.session, error: "the session is not open here" });
+        liveState(session).then(
+          (state) => port.postMessage({ t: "session-saved", session: m.session, state }, [state.buffer as ArrayBuffer]),
+          (error: unknown) =>
+            post({
+              t: "session-saved",
+              session: m.session,
+              error: (error as Error).message,
+              unsupported: error instanceof SnapshotUnsupportedError,
+            }),
+        );
+      });
       return;
     case "session-close":
       inOrder(() => {

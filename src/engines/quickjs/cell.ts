@@ -59,6 +59,16 @@ export interface CellModule {
   memoryBytes(): number;
   releaseCell(cell: Cell, reusable: boolean, cleanup?: () => void): void;
 }
+/** The wrappers of a runtime that already exists in a restored linear memory (see snapshot.ts). */
+export interface RestoredCell {
+  rt: QuickJSRuntime;
+  svc: QuickJSContext;
+  serialize: QuickJSHandle;
+  format: QuickJSHandle;
+  errorInfo: QuickJSHandle;
+  baselineBytes: number;
+}
+
 export class Cell {
   readonly wasm: CellModule;
   readonly rt: QuickJSRuntime;
@@ -85,15 +95,28 @@ export class Cell {
   #memoryLimit = -2;
   #stackLimit = -2;
 
-  constructor(wasm: CellModule) {
+  /**
+   * A new runtime with its service realm, or (`restored`) the wrappers of one that already exists in a
+   * restored linear memory (snapshot.ts): the same interrupt handler and module loader are installed
+   * either way, and nothing is evaluated in a restored runtime.
+   */
+  constructor(wasm: CellModule, restored?: RestoredCell) {
     this.wasm = wasm;
-    this.rt = wasm.quickjs.newRuntime();
+    this.rt = restored?.rt ?? wasm.quickjs.newRuntime();
     this.rt.setInterruptHandler(() => this.#onPoll());
     // There are no modules to load: the loader refuses every import itself, so a `denied` verdict is
     // something the host saw happen (this loader ran), not a message the guest could have written.
     this.rt.setModuleLoader((name) => ({
       error: new Error(this.run?.refuseImport(name) ?? refusedImportMessage(name.slice(0, 256))),
     }));
+    if (restored) {
+      this.svc = restored.svc;
+      this.serialize = restored.serialize;
+      this.format = restored.format;
+      this.errorInfo = restored.errorInfo;
+      this.baselineBytes = restored.baselineBytes;
+      return;
+    }
     // Only the intrinsics the service code uses: every object here is walked by each GC of the runtime.
     this.svc = this.rt.newContext({ intrinsics: SERVICE_INTRINSICS });
     const result = this.svc.evalCode(SERVICE_SOURCE, SERVICE_FILENAME, 0);
@@ -108,6 +131,11 @@ export class Cell {
     this.errorInfo = this.svc.getProp(api, "errorInfo");
     api.dispose();
     this.baselineBytes = this.memoryUsed();
+  }
+
+  /** Frees the cached number handles (before a snapshot: a cache, rebuilt on demand). */
+  dropCaches(): void {
+    this.#freeNumbers();
   }
 
   /**

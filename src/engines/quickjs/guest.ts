@@ -9,7 +9,7 @@ import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import type { Cell } from "./cell.ts";
 import type { FsOp, GuestRunHooks } from "./hooks.ts";
 import type { GlobalNeeds } from "./source.ts";
-import { installRuntime } from "./runtime/install.ts";
+import { installRuntime, runtimeHostFunction } from "./runtime/install.ts";
 
 export type { FsOp, GuestRunHooks } from "./hooks.ts";
 
@@ -33,6 +33,29 @@ const CONSOLE: [string, "stdout" | "stderr"][] = [
   ["trace", "stderr"],
 ];
 
+/** A host function's body as quickjs-emscripten calls it. */
+export type HostFunctionBody = (...args: QuickJSHandle[]) => QuickJSHandle | undefined;
+
+const TIMERS = ["setTimeout", "setInterval", "clearTimeout", "clearInterval", "queueMicrotask"] as const;
+
+/** The longest host-function key a snapshot may name (the caller's host function names included). */
+export const MAX_KEY = 300;
+
+/** What a Guest is besides its context, as a snapshot records it (snapshot.ts bounds every field). */
+export interface GuestRecord {
+  installed: { console: boolean; timers: boolean; fs: boolean };
+  consoleIndent: string;
+  hostNames: string[];
+  /** JSValue* of the captured intrinsics, 0 where not captured. */
+  internalErrorProto: number;
+  jsonParse: number;
+  promiseResolve: number;
+  promiseCtor: number;
+  toUint8Array: number;
+  /** JSValue* of every other handle kept for the context's life (the runtime families'). */
+  kept: number[];
+}
+
 export class Guest {
   readonly cell: Cell;
   readonly ctx: QuickJSContext;
@@ -49,9 +72,30 @@ export class Guest {
   toUint8Array: QuickJSHandle | undefined;
   readonly #owned: QuickJSHandle[] = [];
 
-  constructor(cell: Cell, ctx: QuickJSContext) {
+  /** Which host-function key each body this guest created answers to (snapshot.ts records them by id). */
+  readonly keys = new WeakMap<object, string>();
+
+  constructor(
+    cell: Cell,
+    ctx: QuickJSContext,
+    restored?: { record: GuestRecord; handle: (p: number) => QuickJSHandle },
+  ) {
     this.cell = cell;
     this.ctx = ctx;
+    if (restored) {
+      const { record, handle } = restored;
+      const own = (p: number): QuickJSHandle | undefined => (p === 0 ? undefined : this.#own(handle(p)));
+      this.internalErrorProto = this.#own(handle(record.internalErrorProto));
+      this.jsonParse = own(record.jsonParse);
+      this.promiseResolve = own(record.promiseResolve);
+      this.promiseCtor = own(record.promiseCtor);
+      this.toUint8Array = own(record.toUint8Array);
+      for (const p of record.kept) this.keep(handle(p));
+      Object.assign(this.installed, record.installed);
+      this.consoleIndent = record.consoleIndent;
+      for (const n of record.hostNames) this.hostNames.add(n);
+      return;
+    }
     // FinalizationRegistry callbacks are queued by garbage collection, which any later run's allocations
     // trigger: a registry left by this run would call back into this context during someone else's run.
     // Without the constructor no registry can be made (there is no other way to reach one).
@@ -63,6 +107,69 @@ export class Guest {
     ctx.setProp(ctx.global, "InternalError", ctx.undefined);
   }
 
+  #own(h: QuickJSHandle): QuickJSHandle {
+    this.#owned.push(h);
+    return h;
+  }
+
+  /** The handles kept for the context's life beyond the named intrinsics (the runtime families'). */
+  get kept(): readonly QuickJSHandle[] {
+    const named = new Set([
+      this.internalErrorProto,
+      this.jsonParse,
+      this.promiseResolve,
+      this.promiseCtor,
+      this.toUint8Array,
+    ]);
+    return this.#owned.filter((h) => !named.has(h));
+  }
+
+  /**
+   * The body of the host function `key` names, bound to this guest, or undefined for a key the install
+   * code never makes. The one table both installing and restoring use: a restored C function object
+   * gets back exactly the body the install code gave it.
+   */
+  hostBody(key: string): HostFunctionBody | undefined {
+    const dot = key.indexOf(".");
+    const family = key.slice(0, dot);
+    const name = key.slice(dot + 1);
+    if (dot < 0 || key.length > MAX_KEY) return undefined;
+    switch (family) {
+      case "console": {
+        const stream = CONSOLE.find(([n]) => n === name)?.[1];
+        return stream && ((...args) => (this.#hooks().console(stream, args, this.consoleIndent), undefined));
+      }
+      case "timer":
+        switch (name as (typeof TIMERS)[number]) {
+          case "setTimeout":
+            return (...args) => this.#hooks().setTimer(args, false);
+          case "setInterval":
+            return (...args) => this.#hooks().setTimer(args, true);
+          case "clearTimeout":
+          case "clearInterval":
+            return (id) => (this.#hooks().clearTimer(id), undefined);
+          case "queueMicrotask":
+            return (fn) => (this.#hooks().queueMicrotask(fn), undefined);
+        }
+        return undefined;
+      case "fs":
+        return FS_OPS.includes(name as FsOp) ? (...args) => this.#hooks().fs(name as FsOp, args) : undefined;
+      case "host":
+        return name.length > 0 ? (...args) => this.#hooks().hostCall(name, args) : undefined;
+      case "runtime":
+        return runtimeHostFunction(this, name);
+    }
+    return undefined;
+  }
+
+  /** A user-realm function whose body is the host function `key` (see hostBody). */
+  newHostFunction(name: string, key: string): QuickJSHandle {
+    const body = this.hostBody(key);
+    if (!body) throw new Error(`wasmcell: no host function ${key}`);
+    this.keys.set(body, key);
+    return this.ctx.newFunction(name, body);
+  }
+
   /** The user realm's InternalError.prototype, captured before user code ran. */
   readonly internalErrorProto: QuickJSHandle;
 
@@ -71,8 +178,8 @@ export class Guest {
     return this.hooks;
   }
 
-  #define(target: QuickJSHandle, name: string, fn: (...args: QuickJSHandle[]) => QuickJSHandle | undefined): void {
-    const handle = this.ctx.newFunction(name, fn);
+  #define(target: QuickJSHandle, name: string, key: string): void {
+    const handle = this.newHostFunction(name, key);
     this.ctx.setProp(target, name, handle);
     handle.dispose();
   }
@@ -124,12 +231,7 @@ export class Guest {
     const ctx = this.ctx;
     if (needs.console && !this.installed.console) {
       const consoleObj = ctx.newObject();
-      for (const [name, stream] of CONSOLE)
-        this.#define(
-          consoleObj,
-          name,
-          (...args) => (this.#hooks().console(stream, args, this.consoleIndent), undefined),
-        );
+      for (const [name] of CONSOLE) this.#define(consoleObj, name, `console.${name}`);
       this.#asNamespace(consoleObj);
       consoleObj.dispose();
       this.installed.console = true;
@@ -137,16 +239,12 @@ export class Guest {
     if (needs.timers && !this.installed.timers) {
       this.promiseCtor = this.#capture(["Promise"]);
       this.promiseResolve = this.#capture(["Promise", "resolve"]);
-      this.#define(ctx.global, "setTimeout", (...args) => this.#hooks().setTimer(args, false));
-      this.#define(ctx.global, "setInterval", (...args) => this.#hooks().setTimer(args, true));
-      this.#define(ctx.global, "clearTimeout", (id) => (this.#hooks().clearTimer(id), undefined));
-      this.#define(ctx.global, "clearInterval", (id) => (this.#hooks().clearTimer(id), undefined));
-      this.#define(ctx.global, "queueMicrotask", (fn) => (this.#hooks().queueMicrotask(fn), undefined));
+      for (const name of TIMERS) this.#define(ctx.global, name, `timer.${name}`);
       this.installed.timers = true;
     }
     if (needs.fs && !this.installed.fs) {
       const fsObj = ctx.newObject();
-      for (const op of FS_OPS) this.#define(fsObj, op, (...args) => this.#hooks().fs(op, args));
+      for (const op of FS_OPS) this.#define(fsObj, op, `fs.${op}`);
       ctx.setProp(ctx.global, "fs", fsObj);
       fsObj.dispose();
       // `new` has no handle API; a one-line user-realm helper builds Uint8Arrays for readFileSync.
@@ -163,7 +261,7 @@ export class Guest {
       for (const name of hostNames) {
         if (this.hostNames.has(name)) continue;
         this.jsonParse ??= this.#capture(["JSON", "parse"]);
-        this.#define(ctx.global, name, (...args) => this.#hooks().hostCall(name, args));
+        this.#define(ctx.global, name, `host.${name}`);
         this.hostNames.add(name);
       }
     }

@@ -18,6 +18,8 @@ import { scoped, type RunScope } from "../run/scope.ts";
 import { Guest } from "./guest.ts";
 import type { Cell } from "./cell.ts";
 import { ModulePool, type WasmModule } from "./modules.ts";
+import { SessionModules } from "./session-modules.ts";
+import { captureSession, restoreSession, type Inventory } from "./snapshot.ts";
 import { Run, type PreparedSource } from "./run.ts";
 import { allGlobals, globalNeeds, isModule, stripTypes, usesAwait } from "./source.ts";
 import type { WasmModuleSource } from "../../types.ts";
@@ -49,6 +51,8 @@ function source(code: string, filename: string): PreparedSource {
 export class QuickJSEngine implements Engine {
   readonly name = "quickjs" as const;
   readonly pool: ModulePool;
+  /** The module instances sessions run in, one each (never the pool's: stateless runs never meet a session). */
+  readonly sessionModules: SessionModules;
   readonly #life = new EngineLifecycle<QuickJSSession>("quickjs engine");
 
   readonly #gate: NetworkGate | undefined;
@@ -60,6 +64,7 @@ export class QuickJSEngine implements Engine {
    */
   constructor(wasmModule?: WasmModuleSource, gate?: NetworkGate) {
     this.pool = new ModulePool(wasmModule);
+    this.sessionModules = new SessionModules(wasmModule);
     this.#gate = gate;
   }
 
@@ -146,16 +151,40 @@ export class QuickJSEngine implements Engine {
     }
   }
 
-  async openSession(): Promise<EngineSession> {
+  async openSession(): Promise<QuickJSSession> {
     this.#life.admit();
-    const wasm = await this.pool.get();
-    const cell = wasm.takeCell();
-    const guest = new Guest(cell, cell.takeContext());
+    return this.#adopt(await this.sessionModules.fresh());
+  }
+
+  /**
+   * A session restored from a snapshot's inventory into a module of its own; `write` puts its memory
+   * back. Throws SnapshotRejectedError (and keeps nothing) when it does not restore or prove.
+   */
+  async restoreSession(
+    inventory: Inventory,
+    write: (memory: Uint8Array, dirtyPages: readonly number[] | undefined) => void,
+  ): Promise<QuickJSSession> {
+    this.#life.admit();
+    const wasm = await this.sessionModules.forRestore();
+    let guest: Guest;
+    try {
+      guest = restoreSession(wasm, inventory, write);
+    } catch (error) {
+      this.sessionModules.release(wasm);
+      throw error;
+    }
+    return this.#adopt(guest);
+  }
+
+  #adopt(guest: Guest): QuickJSSession {
     let remove: () => void = () => undefined;
     const session = new QuickJSSession(
       guest,
       (req, scope) => this.#network(req, scope),
-      () => remove(),
+      () => {
+        remove();
+        this.sessionModules.release(guest.cell.wasm as WasmModule);
+      },
     );
     remove = this.#life.addSession(session);
     return session;
@@ -164,11 +193,13 @@ export class QuickJSEngine implements Engine {
   close(): Promise<void> {
     // Runs in flight finish, but the cells they free are not replaced: nobody will take them.
     this.pool.stopIdleWork();
+    this.sessionModules.close();
     return this.#life.close(() => Promise.resolve(this.pool.close()));
   }
 
   destroy(): Promise<void> {
     return this.#life.destroy(async () => {
+      this.sessionModules.close();
       this.pool.destroy();
       await this.#life.drain();
     });
@@ -193,7 +224,7 @@ type SessionNetwork = (req: ResolvedRequest, scope: RunScope) => ResolvedRequest
  * serialised; each has its own limits and deadline. If the module under it is poisoned the session is
  * dead and every later run reports `crashed`.
  */
-class QuickJSSession implements EngineSession {
+export class QuickJSSession implements EngineSession {
   readonly #guest: Guest;
   readonly #network: SessionNetwork;
   readonly #onClose: () => void;
@@ -239,6 +270,21 @@ class QuickJSSession implements EngineSession {
     return result;
   }
 
+  /**
+   * Takes the session's state between runs and hands it to `take` at once (the memory view is live:
+   * `take` copies what it needs before returning). Throws SnapshotUnsupportedError when it cannot.
+   */
+  capture<T>(take: (state: ReturnType<typeof captureSession>) => T): Promise<T> {
+    // A throw inside the executor rejects the promise (a closed session, a state that cannot be taken).
+    return this.#serial.run(
+      () =>
+        new Promise<T>((resolve) => {
+          if (this.#closed) throw new ClosedError("session");
+          resolve(take(captureSession(this.#guest)));
+        }),
+    );
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -253,8 +299,6 @@ class QuickJSSession implements EngineSession {
       }
     }
     cell.wasm.releaseCell(cell, false);
-    // Many long sessions can grow the module's memory; once they are gone it should go back too.
-    if (cell.wasm.alive && cell.wasm.memoryBytes() > 2 * RETIRE_BYTES) cell.wasm.retire();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -5,7 +5,13 @@
 // (test/engines/quickjs/internals.test.ts exercises each one and fails loudly if a shape moved).
 // Public API is used everywhere else; what is here is here because the public API has no way to do it.
 
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
+import {
+  Lifetime,
+  QuickJSRuntime,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSWASMModule,
+} from "quickjs-emscripten-core";
 
 /** QuickJS's JS_Eval flags (quickjs.h), passed through evalCode's numeric flags unchanged. */
 export const EVAL_FLAGS = { module: 1 << 0, compileOnly: 1 << 5, async: 1 << 7 } as const;
@@ -88,4 +94,93 @@ export function findInterruptCounter(rt: QuickJSRuntime, heap: () => Int32Array)
     rt.removeInterruptHandler();
     ctx.dispose();
   }
+}
+
+// --- Session snapshots (snapshot.ts): wrappers rebuilt around a restored linear memory -------------
+// A restored QuickJS state is a linear memory whose JSRuntime, JSContexts and JSValues already exist;
+// quickjs-emscripten has to be given JS-side wrappers for them without allocating new ones in C. Its
+// runtime constructor takes an existing `rt` Lifetime (that is how QuickJSWASMModule.newRuntime builds
+// one), and `newContext({ contextPointer })` wraps an existing JSContext (a documented option). A
+// JSValue* becomes a handle through the context's own `heapValueHandle`, as adoptValue does. Host
+// functions are entries of the runtime's HostRefMap, keyed by the id the C function object holds.
+
+/** What a restore needs of the wasm module wrapper (QuickJSWASMModule's protected fields). */
+interface ModuleParts {
+  module: { _malloc(n: number): number; _free(p: number): void };
+  ffi: { QTS_FreeRuntime(rt: number): void };
+  callbacks: { deleteRuntime(rt: number): void };
+}
+
+function moduleParts(quickjs: QuickJSWASMModule): ModuleParts {
+  const parts = quickjs as unknown as Partial<ModuleParts>;
+  if (!parts.module || !parts.ffi || !parts.callbacks || typeof parts.module._malloc !== "function")
+    throw new Error("wasmcell: quickjs-emscripten's module no longer has module, ffi and callbacks");
+  return parts as ModuleParts;
+}
+
+/**
+ * A QuickJSRuntime wrapping the JSRuntime at `pointer` (already in linear memory), built as
+ * QuickJSWASMModule.newRuntime builds one: the same constructor, a Lifetime that frees the runtime and
+ * then forgets its callbacks.
+ */
+export function wrapRuntime(quickjs: QuickJSWASMModule, pointer: number): QuickJSRuntime {
+  const { module, ffi, callbacks } = moduleParts(quickjs);
+  const rt = new Lifetime(pointer, undefined, (p: number) => {
+    ffi.QTS_FreeRuntime(p);
+    callbacks.deleteRuntime(p);
+  });
+  const Runtime = QuickJSRuntime as unknown as new (args: object) => QuickJSRuntime;
+  return new Runtime({ module, ffi, callbacks, rt });
+}
+
+/** A QuickJSContext wrapping the JSContext at `pointer` of `rt` (the public `contextPointer` option). */
+export function wrapContext(rt: QuickJSRuntime, pointer: number): QuickJSContext {
+  return rt.newContext({ contextPointer: pointer as never });
+}
+
+/** Grows linear memory to at least `bytes` the way QuickJS itself does (malloc → sbrk → memory.grow). */
+export function growMemory(quickjs: QuickJSWASMModule, memory: { readonly buffer: ArrayBuffer }, bytes: number): void {
+  const { module } = moduleParts(quickjs);
+  const short = bytes - memory.buffer.byteLength;
+  if (short <= 0) return;
+  const p = module._malloc(short + 1024 * 1024);
+  if (p === 0) throw new Error(`wasmcell: linear memory could not grow to ${bytes} bytes`);
+  module._free(p);
+  if (memory.buffer.byteLength < bytes) throw new Error(`wasmcell: linear memory did not grow to ${bytes} bytes`);
+}
+
+/** The runtime's host references (`QuickJSRuntime.hostRefs`, a HostRefMap), as entries and its counters. */
+interface HostRefFields {
+  nextId: number;
+  freelist: number[];
+  groups: Map<number, Map<number, object>>;
+}
+
+function hostRefFields(rt: QuickJSRuntime): HostRefFields {
+  const map = (rt as unknown as { hostRefs?: Partial<HostRefFields> }).hostRefs;
+  if (!map || typeof map.nextId !== "number" || !Array.isArray(map.freelist) || !(map.groups instanceof Map))
+    throw new Error("wasmcell: quickjs-emscripten's runtime no longer has a HostRefMap of nextId, freelist, groups");
+  return map as HostRefFields;
+}
+
+/** Every live host reference of `rt` (id → value), with the map's next id and free list. */
+export function readHostRefs(rt: QuickJSRuntime): { refs: Map<number, object>; nextId: number; freelist: number[] } {
+  const f = hostRefFields(rt);
+  const refs = new Map<number, object>();
+  for (const group of f.groups.values()) for (const [id, value] of group) refs.set(id, value);
+  return { refs, nextId: f.nextId, freelist: [...f.freelist] };
+}
+
+/** Puts host references back at the ids the C objects in memory hold (HostRefMap groups ids by id >> 8). */
+export function writeHostRefs(rt: QuickJSRuntime, refs: Map<number, object>, nextId: number, freelist: number[]): void {
+  const f = hostRefFields(rt);
+  if (f.groups.size !== 0) throw new Error("wasmcell: the restored runtime already has host references");
+  for (const [id, value] of refs) {
+    const g = id >> 8;
+    let group = f.groups.get(g);
+    if (!group) f.groups.set(g, (group = new Map<number, object>()));
+    group.set(id, value);
+  }
+  f.nextId = nextId;
+  f.freelist = [...freelist];
 }

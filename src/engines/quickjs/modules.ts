@@ -60,13 +60,23 @@ export class WasmModule {
   #heap32: Int32Array;
   #memory: { readonly buffer: ArrayBuffer };
 
-  private constructor(quickjs: QuickJSWASMModule, onUnusable: (module: WasmModule) => void, wanted: () => boolean) {
+  private constructor(
+    quickjs: QuickJSWASMModule,
+    onUnusable: (module: WasmModule) => void,
+    wanted: () => boolean,
+    counterOffset?: number,
+  ) {
     this.quickjs = quickjs;
     this.#onUnusable = onUnusable;
     this.#wanted = wanted;
     // getWasmMemory() re-runs the variant's init hook on every call: fetch the Memory object once.
     this.#memory = (quickjs as unknown as { getWasmMemory(): { readonly buffer: ArrayBuffer } }).getWasmMemory();
     this.#heap32 = new Int32Array(this.#memory.buffer);
+    // The offset is the build's (a field of JSContext): found once, it holds for every instance of it.
+    if (counterOffset !== undefined) {
+      this.counterOffset = counterOffset;
+      return;
+    }
     const rt = quickjs.newRuntime();
     try {
       this.counterOffset = findInterruptCounter(rt, () => this.#heap());
@@ -79,11 +89,12 @@ export class WasmModule {
     onUnusable: (module: WasmModule) => void,
     wanted: () => boolean,
     wasmModule?: WasmModuleSource,
+    counterOffset?: number,
   ): Promise<WasmModule> {
     // Emscripten prints aborts ("Aborted(Assertion failed …)") to the host's stderr; the same text is
     // in the error the abort throws, which is what poisons the module and names the reason.
     const variant = await quickjsVariant(wasmModule, { printErr: () => undefined, print: () => undefined });
-    return new WasmModule(await newQuickJSWASMModuleFromVariant(variant), onUnusable, wanted);
+    return new WasmModule(await newQuickJSWASMModuleFromVariant(variant), onUnusable, wanted, counterOffset);
   }
 
   /** The linear memory as 32-bit words (a new view after every growth). */
@@ -103,6 +114,17 @@ export class WasmModule {
     this.#onUnusable(this);
     // Runs waiting on this module end now (as crashed) instead of at their next timer or deadline.
     for (const cell of this.cells) cell.run?.wake();
+  }
+
+  /**
+   * The 4 KiB pages of this pristine module's memory that are not all zero (set by SessionModules in
+   * idle time), so a restore zeroes only those instead of reading all of memory; undefined: unknown.
+   */
+  dirtyPages: number[] | undefined;
+
+  /** The module's linear memory (a snapshot reads it, a restore writes it: snapshot.ts). */
+  get memory(): { readonly buffer: ArrayBuffer } {
+    return this.#memory;
   }
 
   /** Bytes of linear memory the module has grown to (it never shrinks). */

@@ -30,4 +30,6 @@ export interface RuntimeTarget {
   hooks: GuestRunHooks | undefined;
   consoleIndent: string;
   keep(handle: QuickJSHandle): void;
+  /** A user-realm function whose body is the host function `key` names (guest.ts's table). */
+  newHostFunction(name: string, key: string): QuickJSHandle;
 }

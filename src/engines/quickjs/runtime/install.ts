@@ -49,11 +49,7 @@ export function installRuntime(guest: RuntimeTarget, names: readonly FamilyName[
     return [n, entry.globals, entry.patches ?? []];
   });
   const stubs = evalValue(ctx, STUBS_SOURCE, "stubs");
-  const load = ctx.newFunction(`${HOST_FUNCTION_PREFIX}load`, (nameHandle) => {
-    const name = ctx.typeof(nameHandle) === "string" ? (ctx.getString(nameHandle) as FamilyName) : undefined;
-    if (!name || !state.stubbed.has(name)) return;
-    installNow(guest, state, withRequirements(name));
-  });
+  const load = guest.newHostFunction(`${HOST_FUNCTION_PREFIX}load`, "runtime.load");
   const planHandle = ctx.newString(JSON.stringify(plan));
   const r = ctx.callFunction(stubs, ctx.undefined, load, planHandle, ctx.global);
   planHandle.dispose();
@@ -129,6 +125,50 @@ plan.forEach(function (entry) {
 });
 })`;
 
+/** What the installer keeps of a context, as a snapshot records it (indices into `guest.kept`). */
+export interface RuntimeRecord {
+  installed: string[];
+  stubbed: string[];
+  internals: number;
+  makeError: number;
+}
+
+/** The installer's state of `guest` (undefined: no family was ever installed). */
+export function runtimeRecord(guest: RuntimeTarget, kept: readonly QuickJSHandle[]): RuntimeRecord | undefined {
+  const state = states.get(guest);
+  if (!state) return undefined;
+  return {
+    installed: [...state.installed],
+    stubbed: [...state.stubbed],
+    internals: kept.indexOf(state.internals),
+    makeError: kept.indexOf(state.makeError),
+  };
+}
+
+/** The family names a record may name. */
+export const FAMILY_NAMES: ReadonlySet<string> = new Set(Object.keys(FAMILY_SOURCES));
+
+/** Puts a restored context's installer state back (its handles are already among `kept`). */
+export function restoreRuntime(guest: RuntimeTarget, record: RuntimeRecord, kept: readonly QuickJSHandle[]): void {
+  const internals = kept[record.internals];
+  const makeError = kept[record.makeError];
+  if (!internals || !makeError || states.has(guest)) throw new Error("wasmcell: the runtime record does not fit");
+  states.set(guest, {
+    platform: newPlatform(guest),
+    installed: new Set(record.installed as FamilyName[]),
+    stubbed: new Set(record.stubbed as FamilyName[]),
+    internals,
+    makeError,
+  });
+}
+
+function newPlatform(guest: RuntimeTarget): Platform {
+  const platform = new Platform();
+  platform.unrefTimer = (id) => void guest.hooks?.unrefTimer(id);
+  platform.setIndent = (n) => void (guest.consoleIndent = " ".repeat(Math.max(0, Math.min(n, 64)) | 0));
+  return platform;
+}
+
 function stateOf(guest: RuntimeTarget): State {
   let state = states.get(guest);
   if (!state) {
@@ -137,9 +177,7 @@ function stateOf(guest: RuntimeTarget): State {
     const makeError = ctx.getProp(internals, "makeError");
     guest.keep(internals);
     guest.keep(makeError);
-    const platform = new Platform();
-    platform.unrefTimer = (id) => void guest.hooks?.unrefTimer(id);
-    platform.setIndent = (n) => void (guest.consoleIndent = " ".repeat(Math.max(0, Math.min(n, 64)) | 0));
+    const platform = newPlatform(guest);
     state = { platform, installed: new Set(), stubbed: new Set(), internals, makeError };
     states.set(guest, state);
   }
@@ -153,8 +191,7 @@ function installNow(guest: RuntimeTarget, state: State, names: readonly FamilyNa
     const family = FAMILY_SOURCES[name];
     const fn = evalValue(ctx, family.source, name);
     const host = ctx.newObject();
-    for (const [bindingName, binding] of Object.entries(family.bindings ?? {}))
-      define(guest, host, bindingName, binding, state);
+    for (const bindingName of Object.keys(family.bindings ?? {})) define(guest, host, name, bindingName);
     const r = ctx.callFunction(fn, ctx.undefined, host, state.internals, ctx.global);
     host.dispose();
     fn.dispose();
@@ -179,10 +216,43 @@ function evalValue(ctx: QuickJSContext, source: string, name: string): QuickJSHa
   return r.value;
 }
 
-function define(guest: RuntimeTarget, target: QuickJSHandle, name: string, binding: Binding, state: State): void {
+function define(guest: RuntimeTarget, target: QuickJSHandle, family: FamilyName, name: string): void {
+  const handle = guest.newHostFunction(`${HOST_FUNCTION_PREFIX}${name}`, `runtime.${family}.${name}`);
+  guest.ctx.setProp(target, name, handle);
+  handle.dispose();
+}
+
+/**
+ * The body of the runtime's host function `key` ("load", or "<family>.<binding>") for `guest`, or
+ * undefined for a key no family has: what `define` and the lazy loader install, and what a restored
+ * session gets back for the same key.
+ */
+export function runtimeHostFunction(guest: RuntimeTarget, key: string): HostBody | undefined {
+  const state = stateOf(guest);
+  const ctx = guest.ctx;
+  if (key === "load")
+    return (nameHandle) => {
+      const name =
+        nameHandle && ctx.typeof(nameHandle) === "string" ? (ctx.getString(nameHandle) as FamilyName) : undefined;
+      if (!name || !state.stubbed.has(name)) return undefined;
+      installNow(guest, state, withRequirements(name));
+      return undefined;
+    };
+  const dot = key.indexOf(".");
+  const family = key.slice(0, dot);
+  const name = key.slice(dot + 1);
+  if (dot < 0 || !Object.hasOwn(FAMILY_SOURCES, family)) return undefined;
+  const bindings = FAMILY_SOURCES[family as FamilyName].bindings ?? {};
+  if (!Object.hasOwn(bindings, name)) return undefined;
+  return bindingBody(guest, name, bindings[name]!, state);
+}
+
+type HostBody = (...args: QuickJSHandle[]) => QuickJSHandle | undefined;
+
+function bindingBody(guest: RuntimeTarget, name: string, binding: Binding, state: State): HostBody {
   const ctx = guest.ctx;
   const ffi = guest.cell.wasm.quickjs.getFFI() as unknown as Ffi;
-  const handle = ctx.newFunction(`${HOST_FUNCTION_PREFIX}${name}`, (...args) => {
+  return (...args) => {
     try {
       state.platform.count();
       const values = binding.params.map((kind, i) => read(guest, ffi, args[i], kind, name));
@@ -202,9 +272,7 @@ function define(guest: RuntimeTarget, target: QuickJSHandle, name: string, bindi
       // eslint-disable-next-line @typescript-eslint/only-throw-error
       throw made.value;
     }
-  });
-  ctx.setProp(target, name, handle);
-  handle.dispose();
+  };
 }
 
 type Ffi = { QTS_GetArrayBufferLength(ctx: never, value: unknown): number };

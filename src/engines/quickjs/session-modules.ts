@@ -1,0 +1,100 @@
+// The module instances sessions run in: one per session, so that a session's QuickJS state is a whole
+// linear memory that can be taken and put back (snapshot.ts), and so that no stateless run ever shares
+// a module with a session. Two spares are kept ready once asked for, each refilled in the background:
+// one with a fresh session built in it (the service realm's evaluation is most of a session's cost),
+// which opening a session takes as it is, and a bare one that forking or resuming writes a whole
+// memory over (its non-zero pages known, so only those are zeroed).
+
+import type { WasmModuleSource } from "../../types.ts";
+import { Guest } from "./guest.ts";
+import { WasmModule } from "./modules.ts";
+
+/** A module instance, with (`guest`) a fresh session already built in it, or bare. */
+interface Spare {
+  module: WasmModule;
+  guest: Guest | undefined;
+}
+
+export class SessionModules {
+  readonly #wasmModule: WasmModuleSource | undefined;
+  readonly #spares: { fresh: Promise<Spare> | undefined; bare: Promise<Spare> | undefined } = {
+    fresh: undefined,
+    bare: undefined,
+  };
+  #closed = false;
+  /** The interrupt counter's offset, found by the first instance and reused (it is the build's). */
+  #counter: number | undefined;
+  /** Session modules handed out and not yet given back (for tests: nothing may leak). */
+  live = 0;
+
+  constructor(wasmModule?: WasmModuleSource) {
+    this.#wasmModule = wasmModule;
+  }
+
+  /** A spare: a module instance (its fresh session built, for `fresh`), then its non-zero pages found. */
+  async #build(kind: "fresh" | "bare"): Promise<Spare> {
+    const module = await WasmModule.create(
+      () => undefined,
+      () => !this.#closed,
+      this.#wasmModule,
+      this.#counter,
+    );
+    this.#counter ??= module.counterOffset;
+    let guest: Guest | undefined;
+    if (kind === "fresh") {
+      const cell = module.takeCell();
+      guest = new Guest(cell, cell.takeContext());
+    }
+    module.dirtyPages = nonZeroPages(new Int32Array(module.memory.buffer));
+    return { module, guest };
+  }
+
+  async #take(kind: "fresh" | "bare"): Promise<Spare> {
+    const next = this.#spares[kind] ?? this.#build(kind);
+    this.#spares[kind] = undefined;
+    const spare = await next;
+    this.live++;
+    if (!this.#closed) {
+      // Built after the current macrotask: the caller's work goes first.
+      const refill = new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => this.#build(kind));
+      refill.catch(() => {
+        if (this.#spares[kind] === refill) this.#spares[kind] = undefined;
+      });
+      this.#spares[kind] = refill;
+    }
+    return spare;
+  }
+
+  /** A fresh session in a module instance of its own; give the module back with `release`. */
+  async fresh(): Promise<Guest> {
+    return (await this.#take("fresh")).guest!;
+  }
+
+  /** A pristine module instance for a restore (its memory is about to be overwritten whole). */
+  async forRestore(): Promise<WasmModule> {
+    return (await this.#take("bare")).module;
+  }
+
+  /** A session's module is done with: it takes no runs and its memory goes with its last reference. */
+  release(module: WasmModule): void {
+    this.live--;
+    module.retire();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#spares.fresh = this.#spares.bare = undefined;
+  }
+}
+
+/** The 4 KiB pages of `words` that hold a non-zero byte. */
+function nonZeroPages(words: Int32Array): number[] {
+  const out: number[] = [];
+  const per = 1024;
+  for (let p = 0; p * per < words.length; p++) {
+    let acc = 0;
+    for (let i = p * per, end = i + per; i < end; i++) acc |= words[i]!;
+    if (acc !== 0) out.push(p);
+  }
+  return out;
+}
