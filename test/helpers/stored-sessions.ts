@@ -1,8 +1,6 @@
 // What the stored-session tests share: a dependent chain of calls on one session (each call reads what
-// the last one wrote), calls retried the way a client of replicas must, and whether this build can
-// snapshot JavaScript sessions at all (the JavaScript half of a test runs only then).
+// the last one wrote), and calls retried the way a client of replicas must.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { createSandbox, SnapshotUnsupportedError } from "../../src/index.ts";
 import { resultText } from "./mcp-http.ts";
 
 /** A key both a test and the servers it starts use (WASMCELL_SESSION_KEY), at least 32 characters. */
@@ -49,19 +47,5 @@ export async function callRetrying(client: Client, args: Record<string, unknown>
     if (text !== undefined && !/session is busy|lock ran out/.test(text)) return { text, retries };
     if (retries + 1 >= attempts) return { text: text ?? "", retries };
     await new Promise((r) => setTimeout(r, 200 * (retries + 1)));
-  }
-}
-
-/** Whether this build snapshots JavaScript sessions (another branch makes it so). */
-export async function javascriptSnapshots(): Promise<boolean> {
-  await using sandbox = await createSandbox({});
-  await using session = await sandbox.session({ language: "javascript" });
-  await session.run({ code: "1" });
-  try {
-    await session.snapshot();
-    return true;
-  } catch (error) {
-    if (error instanceof SnapshotUnsupportedError) return false;
-    throw error;
   }
 }

@@ -17,19 +17,10 @@ import {
   type Replica,
 } from "../../helpers/mcp-http.ts";
 import { redisAvailable, startRedis, type RedisServer } from "../../helpers/redis.ts";
-import {
-  SESSION_KEY,
-  callRetrying,
-  chainStep,
-  chainValue,
-  javascriptSnapshots,
-} from "../../helpers/stored-sessions.ts";
+import { SESSION_KEY, callRetrying, chainStep, chainValue } from "../../helpers/stored-sessions.ts";
 
 const CLIENTS = 20;
 const CALLS = 20;
-
-// Another branch makes JavaScript sessions snapshot-able; until it lands their half is skipped, visibly.
-const withJavaScript = await javascriptSnapshots();
 
 describe("three replicas with --redis behind HAProxy: stateful sessions from any replica", () => {
   let redis: RedisServer;
@@ -76,7 +67,7 @@ describe("three replicas with --redis behind HAProxy: stateful sessions from any
       const clients: Client[] = await Promise.all(
         Array.from({ length: CLIENTS }, (_, c) => connectClient(lb.url, `c${c}`)),
       );
-      const total = CLIENTS * CALLS * (withJavaScript ? 2 : 1);
+      const total = CLIENTS * CALLS * 2;
       const victim = replicas[1]!;
       let done = 0;
       const stats = { calls: 0, retries: 0, replayed: 0 };
@@ -103,11 +94,7 @@ describe("three replicas with --redis behind HAProxy: stateful sessions from any
       };
       await Promise.all([
         t.test("Python chains", () => chains("python")),
-        t.test(
-          "JavaScript chains",
-          { skip: withJavaScript ? false : "JavaScript sessions cannot be snapshotted on this build" },
-          () => chains("javascript"),
-        ),
+        t.test("JavaScript chains", () => chains("javascript")),
       ]);
       assert.equal(done, total);
       assert.equal(await victim.exited, null); // killed by the signal
