@@ -23,6 +23,7 @@
 import { statSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 import { Worker } from "node:worker_threads";
+import { epochNow } from "../run/deadline.ts";
 
 /** How long one synchronous stretch of a run may last before its thread gives way. */
 export const DEMOTE_AFTER_MS = 2;
@@ -153,7 +154,7 @@ export class Demoter {
       return;
     }
     if (this.armed === 0 || this.#base >= DEMOTED_NICE) return;
-    if (performance.timeOrigin + performance.now() - this.#stretchStart() < DEMOTE_AFTER_MS) return;
+    if (epochNow() - this.#stretchStart() < DEMOTE_AFTER_MS) return;
     if (Atomics.compareExchange(this.#state, 0, NORMAL, DEMOTED) !== NORMAL) return;
     setThreadNice(this.#tid, DEMOTED_NICE);
     // The host lifted the thread between the swap and the syscall: its restore may have come first.

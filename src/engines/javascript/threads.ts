@@ -15,10 +15,9 @@
 //   the OS time-slices the benign run beside the spinning one instead of queueing it behind.
 //   Overflow workers retire after OVERFLOW_IDLE_MS idle; runs that find no worker wait on the host, in
 //   order, until one has room. Sessions stay on the `workers` base threads, pinned.
-// - The worker marks in shared memory when it begins a run,
-//   before any guest code; the host watches the run's deadline from then (deadline-watch.ts). Past
-//   `timeoutMs + GRACE.threadKillMs` with no answer (a C
-//   builtin that never polls QuickJS's interrupt handler), the worker is **terminated** and the run
+// - The worker marks in shared memory when it begins a run, before any guest code; the host watches
+//   the run's deadline from then (deadline-watch.ts). Past `timeoutMs + GRACE.threadKillMs` with no
+//   answer (a C builtin that never polls QuickJS's interrupt handler), the worker is **terminated** and the run
 //   reports `timeout`. The spare takes the worker's place at once and a new spare starts behind it.
 //   Runs that were posted to the dead worker but had not started move to another worker untouched;
 //   runs that had started there (parked on a timer or host call beside the runaway) end as `crashed`.
@@ -39,7 +38,7 @@ import type { EventInput } from "../../events.ts";
 import type { ResolvedRequest } from "../../options.ts";
 import type { GuestError, RunResult, WasmModuleSource } from "../../types.ts";
 import { Gate, GateAbortedError } from "../../pool/gate.ts";
-import { Deadline, GRACE } from "../run/deadline.ts";
+import { Deadline, epochNow, GRACE } from "../run/deadline.ts";
 import { aborted, crashed, failedRun, timedOut } from "../run/failures.ts";
 import { EngineLifecycle } from "../run/lifecycle.ts";
 import { withNetwork } from "../quickjs/fetch-gate.ts";
@@ -613,9 +612,4 @@ export class ThreadEngine implements Engine {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
-}
-
-/** Milliseconds since the epoch, at `performance.now()` precision, comparable with a worker's clock. */
-function epochNow(): number {
-  return performance.timeOrigin + performance.now();
 }

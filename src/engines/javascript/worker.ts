@@ -10,6 +10,7 @@ import { readlinkSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import type { ResolvedRequest } from "../../options.ts";
 import type { HostFunction, RunResult, WasmModuleSource } from "../../types.ts";
+import { epochNow } from "../run/deadline.ts";
 import { crashed as engineCrash, failedRun } from "../run/failures.ts";
 import { QuickJSEngine, type QuickJSSession } from "../quickjs/index.ts";
 import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../errors.ts";
@@ -72,7 +73,7 @@ setPollHook((stopping) => demoter.poll(stopping));
  * this thread. The timer runs only while there are runs, so an idle worker does not wake.
  */
 const beat = (): void => {
-  heartbeat[0] = performance.timeOrigin + performance.now();
+  heartbeat[0] = epochNow();
   demoter.stretchEnded();
 };
 let beating: NodeJS.Timeout | undefined;
@@ -194,7 +195,7 @@ function startRun(id: number, wire: WireRequest, sessionId: number | undefined):
   seq++;
   // The host took this run back (it waited behind a long synchronous stretch) and sent it elsewhere.
   if (Atomics.compareExchange(wire.claim, 0, 0, CLAIMED) !== 0) return;
-  begunAt[seq % PROGRESS_RING] = performance.timeOrigin + performance.now();
+  begunAt[seq % PROGRESS_RING] = epochNow();
   Atomics.store(begunSeq, 0, seq);
   Atomics.store(idleState, 0, TIDYING);
   const run: ActiveRun = { controller: new AbortController(), calls: new Map(), demote: wire.demote === true };

@@ -50,6 +50,15 @@ export function now(): number {
   return performance.now();
 }
 
+/**
+ * Milliseconds since the epoch at `performance.now()` precision: the clock one thread's stamps are
+ * written on for another to read (a worker's heartbeat and begin marks, the host's watch over them),
+ * since each thread's `performance.now()` counts from its own start.
+ */
+export function epochNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 export class Deadline {
   /** The budget it was made from (`limits.timeoutMs`), for messages. */
   readonly timeoutMs: number;
