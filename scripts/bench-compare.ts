@@ -32,9 +32,16 @@ if (!Number.isInteger(ROUNDS) || ROUNDS < 1) {
 }
 
 const here = resolve(import.meta.dirname, "..");
-const commit = execFileSync("git", ["-C", here, "rev-parse", "--verify", `${rev}^{commit}`], {
-  encoding: "utf8",
-}).trim();
+let commit: string;
+try {
+  commit = execFileSync("git", ["-C", here, "rev-parse", "--verify", "--quiet", `${rev}^{commit}`], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  }).trim();
+} catch {
+  console.error(`bench:compare: REV "${rev}" is not a commit of this repository`);
+  process.exit(2);
+}
 const base = mkdtempSync(join(os.tmpdir(), "wasmcell-compare-"));
 execFileSync("git", ["-C", here, "worktree", "add", "--detach", "--quiet", base, commit]);
 symlinkSync(join(here, "node_modules"), join(base, "node_modules"));
