@@ -54,6 +54,7 @@ export interface CellModule {
   readonly retired: boolean;
   readonly poisonReason: string;
   setCounter(ctx: QuickJSContext, ticks: number): void;
+  seedRandom(ctx: QuickJSContext): void;
   poison(reason: string): void;
   retire(): void;
   memoryBytes(): number;
@@ -243,11 +244,16 @@ export class Cell {
     return this.#spare !== undefined;
   }
 
-  /** A fresh user context: the one prepared in idle time, or a new one. Never one a run has used. */
+  /**
+   * A fresh user context: the one prepared in idle time, or a new one. Never one a run has used. Its
+   * Math.random is seeded from the host's CSPRNG here, as it is handed out (not when it was made).
+   */
   takeContext(): QuickJSContext {
     const spare = this.#spare;
     this.#spare = undefined;
-    return spare ?? this.rt.newContext();
+    const ctx = spare ?? this.rt.newContext();
+    this.wasm.seedRandom(ctx);
+    return ctx;
   }
 
   /** Creates the next run's context ahead of time, if this cell is idle and healthy. */

@@ -96,6 +96,60 @@ export function findInterruptCounter(rt: QuickJSRuntime, heap: () => Int32Array)
   }
 }
 
+/**
+ * Finds `random_state` inside JSContext: the 64-bit word Math.random steps (xorshift64*, seeded by
+ * QuickJS from gettimeofday when the context is made). Found by what it does, not by a struct offset:
+ * among the words one Math.random() call changes, the one that, written twice with the same value, makes
+ * Math.random() answer the same twice, and with another value something else. Returns its byte offset
+ * (8-aligned, from the JSContext pointer), or -1 when no candidate passes.
+ *
+ * Why it matters: the clock QuickJS seeds from has millisecond steps here, so contexts made in the same
+ * millisecond (two tenants' stateless runs, or a session's forks and resumes, which copy the state)
+ * would draw the same "random" numbers. Every context is reseeded from the host's CSPRNG instead
+ * (WasmModule.seedRandom).
+ */
+export function findRandomState(rt: QuickJSRuntime, heap: () => Int32Array): number {
+  const ctx = rt.newContext();
+  try {
+    const base = contextPointer(ctx) >> 2;
+    const random = (): number => {
+      const r = ctx.evalCode("Math.random()", "calibrate.js", 0);
+      if (r.error) {
+        r.error.dispose();
+        return Number.NaN;
+      }
+      const n = ctx.getNumber(r.value);
+      r.value.dispose();
+      return n;
+    };
+    const words = 512;
+    const snapshot = () => heap().slice(base, base + words);
+    random();
+    const before = snapshot();
+    random();
+    const after = snapshot();
+    const write = (index: number, lo: number, hi: number) => {
+      heap()[base + index] = lo;
+      heap()[base + index + 1] = hi;
+    };
+    for (let i = 0; i + 1 < words; i += 2) {
+      if (before[i] === after[i] && before[i + 1] === after[i + 1]) continue;
+      const saved = [heap()[base + i] ?? 0, heap()[base + i + 1] ?? 0] as const;
+      write(i, 0x2545f491, 0x4f6cdd1d);
+      const a = random();
+      write(i, 0x2545f491, 0x4f6cdd1d);
+      const b = random();
+      write(i, 0x1234567, 0x7654321);
+      const c = random();
+      if (a === b && a !== c && Number.isFinite(a) && Number.isFinite(c)) return i * 4;
+      write(i, saved[0], saved[1]);
+    }
+    return -1;
+  } finally {
+    ctx.dispose();
+  }
+}
+
 // --- Session snapshots (snapshot.ts): wrappers rebuilt around a restored linear memory -------------
 // A restored QuickJS state is a linear memory whose JSRuntime, JSContexts and JSValues already exist;
 // quickjs-emscripten has to be given JS-side wrappers for them without allocating new ones in C. Its

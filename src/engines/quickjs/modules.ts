@@ -16,7 +16,7 @@
 import { newQuickJSWASMModuleFromVariant, type QuickJSContext, type QuickJSWASMModule } from "quickjs-emscripten-core";
 import type { WasmModuleSource } from "../../types.ts";
 import { Cell } from "./cell.ts";
-import { contextPointer, findInterruptCounter } from "./internals.ts";
+import { contextPointer, findInterruptCounter, findRandomState } from "./internals.ts";
 import { quickjsVariant } from "./wasm.ts";
 import { describeHostError } from "../run/failures.ts";
 
@@ -24,6 +24,14 @@ import { describeHostError } from "../run/failures.ts";
 const MAX_IDLE_CELLS = 8;
 /** Runs one cell serves before it is replaced (bounds what a long-lived runtime can accumulate). */
 const MAX_RUNS_PER_CELL = 5_000;
+
+/** Where the fields the engine writes sit inside a JSContext of this build (byte offsets). */
+export interface ContextLayout {
+  /** `interrupt_counter`, or -1 when it could not be verified (QuickJS's own polling is kept). */
+  counterOffset: number;
+  /** `random_state` (findRandomState). */
+  randomOffset: number;
+}
 
 let moduleSerial = 0;
 
@@ -35,6 +43,8 @@ export class WasmModule {
    * Cell: the polling window is shortened by writing it).
    */
   readonly counterOffset: number;
+  /** Byte offset of `random_state` inside JSContext (findRandomState): every context is reseeded. */
+  readonly randomOffset: number;
   alive = true;
   /** A retired module serves the cells it has but no new runs; it is dropped when they finish. */
   retired = false;
@@ -64,7 +74,7 @@ export class WasmModule {
     quickjs: QuickJSWASMModule,
     onUnusable: (module: WasmModule) => void,
     wanted: () => boolean,
-    counterOffset?: number,
+    layout?: ContextLayout,
   ) {
     this.quickjs = quickjs;
     this.#onUnusable = onUnusable;
@@ -72,29 +82,39 @@ export class WasmModule {
     // getWasmMemory() re-runs the variant's init hook on every call: fetch the Memory object once.
     this.#memory = (quickjs as unknown as { getWasmMemory(): { readonly buffer: ArrayBuffer } }).getWasmMemory();
     this.#heap32 = new Int32Array(this.#memory.buffer);
-    // The offset is the build's (a field of JSContext): found once, it holds for every instance of it.
-    if (counterOffset !== undefined) {
-      this.counterOffset = counterOffset;
-      return;
+    // The offsets are the build's (fields of JSContext): found once, they hold for every instance of it.
+    if (!layout) {
+      const rt = quickjs.newRuntime();
+      try {
+        layout = {
+          counterOffset: findInterruptCounter(rt, () => this.#heap()),
+          randomOffset: findRandomState(rt, () => this.#heap()),
+        };
+      } finally {
+        rt.dispose();
+      }
     }
-    const rt = quickjs.newRuntime();
-    try {
-      this.counterOffset = findInterruptCounter(rt, () => this.#heap());
-    } finally {
-      rt.dispose();
-    }
+    // Without it every context would draw what the clock seeded (see findRandomState): refuse the build.
+    if (layout.randomOffset < 0) throw new Error("QuickJS module: Math.random's state was not found in JSContext");
+    this.counterOffset = layout.counterOffset;
+    this.randomOffset = layout.randomOffset;
+  }
+
+  /** The offsets this module found, for the next instance of the same build. */
+  get layout(): ContextLayout {
+    return { counterOffset: this.counterOffset, randomOffset: this.randomOffset };
   }
 
   static async create(
     onUnusable: (module: WasmModule) => void,
     wanted: () => boolean,
     wasmModule?: WasmModuleSource,
-    counterOffset?: number,
+    layout?: ContextLayout,
   ): Promise<WasmModule> {
     // Emscripten prints aborts ("Aborted(Assertion failed …)") to the host's stderr; the same text is
     // in the error the abort throws, which is what poisons the module and names the reason.
     const variant = await quickjsVariant(wasmModule, { printErr: () => undefined, print: () => undefined });
-    return new WasmModule(await newQuickJSWASMModuleFromVariant(variant), onUnusable, wanted, counterOffset);
+    return new WasmModule(await newQuickJSWASMModuleFromVariant(variant), onUnusable, wanted, layout);
   }
 
   /** The linear memory as 32-bit words (a new view after every growth). */
@@ -243,6 +263,15 @@ export class WasmModule {
     this.idle.push(cell);
     cell.prepareSpare();
     if (this.#owed > 0) this.#scheduleRebuild();
+  }
+
+  /** Gives a context a Math.random state from the host's CSPRNG (never 0: xorshift would stay at 0). */
+  seedRandom(ctx: QuickJSContext): void {
+    const seed = new Int32Array(2);
+    crypto.getRandomValues(seed);
+    if (seed[0] === 0 && seed[1] === 0) seed[0] = 1;
+    const at = (contextPointer(ctx) + this.randomOffset) >> 2;
+    this.#heap().set(seed, at);
   }
 
   /** Sets the interrupt counter of a context (see Cell's polling window). */

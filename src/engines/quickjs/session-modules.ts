@@ -7,7 +7,7 @@
 
 import type { WasmModuleSource } from "../../types.ts";
 import { Guest } from "./guest.ts";
-import { WasmModule } from "./modules.ts";
+import { WasmModule, type ContextLayout } from "./modules.ts";
 
 /** A module instance, with (`guest`) a fresh session already built in it, or bare. */
 interface Spare {
@@ -22,8 +22,8 @@ export class SessionModules {
     bare: undefined,
   };
   #closed = false;
-  /** The interrupt counter's offset, found by the first instance and reused (it is the build's). */
-  #counter: number | undefined;
+  /** The JSContext offsets, found by the first instance and reused (they are the build's). */
+  #layout: ContextLayout | undefined;
   /** Session modules handed out and not yet given back (for tests: nothing may leak). */
   live = 0;
 
@@ -37,9 +37,9 @@ export class SessionModules {
       () => undefined,
       () => !this.#closed,
       this.#wasmModule,
-      this.#counter,
+      this.#layout,
     );
-    this.#counter ??= module.counterOffset;
+    this.#layout ??= module.layout;
     let guest: Guest | undefined;
     if (kind === "fresh") {
       const cell = module.takeCell();

@@ -271,6 +271,9 @@ export function restoreSession(
     }
     writeHostRefs(rt, refs, inventory.nextId, inventory.freelist);
     prove(cell, guest);
+    // A resume is a copy: without a new seed, every resume and fork of one snapshot would draw the
+    // same Math.random sequence as the others and as the original.
+    module.seedRandom(ctx);
     return guest;
   } catch (error) {
     module.poison(`a session could not be restored into it: ${String(error)}`);

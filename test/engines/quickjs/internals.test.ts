@@ -16,7 +16,25 @@ describe("quickjs internals (pinned to quickjs-emscripten 0.32)", () => {
     const pool = new ModulePool();
     const wasm = await pool.get();
     assert.ok(wasm.counterOffset > 0, "interrupt_counter was found and verified");
+    assert.ok(wasm.randomOffset > 0 && wasm.randomOffset % 8 === 0, "random_state was found and verified");
     const cell = wasm.takeCell();
+    // The same seed written twice draws the same number; seedRandom draws a new one.
+    const draw = (ctx: ReturnType<typeof cell.takeContext>) => {
+      const handle = ctx.unwrapResult(ctx.evalCode("Math.random()"));
+      const n = ctx.getNumber(handle);
+      handle.dispose();
+      return n;
+    };
+    const seeded = cell.takeContext();
+    const heap = () => new Int32Array(wasm.memory.buffer);
+    const at = (contextPointer(seeded) + wasm.randomOffset) >> 2;
+    heap().set([7, 9], at);
+    const first = draw(seeded);
+    heap().set([7, 9], at);
+    assert.equal(draw(seeded), first);
+    wasm.seedRandom(seeded);
+    assert.notEqual(draw(seeded), first);
+    seeded.dispose();
     const { rt, svc } = cell;
     assert.ok(contextPointer(svc) > 0 && runtimePointer(rt) > 0);
     assert.ok(cell.memoryUsed() > 0, "adoptValue wraps QTS_RuntimeComputeMemoryUsage's object");
