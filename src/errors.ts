@@ -28,7 +28,7 @@ export type WasmcellErrorCode =
   | "SNAPSHOT_REJECTED"
   /** This session cannot be snapshotted (a native process, or state that cannot leave its interpreter). */
   | "SNAPSHOT_UNSUPPORTED"
-  /** A stored session's lock was held elsewhere past the wait, or lost mid-run; `reason` says which. */
+  /** A stored session's lock was held elsewhere past the wait, lost mid-run, or its wait cancelled; `reason` says which. */
   | "SESSION_BUSY";
 
 export class WasmcellError extends Error {
@@ -232,12 +232,13 @@ export class SnapshotUnsupportedError extends WasmcellError {
  * once with another. `busy`: another call on the same session held it (in this process or on another
  * replica) for longer than the wait; nothing ran. `lost`: the lease ran out mid-run and may have been
  * taken elsewhere, so this run's state was not saved (the stored session is as it was before the call).
+ * `aborted`: the caller's signal aborted the call while it waited for the lock; nothing ran.
  */
 export class SessionBusyError extends WasmcellError {
   override name = "SessionBusyError";
-  readonly reason: "busy" | "lost";
-  constructor(reason: "busy" | "lost", message: string) {
-    super("SESSION_BUSY", message);
+  readonly reason: "busy" | "lost" | "aborted";
+  constructor(reason: "busy" | "lost" | "aborted", message: string, options?: ErrorOptions) {
+    super("SESSION_BUSY", message, options);
     this.reason = reason;
   }
 }

@@ -22,12 +22,26 @@ export interface HeldSessionLock {
   release(): Promise<void>;
 }
 
-/** Takes the lock on `id`, waiting at most `waitMs`; throws SessionBusyError("busy") past that. */
-export async function holdSessionLock(store: SessionStore, id: string, times: LockTimes): Promise<HeldSessionLock> {
+/**
+ * Takes the lock on `id`, waiting at most `waitMs`; throws SessionBusyError("busy") past that, and
+ * SessionBusyError("aborted") as soon as `signal` aborts (a cancelled call must not keep polling the store, nor
+ * take the lock after its caller has gone: a lock taken as the signal fires is given straight back).
+ */
+export async function holdSessionLock(
+  store: SessionStore,
+  id: string,
+  times: LockTimes,
+  signal?: AbortSignal,
+): Promise<HeldSessionLock> {
   const deadline = Date.now() + times.waitMs;
   let pause = 10;
   for (;;) {
+    if (signal?.aborted) throw waitAborted(signal.reason);
     const lock = await store.lock(id, times.leaseMs);
+    if (lock && signal?.aborted) {
+      await lock.release().catch(() => undefined); // else it expires with its lease
+      throw waitAborted(signal.reason);
+    }
     if (lock) return renewing(lock, times.leaseMs);
     const left = deadline - Date.now();
     if (left <= 0)
@@ -35,9 +49,27 @@ export async function holdSessionLock(store: SessionStore, id: string, times: Lo
         "busy",
         `the session is busy: another call on it (here or on another replica) held it for more than ${times.waitMs} ms; nothing was run, retry later`,
       );
-    await new Promise((r) => setTimeout(r, Math.min(pause, left)));
+    await pauseUnlessAborted(Math.min(pause, left), signal);
     pause = Math.min(pause * 2, 200);
   }
+}
+
+const waitAborted = (reason: unknown) =>
+  new SessionBusyError("aborted", "the call was cancelled while it waited for the session's lock; nothing was run", {
+    cause: reason,
+  });
+
+/** Resolves after `ms`, or at once when `signal` aborts (the loop above then throws). */
+function pauseUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 function renewing(lock: NonNullable<Awaited<ReturnType<SessionStore["lock"]>>>, leaseMs: number): HeldSessionLock {

@@ -82,7 +82,7 @@ export class StoredSessions {
   async run(id: string, request: RunRequest): Promise<RunResult> {
     const { language, engine: _engine, ...rest } = request;
     const key = recordKey(id, language);
-    return this.#locked(key, async (lock) => {
+    return this.#locked(key, request.signal, async (lock) => {
       const live = await this.#open(key, language, await this.#o.store.get(key));
       const result = await live.session.run(rest);
       if (!result.ok && ENDS_SESSION.has(result.error.kind)) {
@@ -99,7 +99,7 @@ export class StoredSessions {
     const key = recordKey(id, language);
     const forkId = randomUUID();
     const forkKey = recordKey(forkId, language);
-    await this.#locked(key, async () => {
+    await this.#locked(key, undefined, async () => {
       const bytes = await this.#o.store.get(key);
       if (bytes === undefined)
         throw new InvalidOptionError(
@@ -124,7 +124,7 @@ export class StoredSessions {
     await Promise.all(
       LANGUAGES.map((language) => {
         const key = recordKey(id, language);
-        return this.#locked(key, () => this.#drop(key));
+        return this.#locked(key, undefined, () => this.#drop(key));
       }),
     );
   }
@@ -137,8 +137,13 @@ export class StoredSessions {
     await Promise.allSettled(live.map((l) => l.session.close()));
   }
 
-  async #locked<T>(key: string, work: (lock: HeldSessionLock) => Promise<T>): Promise<T> {
-    const lock = await holdSessionLock(this.#o.store, key, { leaseMs: this.#o.leaseMs, waitMs: this.#o.waitMs });
+  async #locked<T>(
+    key: string,
+    signal: AbortSignal | undefined,
+    work: (lock: HeldSessionLock) => Promise<T>,
+  ): Promise<T> {
+    const times = { leaseMs: this.#o.leaseMs, waitMs: this.#o.waitMs };
+    const lock = await holdSessionLock(this.#o.store, key, times, signal);
     this.#busy.add(key);
     try {
       return await work(lock);

@@ -2,7 +2,8 @@
 // a chain continues after the server process is killed and started again on the same store
 // directory; two replicas sharing Redis never run one session at once (seen from the guest: every
 // call's start and end stay paired in the session's own list, none lost); fork_session copies a
-// session that then diverges; and what cannot move says so instead of starting over silently.
+// session that then diverges; a call cancelled while it waits for the lock never runs; and what cannot
+// move says so instead of starting over silently.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +14,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import { serveHttp, type HttpMcpServer } from "../../../src/adapters/mcp/http.ts";
+import { StoredSessions } from "../../../src/adapters/mcp/stored-sessions.ts";
+import { SessionBusyError } from "../../../src/errors.ts";
 import { DiskSessionStore, MemorySessionStore } from "../../../src/sessions/index.ts";
 import { connectClient, freePort, resultText, startReplica, type Replica } from "../../helpers/mcp-http.ts";
 import { redisAvailable, startRedis } from "../../helpers/redis.ts";
@@ -62,6 +65,34 @@ describe("stored sessions in one process (a memory store)", () => {
     assert.match(resultText(none), /no typescript session to fork yet/);
     assert.match(await run(client, { language: "python", code: "1", session: "../x" }), /session must be a session id/);
     await client.close();
+  });
+
+  test("a call cancelled while it waits for the session's lock never runs", async () => {
+    const stored = new StoredSessions({
+      sandbox,
+      store: new MemorySessionStore(),
+      pythonEngine: "pyodide",
+      leaseMs: 10_000,
+      waitMs: 60_000,
+      maxLive: 4,
+      idleMs: 60_000,
+    });
+    try {
+      const first = stored.run("held", {
+        language: "javascript",
+        code: "globalThis.n = 1; const end = Date.now() + 1000; while (Date.now() < end); n",
+      });
+      const controller = new AbortController();
+      const cancelled = stored.run("held", { language: "javascript", code: "n = 999", signal: controller.signal });
+      setTimeout(() => controller.abort(new Error("the client cancelled")), 100);
+      await assert.rejects(cancelled, (e: unknown) => e instanceof SessionBusyError && e.reason === "aborted");
+      const r = await first;
+      assert.ok(r.ok && r.value === 1);
+      const after = await stored.run("held", { language: "javascript", code: "n" });
+      assert.ok(after.ok && after.value === 1, "the cancelled call's code did not run");
+    } finally {
+      await stored.close();
+    }
   });
 
   test("a sessionStore that cannot work is refused, naming the field", async () => {
