@@ -3,7 +3,8 @@
 // a module with a session. Two spares are kept ready once asked for, each refilled in the background:
 // one with a fresh session built in it (the service realm's evaluation is most of a session's cost),
 // which opening a session takes as it is, and a bare one that forking or resuming writes a whole
-// memory over (its non-zero pages known, so only those are zeroed).
+// memory over (its non-zero pages known, so only those are zeroed). WASM memory is a whole number of
+// 64 KiB pages, so the 4 KiB pages always fill it.
 
 import type { WasmModuleSource } from "../../types.ts";
 import { Guest } from "./guest.ts";
@@ -45,7 +46,8 @@ export class SessionModules {
       const cell = module.takeCell();
       guest = new Guest(cell, cell.takeContext());
     }
-    module.dirtyPages = nonZeroPages(new Int32Array(module.memory.buffer));
+    // Only a bare instance is ever written over (a fresh one runs its own session and is dropped).
+    if (kind === "bare") module.dirtyPages = nonZeroPages(module.memory.buffer);
     return { module, guest };
   }
 
@@ -87,10 +89,33 @@ export class SessionModules {
   }
 }
 
-/** The 4 KiB pages of `words` that hold a non-zero byte. */
-function nonZeroPages(words: Int32Array): number[] {
+const PAGE = 4096;
+const CHUNK = 64 * 1024;
+
+/** Node's Buffer where there is one: its `equals` is a native memcmp, ~8× the loop below on 16 MiB. */
+interface Bytes {
+  subarray(start: number, end: number): Bytes;
+  equals(other: Bytes): boolean;
+}
+const NodeBuffer = (globalThis as unknown as { Buffer?: { from(b: ArrayBuffer): Bytes; alloc(n: number): Bytes } })
+  .Buffer;
+const ZERO_CHUNK = NodeBuffer?.alloc(CHUNK);
+
+/** The 4 KiB pages of `memory` that hold a non-zero byte (a 64 KiB run of zeros is skipped whole). */
+function nonZeroPages(memory: ArrayBuffer): number[] {
   const out: number[] = [];
-  const per = 1024;
+  if (NodeBuffer && ZERO_CHUNK) {
+    const bytes = NodeBuffer.from(memory);
+    const zeroPage = ZERO_CHUNK.subarray(0, PAGE);
+    for (let c = 0; c < memory.byteLength; c += CHUNK) {
+      const end = Math.min(c + CHUNK, memory.byteLength);
+      if (end - c === CHUNK && bytes.subarray(c, end).equals(ZERO_CHUNK)) continue;
+      for (let at = c; at < end; at += PAGE) if (!bytes.subarray(at, at + PAGE).equals(zeroPage)) out.push(at / PAGE);
+    }
+    return out;
+  }
+  const words = new Int32Array(memory);
+  const per = PAGE / 4;
   for (let p = 0; p * per < words.length; p++) {
     let acc = 0;
     for (let i = p * per, end = i + per; i < end; i++) acc |= words[i]!;
