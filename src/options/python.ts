@@ -15,6 +15,14 @@ export interface PythonOptions {
    */
   pool?: number;
   /**
+   * Pyodide sidecars started beside the pool that take no runs: when a sidecar is lost (a run killed at
+   * its deadline, a crash, a retired sidecar), one steps in at once instead of the pool waiting most of
+   * a second for a new start, and another standby starts in the background. Each costs a sidecar's
+   * memory while it waits. No effect on the native tier (it has no sidecars).
+   * @defaultValue 0
+   */
+  standby?: number;
+  /**
    * Runs that may wait for a sidecar (or, native tier, for a free run slot) before `run()` throws `QUEUE_FULL`.
    * @defaultValue 64
    */
@@ -44,6 +52,7 @@ export interface PythonOptions {
 export const DEFAULT_PYTHON: Readonly<Required<Omit<PythonOptions, "prewarm">>> = Object.freeze({
   engine: "pyodide",
   pool: 2,
+  standby: 0,
   maxQueue: 64,
   snapshot: true,
   packages: true,
@@ -53,6 +62,7 @@ export const pythonSchema = z
   .object({
     engine: z.enum(["pyodide", "native"]),
     pool: z.number().int().min(1).max(64),
+    standby: z.number().int().min(0).max(8),
     maxQueue: z.number().int().nonnegative().max(1_000_000),
     prewarm: z.boolean(),
     snapshot: z.boolean(),

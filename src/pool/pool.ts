@@ -11,6 +11,10 @@
 //   once it is ready: concurrent starts share the machine's cores, so starting them together makes
 //   the first caller wait for all of them (a pool of 2 sidecars on 2 cores: ~1.7× a single start).
 // - Members are never shared: a member is with exactly one caller between acquire and release.
+// - `standby` members are started beside the `size` that serve: they take no runs, and one steps in the
+//   moment a serving member is destroyed or detached, so capacity is back at once (a sidecar start is
+//   most of a second) while a new standby starts in the background. Standbys start only once every
+//   serving slot is up, so they never slow a start a caller waits for.
 
 import { ClosedError, QueueFullError } from "../errors.ts";
 
@@ -18,6 +22,8 @@ export interface PoolOptions<T> {
   /** What the pool holds, for error messages (`"python pool"`). */
   name: string;
   size: number;
+  /** Members started beyond `size` that serve nothing until one of `size` is lost. @defaultValue 0 */
+  standby?: number;
   maxQueue: number;
   create(): Promise<T>;
   destroy(member: T): Promise<void>;
@@ -36,6 +42,8 @@ export class WarmPool<T> implements AsyncDisposable {
   readonly #o: PoolOptions<T>;
   readonly #idle: T[] = [];
   readonly #busy = new Set<T>();
+  /** Started members beyond `size`, oldest first (see `standby`). */
+  readonly #standby: T[] = [];
   #starting = 0;
   readonly #waiters: Waiter<T>[] = [];
   #closed = false;
@@ -58,6 +66,11 @@ export class WarmPool<T> implements AsyncDisposable {
   /** Members ready or in use, plus those starting. */
   get stats(): { idle: number; busy: number; starting: number; waiting: number } {
     return { idle: this.#idle.length, busy: this.#busy.size, starting: this.#starting, waiting: this.#waiters.length };
+  }
+
+  /** Standby members that are up (see `standby`; `starting` counts those still starting). */
+  get standby(): number {
+    return this.#standby.length;
   }
 
   /** Starts members until the pool is full; resolves when at least one is ready (or rejects). */
@@ -140,11 +153,33 @@ export class WarmPool<T> implements AsyncDisposable {
     for (const listener of [...this.#startListeners]) listener();
   }
 
+  /** Moves standby members into serving slots that are empty (a dead standby is dropped). */
+  #promote(): void {
+    while (this.#idle.length + this.#busy.size < this.#o.size && this.#standby.length > 0) {
+      const member = this.#standby.shift()!;
+      if (this.#o.isAlive(member)) this.#offer(member);
+      else this.#destroy(member);
+    }
+  }
+
+  /** A member that has just started: to a serving slot if one is empty, else to standby. */
+  #arrive(member: T): void {
+    if (this.#idle.length + this.#busy.size < this.#o.size) {
+      this.#offer(member);
+      return;
+    }
+    this.#standby.push(member);
+    for (const listener of [...this.#startListeners]) listener();
+  }
+
   #refill(): void {
     if (this.#closed) return;
+    this.#promote();
     const up = this.#idle.length + this.#busy.size;
     let missing = this.#o.size - (up + this.#starting);
     if (up === 0) missing = Math.min(missing, 1 - this.#starting);
+    // Standbys only once every serving slot is up (then `#starting` counts standbys alone).
+    if (up >= this.#o.size) missing = (this.#o.standby ?? 0) - (this.#standby.length + this.#starting);
     for (let i = 0; i < missing; i++) {
       this.#starting++;
       this.#o.create().then(
@@ -155,8 +190,8 @@ export class WarmPool<T> implements AsyncDisposable {
             this.#destroy(member);
             return;
           }
-          this.#offer(member);
-          // The first member is up: the rest of the pool starts now.
+          this.#arrive(member);
+          // The first member is up: the rest of the pool (and then its standbys) starts now.
           this.#refill();
         },
         (error: unknown) => {
@@ -183,7 +218,7 @@ export class WarmPool<T> implements AsyncDisposable {
   async close(): Promise<void> {
     this.#closed = true;
     for (const w of this.#waiters.splice(0)) w.reject(new ClosedError(this.#o.name));
-    const idle = this.#idle.splice(0);
+    const idle = [...this.#idle.splice(0), ...this.#standby.splice(0)];
     for (const listener of [...this.#startListeners]) listener();
     await Promise.allSettled(idle.map((m) => this.#o.destroy(m)));
   }

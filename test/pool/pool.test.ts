@@ -10,15 +10,17 @@ interface Member {
   alive: boolean;
 }
 
-function makePool(size: number, maxQueue: number, failStarts = 0) {
+function makePool(size: number, maxQueue: number, failStarts = 0, standby = 0) {
   let created = 0;
   let starting = 0;
   const concurrency: number[] = [];
   const destroyed: number[] = [];
+  const members: Member[] = [];
   let failures = failStarts;
   const pool = new WarmPool<Member>({
     name: "test pool",
     size,
+    standby,
     maxQueue,
     create: async () => {
       concurrency.push(++starting);
@@ -28,7 +30,9 @@ function makePool(size: number, maxQueue: number, failStarts = 0) {
         failures--;
         throw new Error("start failed");
       }
-      return { id: ++created, alive: true };
+      const member = { id: ++created, alive: true };
+      members.push(member);
+      return member;
     },
     destroy: (m) => {
       m.alive = false;
@@ -37,7 +41,7 @@ function makePool(size: number, maxQueue: number, failStarts = 0) {
     },
     isAlive: (m) => m.alive,
   });
-  return { pool, destroyed, created: () => created, concurrency };
+  return { pool, destroyed, created: () => created, concurrency, members };
 }
 
 describe("WarmPool", () => {
@@ -140,5 +144,43 @@ describe("WarmPool", () => {
     await assert.rejects(waiting, ClosedError);
     await assert.rejects(pool.acquire(), ClosedError);
     pool.release(held, true);
+  });
+
+  it("standby members take no runs, start after the serving ones, and step in when one is lost", async () => {
+    const { pool, created, concurrency, destroyed, members } = makePool(2, 4, 0, 1);
+    const standbyUp = async () => {
+      while (pool.standby < 1) await new Promise((r) => setTimeout(r, 1));
+    };
+    await pool.prewarm();
+    await pool.whenFull();
+    await standbyUp();
+    assert.equal(created(), 3);
+    assert.equal(concurrency[0], 1, "the first serving member started alone");
+    const a = await pool.acquire();
+    const b = await pool.acquire();
+    // Both serving members busy: the standby is not handed out; a third caller waits.
+    let handed = false;
+    const waiting = pool.acquire().then((m) => ((handed = true), m));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(handed, false);
+    assert.deepEqual([pool.stats, pool.standby], [{ idle: 0, busy: 2, starting: 0, waiting: 1 }, 1]);
+    // A serving member is lost: the standby serves the waiter at once, a new standby starts.
+    pool.release(a, false);
+    const third = await waiting;
+    assert.equal(third.id, 3);
+    assert.deepEqual(destroyed, [a.id]);
+    assert.equal(pool.stats.starting, 1);
+    await standbyUp();
+    // A standby that died while it waited is dropped, never handed out; a new start replaces it.
+    members[3]!.alive = false;
+    pool.release(third, false);
+    assert.deepEqual(destroyed, [a.id, 3, 4]);
+    assert.deepEqual([pool.stats, pool.standby], [{ idle: 0, busy: 1, starting: 1, waiting: 0 }, 0]);
+    pool.release(b, true);
+    await pool.whenFull();
+    await standbyUp();
+    assert.equal(created(), 6);
+    await pool.close();
+    assert.ok(destroyed.includes(6), "close destroys the standby too");
   });
 });

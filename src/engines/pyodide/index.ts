@@ -95,6 +95,7 @@ export class PyodideEngine implements Engine {
     this.pool = new WarmPool<SidecarProcess>({
       name: "python pool",
       size: options.python.pool,
+      standby: options.python.standby,
       maxQueue: options.python.maxQueue,
       create: () => this.startSidecar(false),
       destroy: async (s) => {

@@ -4,7 +4,9 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { truncationMarker } from "../../../src/engines/output.ts";
 import { QueueFullError, SealUnavailableError } from "../../../src/errors.ts";
+import { createEngine, type PyodideEngine } from "../../../src/engines/pyodide/index.ts";
 import { createSandbox } from "../../../src/index.ts";
+import { resolveOptions, resolveRequest } from "../../../src/options.ts";
 import type { OutputChunk } from "../../../src/types.ts";
 import { closePyodide, FULL, pyodideSandbox, runPy } from "../../helpers/pyodide.ts";
 
@@ -235,6 +237,33 @@ describe("pool and sessions", () => {
     assert.deepEqual(b.ok && b.value, [42, "patched"]);
     const c = await runPy("'counter' in globals()");
     assert.equal(c.ok && c.value, false);
+  });
+});
+
+describe("standby sidecars (python.standby)", () => {
+  it("a sidecar killed at its deadline is replaced by the standby before its result comes back", async () => {
+    const options = resolveOptions({ python: { pool: 1, standby: 1 }, seal: FULL });
+    const engine = (await createEngine(options)) as PyodideEngine;
+    try {
+      const run = (code: string) =>
+        engine.run(resolveRequest({ language: "python", code, limits: { timeoutMs: 300 } }, options));
+      assert.equal((await run("1")).ok, true);
+      while (engine.pool.standby < 1) await new Promise((r) => setTimeout(r, 20));
+      const started = engine.sidecarsStarted;
+      const r = await run(
+        "while True:\n    try:\n        while True: pass\n    except KeyboardInterrupt:\n        pass",
+      );
+      assert.equal(!r.ok && r.error.kind, "timeout");
+      // The killed sidecar's slot is already filled (by the standby); only the new standby is starting.
+      const now = engine.pool.stats;
+      assert.deepEqual([now.idle, now.busy, engine.pool.standby, now.starting], [1, 0, 0, 1]);
+      const next = await run("'served by the standby'");
+      assert.equal(next.ok && next.value, "served by the standby");
+      while (engine.pool.standby < 1) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(engine.sidecarsStarted, started + 1);
+    } finally {
+      await engine.close();
+    }
   });
 });
 
