@@ -1,4 +1,5 @@
-// What `wasmcell mcp` and `wasmcell worker` share: the sandbox's flags (limits, the JavaScript pool)
+// What `wasmcell mcp` and `wasmcell worker` share: the sandbox's flags (limits, the JavaScript and
+// Python pools)
 // and waiting for the signal that starts a drain.
 
 import type { Limits } from "../types.ts";
@@ -27,6 +28,22 @@ export function javascriptFromFlags(values: { "js-workers"?: string; "js-max-wor
   if (maxWorkers !== undefined && workers !== undefined && maxWorkers < workers)
     throw new UsageError(`--js-max-workers (${maxWorkers}) must be at least --js-workers (${workers})`);
   return javascript;
+}
+
+/**
+ * The Pyodide pool: one sidecar unless --python-pool says more (the server and the worker start it on
+ * the first Python call); --python-standby sidecars wait beside it to replace one a timeout kills.
+ */
+export function pythonFromFlags(values: { "python-pool"?: string; "python-standby"?: string }): {
+  pool: number;
+  standby?: number;
+} {
+  const pool = positiveInt("--python-pool", values["python-pool"]) ?? 1;
+  const raw = values["python-standby"];
+  if (raw === undefined || raw === "0") return { pool };
+  const standby = positiveInt("--python-standby", raw)!;
+  if (standby > 8) throw new UsageError(`--python-standby must be at most 8, got ${standby}`);
+  return { pool, standby };
 }
 
 export function untilSignal(): Promise<void> {

@@ -7,7 +7,7 @@ import { DEFAULT_MCP_HTTP } from "../adapters/mcp/defaults.ts";
 import { serveStdio } from "../adapters/mcp/transports.ts";
 import { EventTap } from "../adapters/mcp/events.ts";
 import { createSandbox } from "../index.ts";
-import { javascriptFromFlags, limitsFromFlags, untilSignal } from "./engine-flags.ts";
+import { javascriptFromFlags, limitsFromFlags, pythonFromFlags, untilSignal } from "./engine-flags.ts";
 import { eventPrinter, networkFromFlags } from "./events.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 import { sessionKey } from "./session-file.ts";
@@ -57,6 +57,8 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
       "session-wait-ms": { type: "string" },
       "js-workers": { type: "string" },
       "js-max-workers": { type: "string" },
+      "python-pool": { type: "string" },
+      "python-standby": { type: "string" },
       allow: { type: "string", multiple: true },
     },
   });
@@ -77,6 +79,7 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   const limits = limitsFromFlags(values);
   const ttlSeconds = positiveInt("--session-ttl", values["session-ttl"]);
   const javascript = javascriptFromFlags(values);
+  const pools = pythonFromFlags(values);
   const drainMs =
     values["drain-ms"] === "0" ? 0 : (positiveInt("--drain-ms", values["drain-ms"]) ?? DEFAULT_MCP_HTTP.drainMs);
 
@@ -88,7 +91,7 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   await using sandbox = await createSandbox({
     limits,
     javascript,
-    python: { engine, pool: 1, prewarm: false },
+    python: { engine, ...pools, prewarm: false },
     ...networkFromFlags(values.allow),
     ...(store ? { sessions: { key: sessionKey(process.env) } } : {}),
     onEvent: events.listener,

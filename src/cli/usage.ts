@@ -84,6 +84,9 @@ mcp options:
   --js-workers N              JavaScript worker threads kept warm (default: the number of cores)
   --js-max-workers N          threads the JavaScript pool may grow to while CPU-bound calls hold the others
                               (default 4 per core, at least --js-workers; about 30 MB each)
+  --python-pool N             Pyodide sidecars (default 1; about 200 MB each; native: runs at once)
+  --python-standby N          Pyodide sidecars kept beside the pool to replace one a timeout kills
+                              at once (default 0; about 200 MB each)
   --engine, --timeout-ms, --memory-mb, --allow   as for run; they apply to every tool call
                               (security events are logged on stderr)
 
@@ -99,8 +102,9 @@ worker options:
   --metrics-port N            serve Prometheus /metrics and /healthz (0: any free port)
   --metrics-host ADDR         bind address for /metrics (default 127.0.0.1; else WASMCELL_TOKEN is required)
   --log-jobs                  print each run's start and end as a JSON line on stdout
-  --timeout-ms, --memory-mb, --allow, --js-workers, --js-max-workers   as for mcp; every worker should agree
-                              on them, and on --tenant-cap / --tenant-rate, --lock-ms
+  --timeout-ms, --memory-mb, --allow, --js-workers, --js-max-workers, --python-pool, --python-standby
+                              as for mcp; every worker should agree on them, and on --tenant-cap /
+                              --tenant-rate, --lock-ms
 
 setup options:
   --from DIR                  take the .deb files from DIR instead of apt-get download (air-gapped machines)

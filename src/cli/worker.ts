@@ -7,7 +7,7 @@ import { isIP } from "node:net";
 import { parseArgs } from "node:util";
 import { createSandbox } from "../index.ts";
 import { createWorker, type TenantLimits } from "../queue/index.ts";
-import { javascriptFromFlags, limitsFromFlags, untilSignal } from "./engine-flags.ts";
+import { javascriptFromFlags, limitsFromFlags, pythonFromFlags, untilSignal } from "./engine-flags.ts";
 import { eventPrinter, networkFromFlags } from "./events.ts";
 import { UsageError, positiveInt, type Io } from "./usage.ts";
 
@@ -31,6 +31,8 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
       "memory-mb": { type: "string" },
       "js-workers": { type: "string" },
       "js-max-workers": { type: "string" },
+      "python-pool": { type: "string" },
+      "python-standby": { type: "string" },
       allow: { type: "string", multiple: true },
     },
   });
@@ -39,6 +41,7 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
   if (!redis) throw new UsageError("wasmcell worker needs --redis redis://HOST:6379 (or WASMCELL_REDIS)");
   const limits = limitsFromFlags(values);
   const javascript = javascriptFromFlags(values);
+  const pools = pythonFromFlags(values);
   const tenants = tenantFlags(values["tenant-cap"] ?? [], values["tenant-rate"] ?? []);
   const metricsPort = values["metrics-port"] === "0" ? 0 : positiveInt("--metrics-port", values["metrics-port"]);
   const metricsHost = values["metrics-host"] ?? "127.0.0.1";
@@ -49,7 +52,7 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
   const sandbox = await createSandbox({
     limits,
     javascript,
-    python: { pool: 1, prewarm: false },
+    python: { ...pools, prewarm: false },
     ...networkFromFlags(values.allow),
     onEvent: eventPrinter(io.stderr, true),
   });

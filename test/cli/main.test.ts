@@ -47,6 +47,12 @@ describe("wasmcell CLI", () => {
         /--session-lease-ms and --session-wait-ms need --session-store or --redis/,
       ],
       [["mcp", "--http", "--session", "--stateless"], /add --redis URL \(no --stateless needed\)/],
+      [["mcp", "--python-pool", "0"], /--python-pool must be a positive whole number, got "0"/],
+      [["mcp", "--python-standby", "9"], /--python-standby must be at most 8, got 9/],
+      [
+        ["worker", "--redis", "redis://127.0.0.1:1", "--python-standby", "x"],
+        /--python-standby must be a positive whole number/,
+      ],
     ];
     for (const [args, expected] of cases) {
       test(args.join(" "), async () => {
