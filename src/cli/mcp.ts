@@ -4,7 +4,7 @@
 import { parseArgs } from "node:util";
 import { serveHttp, type HttpServeOptions } from "../adapters/mcp/http.ts";
 import { DEFAULT_MCP_HTTP } from "../adapters/mcp/defaults.ts";
-import { serveStdio } from "../adapters/mcp/transports.ts";
+import { serveStdio, type StdioServeOptions } from "../adapters/mcp/transports.ts";
 import { EventTap } from "../adapters/mcp/events.ts";
 import { createSandbox } from "../index.ts";
 import { javascriptFromFlags, limitsFromFlags, pythonFromFlags, untilSignal } from "./engine-flags.ts";
@@ -24,10 +24,6 @@ const HTTP_ONLY = [
   "max-inflight-per-client",
   "trust-proxy",
   "drain-ms",
-  "session-store",
-  "redis",
-  "session-lease-ms",
-  "session-wait-ms",
 ] as const;
 
 export async function mcpCommand(argv: string[], io: Io): Promise<number> {
@@ -52,6 +48,7 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
       "memory-mb": { type: "string" },
       session: { type: "boolean" },
       "session-store": { type: "string" },
+      "session-name": { type: "string" },
       redis: { type: "string" },
       "session-lease-ms": { type: "string" },
       "session-wait-ms": { type: "string" },
@@ -75,7 +72,14 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
       "--session cannot be --stateless: for sessions any replica serves, add --redis URL (no --stateless needed); or run it stateful behind a balancer that routes by the Mcp-Session-Id header (sticky)",
     );
   const token = values.token ?? (process.env.WASMCELL_TOKEN || undefined);
-  const store = values.http ? await storeFromFlags(values) : undefined;
+  // Over stdio only flags choose a store (WASMCELL_REDIS in a desktop client's environment does not).
+  const store = await storeFromFlags(values, values.http === true);
+  const leaseMs = positiveInt("--session-lease-ms", values["session-lease-ms"]);
+  const waitMs = positiveInt("--session-wait-ms", values["session-wait-ms"]);
+  if (values["session-name"] !== undefined && (values.http || !store))
+    throw new UsageError(
+      "--session-name names a stdio server's stored session: it needs --session-store or --redis, without --http",
+    );
   const limits = limitsFromFlags(values);
   const ttlSeconds = positiveInt("--session-ttl", values["session-ttl"]);
   const javascript = javascriptFromFlags(values);
@@ -98,7 +102,12 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   });
   const options = { sandbox, pythonEngine: engine, session: values.session === true };
   if (!values.http) {
-    const { closed } = await serveStdio(options);
+    const stdio: StdioServeOptions = { ...options };
+    if (sessionStore) stdio.sessionStore = sessionStore;
+    if (values["session-name"] !== undefined) stdio.sessionName = values["session-name"];
+    if (leaseMs !== undefined) stdio.sessionLeaseMs = leaseMs;
+    if (waitMs !== undefined) stdio.sessionWaitMs = waitMs;
+    const { closed } = await serveStdio(stdio);
     await Promise.race([closed, untilSignal()]);
     return 0;
   }
@@ -112,8 +121,6 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   };
   if (token !== undefined) http.token = token;
   if (sessionStore) http.sessionStore = sessionStore;
-  const leaseMs = positiveInt("--session-lease-ms", values["session-lease-ms"]);
-  const waitMs = positiveInt("--session-wait-ms", values["session-wait-ms"]);
   if (leaseMs !== undefined) http.sessionLeaseMs = leaseMs;
   if (waitMs !== undefined) http.sessionWaitMs = waitMs;
   const maxSessions = positiveInt("--max-sessions", values["max-sessions"]);
@@ -139,15 +146,18 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
  * `--session-store DIR` or `--redis URL` (or WASMCELL_REDIS): where stored sessions live, checked
  * before anything starts; undefined without either. Disposable, so the command closes it on exit.
  */
-async function storeFromFlags(values: {
-  session?: boolean;
-  "session-store"?: string;
-  redis?: string;
-  "session-lease-ms"?: string;
-  "session-wait-ms"?: string;
-}): Promise<(SessionStore & AsyncDisposable & { where: string }) | undefined> {
+async function storeFromFlags(
+  values: {
+    session?: boolean;
+    "session-store"?: string;
+    redis?: string;
+    "session-lease-ms"?: string;
+    "session-wait-ms"?: string;
+  },
+  redisFromEnv: boolean,
+): Promise<(SessionStore & AsyncDisposable & { where: string }) | undefined> {
   const dir = values["session-store"];
-  const redis = values.redis ?? (process.env.WASMCELL_REDIS || undefined);
+  const redis = values.redis ?? (redisFromEnv ? process.env.WASMCELL_REDIS || undefined : undefined);
   const tuned = values["session-lease-ms"] ?? values["session-wait-ms"];
   if (dir === undefined && redis === undefined) {
     if (tuned !== undefined)

@@ -74,10 +74,12 @@ mcp options:
   --trust-proxy               --stateless: tell clients apart by the balancer's X-Forwarded-For
   --drain-ms N                on SIGTERM, how long in-flight calls may finish (default 25000)
   --session                   keep variables between calls (one interpreter per language and client)
-  --session-store DIR         --session: keep sessions on disk, so they survive a restart (needs
+  --session-store DIR         --session: keep sessions on disk, so they survive a restart (stdio too; needs
                               WASMCELL_SESSION_KEY, at least 32 characters)
   --redis URL                 --session: keep sessions in Redis, so any replica serves any session (or
-                              WASMCELL_REDIS; needs WASMCELL_SESSION_KEY, the same on every replica)
+                              WASMCELL_REDIS with --http; needs WASMCELL_SESSION_KEY, the same on every replica)
+  --session-name NAME         stdio with --session-store or --redis: the stored session's name; a server
+                              started again with the same name continues it (default stdio)
   --session-lease-ms N        stored sessions: a session lock's lease, renewed while a call runs (default 10000)
   --session-wait-ms N         stored sessions: wait this long for a session another call holds, then
                               refuse the call as busy (default 30000)

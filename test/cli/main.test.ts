@@ -35,7 +35,14 @@ describe("wasmcell CLI", () => {
       [["frobnicate"], /unknown command "frobnicate"/],
       [["mcp", "--http", "--host", "0.0.0.0", "--port", "0"], /not a loopback address/],
       [["mcp", "--session", "--engine", "native"], /--session needs --engine pyodide/],
-      [["mcp", "--session", "--session-store", "/tmp/s"], /--session-store needs --http/],
+      [
+        ["mcp", "--session-name", "agent"],
+        /--session-name names a stdio server's stored session: it needs --session-store/,
+      ],
+      [
+        ["mcp", "--session-lease-ms", "500"],
+        /--session-lease-ms and --session-wait-ms need --session-store or --redis/,
+      ],
       [["mcp", "--http", "--session-store", "/tmp/s"], /--session-store stores --session sessions: add --session/],
       [
         ["mcp", "--http", "--session", "--session-store", "/tmp/s", "--redis", "redis://127.0.0.1:1"],

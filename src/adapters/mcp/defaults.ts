@@ -1,4 +1,4 @@
-// The MCP HTTP server's defaults, in one place (docs/server.md lists them; test/options.test.ts checks it).
+// The MCP servers' defaults, in one place (docs/server.md lists them; test/options.test.ts checks it).
 
 /** The MCP HTTP server's settings (`serveHttp`, `wasmcell mcp --http`; see adapters/mcp/http.ts). */
 export const DEFAULT_MCP_HTTP = Object.freeze({
@@ -24,4 +24,14 @@ export const DEFAULT_MCP_HTTP = Object.freeze({
   sessionLeaseMs: 10_000,
   /** Stored sessions: how long (ms) a call waits for its session's lock held by another call, then "busy". */
   sessionWaitMs: 30_000,
+});
+
+/** The MCP stdio server's settings for stored sessions (`serveStdio` with a `sessionStore`). */
+export const DEFAULT_MCP_STDIO = Object.freeze({
+  /** The stored session's durable name: a restarted server with the same name and store continues it. */
+  sessionName: "stdio",
+  /** A session lock's lease (ms), as for HTTP (a second server on the same store waits for it). */
+  sessionLeaseMs: DEFAULT_MCP_HTTP.sessionLeaseMs,
+  /** How long (ms) a call waits for its session's lock held by another server, then "busy". */
+  sessionWaitMs: DEFAULT_MCP_HTTP.sessionWaitMs,
 });

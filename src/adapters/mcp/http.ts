@@ -27,9 +27,8 @@ import { mcpServerFactory, type CallGate } from "./server.ts";
 import type { RunCodeToolOptions } from "../tools/run-code.ts";
 import { SessionTable } from "./sessions.ts";
 import type { EventTap } from "./events.ts";
-import { MemorySessionStore } from "../../sessions/memory.ts";
 import type { SessionStore } from "../../sessions/store.ts";
-import { StoredSessions } from "./stored-sessions.ts";
+import { checkStoreKey, StoredSessions } from "./stored-sessions.ts";
 import { SESSION_ID } from "../tools/run-code.ts";
 
 /**
@@ -370,11 +369,7 @@ function storedSessions(
       "stateless",
       "with a sessionStore any process already answers any request of a session; leave stateless off",
     );
-  if (!(store instanceof MemorySessionStore) && !o.sandbox.options.sessions.keyGiven)
-    throw new InvalidOptionError(
-      "sessionStore",
-      "a store other processes (or this one after a restart) read needs the sandbox's sessions.key, shared by all of them: with the per-process default key no other process could resume a snapshot",
-    );
+  checkStoreKey(o.sandbox, store);
   return new StoredSessions({
     sandbox: o.sandbox,
     store,

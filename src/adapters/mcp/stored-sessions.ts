@@ -22,10 +22,23 @@ import { randomUUID } from "node:crypto";
 import { InvalidOptionError, SessionBusyError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../errors.ts";
 import type { Sandbox, Session } from "../../sandbox.ts";
 import { holdSessionLock, type HeldSessionLock } from "../../sessions/lock.ts";
+import { MemorySessionStore } from "../../sessions/memory.ts";
 import type { SessionStore } from "../../sessions/store.ts";
 import { LANGUAGES, type Language, type RunRequest, type RunResult } from "../../types.ts";
 import { ENDS_SESSION, type SessionRunner } from "../tools/run-code.ts";
 import { decodeRecord, encodeRecord, newId, type StoredSession } from "./record.ts";
+
+/**
+ * Refuses a store that outlives this process (on disk, in Redis) when the sandbox signs snapshots with
+ * its per-process default key: no later process could resume what it stores.
+ */
+export function checkStoreKey(sandbox: Sandbox, store: SessionStore): void {
+  if (!(store instanceof MemorySessionStore) && !sandbox.options.sessions.keyGiven)
+    throw new InvalidOptionError(
+      "sessionStore",
+      "a store other processes (or this one after a restart) read needs the sandbox's sessions.key, shared by all of them: with the per-process default key no other process could resume a snapshot",
+    );
+}
 
 export interface StoredSessionsOptions {
   sandbox: Sandbox;

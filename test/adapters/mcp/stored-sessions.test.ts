@@ -1,15 +1,17 @@
 // Stored MCP sessions (serveHttp with a sessionStore, `wasmcell mcp --session --session-store/--redis`):
 // a chain continues after the server process is killed and started again on the same store
-// directory; two replicas sharing Redis never run one session at once (seen from the guest: every
-// call's start and end stay paired in the session's own list, none lost); fork_session copies a
-// session that then diverges; a call cancelled while it waits for the lock never runs; and what cannot
-// move says so instead of starting over silently.
+// directory (over HTTP, and over stdio under a --session-name); two replicas sharing Redis never run
+// one session at once (seen from the guest: every call's start and end stay paired in the session's
+// own list, none lost); fork_session copies a session that then diverges; a call cancelled while it
+// waits for the lock never runs; and what cannot move says so instead of starting over silently.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
@@ -22,6 +24,7 @@ import { redisAvailable, startRedis } from "../../helpers/redis.ts";
 import { SESSION_KEY, callRetrying, chainStep, chainValue } from "../../helpers/stored-sessions.ts";
 
 process.env.WASMCELL_SESSION_KEY = SESSION_KEY;
+const MAIN = fileURLToPath(new URL("../../../src/cli/main.ts", import.meta.url));
 
 const run = async (client: Client, args: Record<string, unknown>) =>
   resultText(await client.callTool({ name: "run_code", arguments: args }));
@@ -169,6 +172,55 @@ describe("a session survives a server restart with --session-store", () => {
     const js = await run(client, { language: "javascript", code: chainStep("javascript", 1) });
     // The JavaScript session came back from its snapshot too, in the restarted process.
     assert.equal(chainValue(js)?.length, 2, js);
+    await client.close();
+  });
+});
+
+describe("a stdio server's session survives a restart with --session-store", () => {
+  const dir = mkdtempSync(join(tmpdir(), "wasmcell-mcp-stdio-store-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const launch = async (name: string) => {
+    const client = new Client({ name: "stdio-restart", version: "1" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [MAIN, "mcp", "--session", "--session-store", dir, "--session-name", name, "--timeout-ms", "10000"],
+        env: { ...(process.env as Record<string, string>), WASMCELL_SESSION_KEY: SESSION_KEY },
+        stderr: "pipe",
+      }),
+    );
+    return client;
+  };
+
+  test("the client restarts the server: the same name continues, fork_session works, another name is fresh", async () => {
+    let client = await launch("agent-1");
+    assert.deepEqual(
+      (await client.listTools()).tools.map((t) => t.name),
+      ["run_code", "fork_session"],
+    );
+    for (let i = 0; i < 2; i++)
+      assert.equal(chainValue(await run(client, { language: "python", code: chainStep("python", i) }))?.length, i + 1);
+    assert.match(await run(client, { language: "javascript", code: "globalThis.y = 'kept'; y" }), /value: "kept"$/);
+    const forked = (await client.callTool({
+      name: "fork_session",
+      arguments: { language: "python" },
+    })) as CallToolResult;
+    const fork = (forked.structuredContent as { session: string }).session;
+    await client.close(); // the server's stdin closes: it exits
+
+    client = await launch("agent-1");
+    const { text } = await callRetrying(client, { language: "python", code: chainStep("python", 2) });
+    assert.deepEqual(chainValue(text), { length: 3, sum: 3, runs: 3 }, text);
+    assert.match(await run(client, { language: "javascript", code: "y" }), /value: "kept"$/);
+    assert.equal(
+      chainValue(await run(client, { language: "python", code: chainStep("python", 2), session: fork }))?.length,
+      3,
+    );
+    await client.close();
+
+    client = await launch("agent-2");
+    assert.match(await run(client, { language: "python", code: "'log' in globals()" }), /value: false$/);
     await client.close();
   });
 });
