@@ -3,14 +3,15 @@
 // new, never half of one), within a size budget (the least recently used blobs are removed first).
 // With a configured `sessions.key`, sessions in it outlive the process (an MCP server's restart).
 // Ids are validated so they cannot name a path: [A-Za-z0-9_-], 1-128 characters.
-// Locks are held in this process (a store shared by processes or replicas needs a shared lock: the
-// Redis store of the scale-out work).
+// Locks hold across the processes of this machine (file-lock.ts: a lock file per session, `.ID.lock`,
+// its lease in its modification time), so two servers on one directory never run one session at once;
+// replicas on several machines share the Redis store instead.
 
 import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { InvalidOptionError } from "../errors.ts";
-import { MemorySessionStore } from "./memory.ts";
+import { takeFileLock } from "./file-lock.ts";
 import type { SessionLock, SessionStore } from "./store.ts";
 
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -26,7 +27,6 @@ export interface DiskSessionStoreOptions {
 export class DiskSessionStore implements SessionStore {
   readonly dir: string;
   readonly maxBytes: number;
-  readonly #locks = new MemorySessionStore();
   #ready: Promise<unknown> | undefined;
 
   constructor(options: DiskSessionStoreOptions) {
@@ -108,12 +108,14 @@ export class DiskSessionStore implements SessionStore {
     await rm(this.#path(id), { force: true });
   }
 
-  lock(id: string, ttlMs: number): Promise<SessionLock | undefined> {
+  async lock(id: string, ttlMs: number): Promise<SessionLock | undefined> {
     this.#path(id);
-    return this.#locks.lock(id, ttlMs);
+    await this.#dir();
+    return takeFileLock(join(this.dir, `.${id}.lock`), ttlMs);
   }
 
+  /** Nothing to free: locks are released by their holders (a holder's process exiting lets them lapse). */
   close(): Promise<void> {
-    return this.#locks.close();
+    return Promise.resolve();
   }
 }

@@ -1,10 +1,13 @@
 // The session stores: the same contract in memory and on disk; on disk also 0600 files, atomic
-// replacement, the size budget (least recently used first) and ids that cannot name a path.
+// replacement, the size budget (least recently used first), ids that cannot name a path, and locks
+// that hold across processes (two servers on one directory never run one session at once).
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
+import { runNode } from "../helpers/process.ts";
 import { InvalidOptionError } from "../../src/errors.ts";
 import { DiskSessionStore } from "../../src/sessions/disk.ts";
 import { MemorySessionStore } from "../../src/sessions/memory.ts";
@@ -80,4 +83,64 @@ describe("disk session store", () => {
     assert.ok(await store.get("old"));
     assert.ok(await store.get("new"));
   });
+
+  it("a lock holds across processes; a holder killed without releasing frees it when its lease lapses", async () => {
+    const dir = join(root, "cross");
+    const store = new DiskSessionStore({ dir });
+    // Another process takes the lock for 1.5 s and is killed holding it (it never releases).
+    const held = await runNode(
+      [
+        "--input-type=module",
+        "-e",
+        `${TAKE}\nconst l = await take(1500);\nprocess.stdout.write(l ? "took" : "busy");\nprocess.kill(process.pid, "SIGKILL");`,
+      ],
+      { env: { ...process.env, STORE_DIR: dir } },
+    );
+    assert.equal(held.stdout, "took", held.stderr);
+    assert.equal(await store.lock("s", 10_000), undefined, "held by the killed process's lease");
+    await new Promise((r) => setTimeout(r, 1600));
+    const mine = await store.lock("s", 10_000);
+    assert.ok(mine, "the lapsed lock was taken over");
+    // And the other way round: this process holds it, another process is refused.
+    const refused = await runNode(
+      ["--input-type=module", "-e", `${TAKE}\nprocess.stdout.write((await take(1000)) ? "took" : "busy");`],
+      { env: { ...process.env, STORE_DIR: dir } },
+    );
+    assert.equal(refused.stdout, "busy", refused.stderr);
+    await mine.release();
+    assert.deepEqual(readdirSync(dir), [], "release leaves no lock file behind");
+  });
+
+  it("of several processes racing for one lapsed lock, exactly one takes it", async () => {
+    const dir = join(root, "race");
+    const store = new DiskSessionStore({ dir });
+    for (let round = 0; round < 3; round++) {
+      const lapsed = await store.lock("s", 1);
+      assert.ok(lapsed);
+      await new Promise((r) => setTimeout(r, 5));
+      const racers = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          runNode(
+            [
+              "--input-type=module",
+              "-e",
+              `${TAKE}\nconst l = await take(5000);\nprocess.stdout.write(l ? "took" : "busy");`,
+            ],
+            { env: { ...process.env, STORE_DIR: dir } },
+          ),
+        ),
+      );
+      const took = racers.filter((r) => r.stdout === "took").length;
+      assert.equal(took, 1, JSON.stringify(racers.map((r) => r.stdout + r.stderr)));
+      assert.equal(await lapsed.extend(10_000), false, "the lapsed holder does not get it back");
+      await lapsed.release();
+      assert.equal(await store.lock("s", 10_000), undefined, "the winner's lock survived the old holder's release");
+      // The winner exited without releasing: let its lease lapse for the next round.
+      rmSync(join(dir, ".s.lock"));
+    }
+  });
 });
+
+/** Child-process prelude: `take(ms)` takes session "s"'s lock in $STORE_DIR's disk store. */
+const TAKE = `const { DiskSessionStore } = await import(${JSON.stringify(pathToFileURL(new URL("../../src/sessions/disk.ts", import.meta.url).pathname).href)});
+const take = (ms) => new DiskSessionStore({ dir: process.env.STORE_DIR }).lock("s", ms);`;
