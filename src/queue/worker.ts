@@ -111,7 +111,7 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   );
   const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const redis = connect(url);
-  const gate = new TenantGate(redis, options.tenants ?? {}, `${PREFIX}:${queueName}`, lockDurationMs);
+  const gate = new TenantGate(redis, options.tenants ?? {}, `${PREFIX}:${queueName}`, lockDurationMs, id);
   const metrics = new WorkerMetrics();
   const queue = new Queue(queueName, { connection: { url }, prefix: PREFIX });
   let draining = false;
@@ -146,9 +146,10 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
       await job.moveToDelayed(Date.now() + admission.retryMs, token);
       throw new DelayedError();
     }
+    const { slot } = admission;
     const limited = gate.limited(tenant);
     const keep = limited
-      ? setInterval(() => void gate.extend(tenant, jobId).catch(() => {}), lockDurationMs / 3)
+      ? setInterval(() => void gate.extend(tenant, slot).catch(() => {}), lockDurationMs / 3)
       : undefined;
     const started = now();
     metrics.active++;
@@ -170,7 +171,7 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
       if (limited) metrics.tenant(tenant, -1);
       metrics.run.observe((now() - started) / 1000);
       clearInterval(keep);
-      if (limited) await gate.release(tenant, jobId).catch(() => {});
+      if (limited) await gate.release(tenant, slot).catch(() => {});
     }
   };
 
