@@ -19,6 +19,7 @@ import type { Sandbox } from "../sandbox.ts";
 import type { HostFunction } from "../types.ts";
 import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
 import { WorkerMetrics } from "./metrics.ts";
+import { replyChannel, replyMessage } from "./replies.ts";
 import { TenantGate, type TenantLimits } from "./tenants.ts";
 import { decodeJob, hostReply, resultReply, type Reply } from "./wire.ts";
 
@@ -175,7 +176,21 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
     }
   };
 
-  const worker = new Worker(queueName, handle, {
+  // The fast path to a waiting client (replies.ts): the reply goes out as soon as the run has ended,
+  // before BullMQ stores it; a reply too large for a message is announced once it is stored. A message
+  // lost on the way costs a client latency, never the result (it reads the stored state).
+  const channel = replyChannel(PREFIX, queueName);
+  const announce = (message: string) => void redis.publish(channel, message).catch(() => {});
+  const stored = new Set<string>(); // jobs whose reply is announced once stored
+  const processJob = async (job: Job, token?: string): Promise<Reply> => {
+    const reply = await handle(job, token);
+    const message = replyMessage(job.id ?? "", reply);
+    if (message !== undefined) announce(message);
+    else stored.add(job.id ?? "");
+    return reply;
+  };
+
+  const worker = new Worker(queueName, processJob, {
     connection: { url },
     prefix: PREFIX,
     concurrency,
@@ -188,6 +203,11 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   });
   // BullMQ reports connection trouble here; without a listener an 'error' event would crash the process.
   worker.on("error", () => {});
+  const notice = (job: Job | undefined) => {
+    if (job?.id !== undefined && (stored.delete(job.id) || job.failedReason)) announce(JSON.stringify({ id: job.id }));
+  };
+  worker.on("completed", notice);
+  worker.on("failed", notice);
   await worker.waitUntilReady();
 
   let closing: Promise<void> | undefined;
