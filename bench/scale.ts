@@ -42,7 +42,7 @@ export async function bench(): Promise<string> {
     for (const n of [1, 2, 3]) {
       const queue = `bench-${n}`;
       const workers: WorkerProcess[] = [];
-      for (let w = 0; w < n; w++) workers.push(await startWorker(redis.url, [...WORKER_ARGS, "--queue", queue]));
+      for (let w = 0; w < n; w++) workers.push(await startWorker(redis.url, [...WORKER_ARGS, "--queue", queue], false));
       const client = await createQueueClient({ redis: redis.url, queue, waitMs: 300_000 });
       try {
         let i = 0;

@@ -1,13 +1,15 @@
 // createQueueClient(): sandbox.run's shape over a queue. `run(request)` resolves to the same RunResult
 // (guest failures returned, host misuse thrown as the same typed errors), from whichever worker took
 // the job; `enqueue`/`result` split it for batches. Everything read back from Redis goes through
-// wire.ts before the caller sees it.
+// wire.ts before the caller sees it. Completion is heard through replies.ts (one pub/sub channel per
+// queue, with the job's stored state as the guarantee), not through BullMQ's QueueEvents.
 
 import { randomUUID } from "node:crypto";
-import { Queue, QueueEvents, Job } from "bullmq";
+import { Queue, Job } from "bullmq";
 import { InvalidOptionError, QueueWaitError } from "../errors.ts";
 import { LANGUAGES, type Language, type RunResult } from "../types.ts";
-import { checkQueueName, checkRedisUrl, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
+import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
+import { replyChannel, ReplyWaiters, type Outcome } from "./replies.ts";
 import { crashed, decodeReply, encodeJob, tenantSchema, type QueueRequest } from "./wire.ts";
 
 export interface QueueClientOptions {
@@ -53,56 +55,88 @@ export async function createQueueClient(options: QueueClientOptions): Promise<Qu
   const waitMs = options.waitMs ?? 600_000;
   if (!Number.isInteger(waitMs) || waitMs < 1) throw new InvalidOptionError("waitMs", "must be a whole number ≥ 1");
   const queue = new Queue(name, { connection: { url }, prefix: PREFIX });
-  const events = new QueueEvents(name, { connection: { url }, prefix: PREFIX });
-  queue.on("error", () => {});
-  events.on("error", () => {});
-  await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+  const sub = connect(url);
+  const redis = connect(url);
+  for (const c of [queue, sub, redis]) c.on("error", () => {});
+  const waiters = new ReplyWaiters(sub, redis, (bullId) => queue.toKey(bullId));
+  await Promise.all([queue.waitUntilReady(), waiters.listen(replyChannel(PREFIX, name))]);
 
-  // Every waiting call listens on these two; a batch of thousands is expected, not a leak.
-  queue.setMaxListeners(0);
-  events.setMaxListeners(0);
-
-  const add = async (request: QueueRequest, o: EnqueueOptions = {}): Promise<Job> => {
+  /** Checks and encodes a request: its key (the given id or a random one), and the job's data. */
+  const prepare = (request: QueueRequest, o: EnqueueOptions) => {
     const id = o.id ?? randomUUID();
     if (!/^[A-Za-z0-9_.-]{1,128}$/.test(id)) throw new InvalidOptionError("id", "must be 1-128 letters, digits, _ . -");
-    const data = encodeJob(o.tenant ?? defaultTenant, request);
-    // attempts: 1: a worker answers a guest failure or a host error with a reply, not a throw; retries
-    // happen only through stall detection (the worker died), bounded by the workers' maxStalledCount.
-    return await queue.add("run", data, { jobId: jobId(id), attempts: 1 });
+    return { id, data: encodeJob(o.tenant ?? defaultTenant, request) };
   };
+  // attempts: 1: a worker answers a guest failure or a host error with a reply, not a throw; retries
+  // happen only through stall detection (the worker died), bounded by the workers' maxStalledCount.
+  const add = (id: string, data: ReturnType<typeof prepare>["data"]) =>
+    queue.add("run", data, { jobId: jobId(id), attempts: 1 });
   const enqueue = async (request: QueueRequest, o: EnqueueOptions = {}): Promise<string> => {
-    const job = await add(request, o);
-    return (job.id ?? "").replace(/^r\./, "");
+    const { id, data } = prepare(request, o);
+    await add(id, data);
+    return id;
   };
 
   const result = async (id: string): Promise<RunResult> => {
-    const job = await Job.fromId(queue, jobId(id));
-    if (!job) throw new InvalidOptionError("id", `no job "${id}" (never enqueued, or its result has expired)`);
-    return await settle(job, id, languageOf(job.data));
+    let lang: Language = "javascript";
+    // The waiter goes in first, so a reply published while the job is looked up is not missed.
+    return await settle(
+      id,
+      () => lang,
+      async () => {
+        const job = await Job.fromId(queue, jobId(id));
+        if (!job) throw new InvalidOptionError("id", `no job "${id}" (never enqueued, or its result has expired)`);
+        lang = languageOf(job.data);
+      },
+    );
   };
-  const settle = async (job: Job, id: string, lang: Language): Promise<RunResult> => {
-    let reply: unknown;
+  /**
+   * Waits for `id`'s outcome. `first` runs once the waiter is in place (run's add, result's look-up),
+   * so no reply can come before the waiter; `fresh` (a random id: a new job for certain) skips the
+   * first read of the job's state, which a caller's key needs (it may name a job that has ended).
+   */
+  const settle = async (
+    id: string,
+    language: () => Language,
+    first: () => Promise<unknown>,
+    fresh = false,
+  ): Promise<RunResult> => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new QueueWaitError(id, waitMs)), waitMs);
+    let outcome: Outcome;
     try {
-      reply = await job.waitUntilFinished(events, waitMs);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      if (/timed out before finishing/i.test(message)) throw new QueueWaitError(id, waitMs);
-      // A failed job: its workers kept dying (stalled past maxStalledCount) or one threw unexpectedly.
-      return crashed(lang, `the job failed on the queue's workers: ${message.slice(0, 500)}`);
+      const waiting = waiters.wait(jobId(id), controller.signal, fresh);
+      waiting.catch(() => {}); // awaited below; a `first` that throws must not leave it unhandled
+      await first().catch((error: unknown) => {
+        controller.abort(error);
+        throw error;
+      });
+      outcome = await waiting;
+    } finally {
+      clearTimeout(timer);
     }
-    return decodeReply(reply, lang);
+    // A failed job: its workers kept dying (stalled past maxStalledCount) or one threw unexpectedly.
+    if ("failed" in outcome)
+      return crashed(language(), `the job failed on the queue's workers: ${outcome.failed.slice(0, 500)}`);
+    return decodeReply(outcome.reply, language());
   };
 
   return {
     // One round trip fewer than enqueue + result: the added job is awaited as it is.
-    run: async (request, o) => {
-      const job = await add(request, o);
-      return await settle(job, (job.id ?? "").replace(/^r\./, ""), request.language);
+    run: async (request, o = {}) => {
+      const { id, data } = prepare(request, o);
+      return await settle(
+        id,
+        () => request.language,
+        () => add(id, data),
+        o.id === undefined,
+      );
     },
     enqueue,
     result,
     close: async () => {
-      await Promise.allSettled([events.close(), queue.close()]);
+      waiters.close();
+      await Promise.allSettled([queue.close(), sub.quit(), redis.quit()]);
     },
   };
 }

@@ -2,13 +2,18 @@
 // per-group limits are a BullMQ Pro feature (not open source), so this is the "Redis counters with Lua"
 // route: one script admits a job atomically across all workers, or says how long to wait.
 //
-// Concurrency: a sorted set of the tenant's running jobs, each scored with its expiry. A slot whose
+// Concurrency: a sorted set of the tenant's running attempts, each scored with its expiry. A slot's
+// member is one attempt of a job (job id, worker, random), not the job id: when BullMQ's stall check
+// hands a job whose lock lapsed (a renewal that came late, a paused worker) to a second worker while
+// the first still runs it, the second attempt needs a slot of its own, and the first one's late
+// release frees only its own slot, never the one the second attempt holds. A slot whose
 // worker died (SIGKILL, a lost machine) is not released by anyone: it expires after `slotTtlMs`
 // (the queue's lock duration, which every run's deadline fits inside: see worker.ts), so a dead
 // worker holds a tenant's slot for at most that long and never forever. Live workers extend theirs.
 // Rate: a fixed window counter per tenant (`max` admissions per `durationMs`); a job refused by either
 // counter consumes neither. Time comes from the Redis server (TIME), so workers' clocks need not agree.
 
+import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { InvalidOptionError } from "../errors.ts";
 
@@ -29,7 +34,7 @@ local rateMax = tonumber(ARGV[4])
 local rateWindow = tonumber(ARGV[5])
 if cap > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  if not redis.call('ZSCORE', KEYS[1], member) and redis.call('ZCARD', KEYS[1]) >= cap then
+  if redis.call('ZCARD', KEYS[1]) >= cap then
     return -1
   end
 end
@@ -61,29 +66,36 @@ return 0
 `;
 
 /** What an admission said: run now, or come back after `retryMs`. */
-export type Admission = { admitted: true } | { admitted: false; retryMs: number; reason: "concurrency" | "rate" };
+export type Admission =
+  | { admitted: true; /** The slot this attempt holds, for extend() and release(). */ slot: string }
+  | { admitted: false; retryMs: number; reason: "concurrency" | "rate" };
 
 export class TenantGate {
   readonly #redis: Redis;
   readonly #limits: ReadonlyMap<string, TenantLimits>;
   readonly #prefix: string;
   readonly #slotTtlMs: number;
+  readonly #owner: string;
 
-  constructor(redis: Redis, limits: Record<string, TenantLimits>, prefix: string, slotTtlMs: number) {
+  /** `owner` (the worker's id) is written into each slot's member, so a slot says whose it is. */
+  constructor(redis: Redis, limits: Record<string, TenantLimits>, prefix: string, slotTtlMs: number, owner = "") {
     for (const [tenant, l] of Object.entries(limits)) checkLimits(tenant, l);
     this.#redis = redis;
     this.#limits = new Map(Object.entries(limits));
     this.#prefix = prefix;
     this.#slotTtlMs = slotTtlMs;
+    this.#owner = owner;
   }
 
   limited(tenant: string): boolean {
     return this.#limits.has(tenant);
   }
 
+  /** One attempt of `jobId` asks to run; a second attempt of the same job is counted like any other. */
   async admit(tenant: string, jobId: string): Promise<Admission> {
     const l = this.#limits.get(tenant);
-    if (!l) return { admitted: true };
+    if (!l) return { admitted: true, slot: "" };
+    const slot = `${jobId}|${this.#owner}|${randomUUID()}`;
     const wait = (await this.#redis.eval(
       ADMIT,
       2,
@@ -91,25 +103,26 @@ export class TenantGate {
       `${this.#prefix}:tenant:${tenant}:rate`,
       String(l.concurrency ?? 0),
       String(this.#slotTtlMs),
-      jobId,
+      slot,
       String(l.rate?.max ?? 0),
       String(l.rate?.durationMs ?? 0),
     )) as number;
-    if (wait === 0) return { admitted: true };
+    if (wait === 0) return { admitted: true, slot };
     // A concurrency refusal has no known end: poll soon, with jitter so workers do not retry in step.
     if (wait === -1) return { admitted: false, reason: "concurrency", retryMs: 20 + Math.floor(Math.random() * 30) };
     return { admitted: false, reason: "rate", retryMs: wait };
   }
 
-  /** Keeps a running job's slot alive; false when it was lost (expired, or never held). */
-  async extend(tenant: string, jobId: string): Promise<boolean> {
+  /** Keeps a running attempt's slot alive; false when it was lost (expired, or never held). */
+  async extend(tenant: string, slot: string): Promise<boolean> {
     if (!this.#limits.get(tenant)?.concurrency) return true;
-    return (await this.#redis.eval(EXTEND, 1, this.#slots(tenant), String(this.#slotTtlMs), jobId)) === 1;
+    return (await this.#redis.eval(EXTEND, 1, this.#slots(tenant), String(this.#slotTtlMs), slot)) === 1;
   }
 
-  async release(tenant: string, jobId: string): Promise<void> {
+  /** Frees this attempt's slot only (another attempt of the same job keeps its own). */
+  async release(tenant: string, slot: string): Promise<void> {
     if (!this.#limits.get(tenant)?.concurrency) return;
-    await this.#redis.zrem(this.#slots(tenant), jobId);
+    await this.#redis.zrem(this.#slots(tenant), slot);
   }
 
   #slots(tenant: string): string {

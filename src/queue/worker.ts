@@ -19,6 +19,7 @@ import type { Sandbox } from "../sandbox.ts";
 import type { HostFunction } from "../types.ts";
 import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
 import { WorkerMetrics } from "./metrics.ts";
+import { replyChannel, replyMessage } from "./replies.ts";
 import { TenantGate, type TenantLimits } from "./tenants.ts";
 import { decodeJob, hostReply, resultReply, type Reply } from "./wire.ts";
 
@@ -111,7 +112,7 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   );
   const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const redis = connect(url);
-  const gate = new TenantGate(redis, options.tenants ?? {}, `${PREFIX}:${queueName}`, lockDurationMs);
+  const gate = new TenantGate(redis, options.tenants ?? {}, `${PREFIX}:${queueName}`, lockDurationMs, id);
   const metrics = new WorkerMetrics();
   const queue = new Queue(queueName, { connection: { url }, prefix: PREFIX });
   let draining = false;
@@ -146,9 +147,10 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
       await job.moveToDelayed(Date.now() + admission.retryMs, token);
       throw new DelayedError();
     }
+    const { slot } = admission;
     const limited = gate.limited(tenant);
     const keep = limited
-      ? setInterval(() => void gate.extend(tenant, jobId).catch(() => {}), lockDurationMs / 3)
+      ? setInterval(() => void gate.extend(tenant, slot).catch(() => {}), lockDurationMs / 3)
       : undefined;
     const started = now();
     metrics.active++;
@@ -170,11 +172,25 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
       if (limited) metrics.tenant(tenant, -1);
       metrics.run.observe((now() - started) / 1000);
       clearInterval(keep);
-      if (limited) await gate.release(tenant, jobId).catch(() => {});
+      if (limited) await gate.release(tenant, slot).catch(() => {});
     }
   };
 
-  const worker = new Worker(queueName, handle, {
+  // The fast path to a waiting client (replies.ts): the reply goes out as soon as the run has ended,
+  // before BullMQ stores it; a reply too large for a message is announced once it is stored. A message
+  // lost on the way costs a client latency, never the result (it reads the stored state).
+  const channel = replyChannel(PREFIX, queueName);
+  const announce = (message: string) => void redis.publish(channel, message).catch(() => {});
+  const stored = new Set<string>(); // jobs whose reply is announced once stored
+  const processJob = async (job: Job, token?: string): Promise<Reply> => {
+    const reply = await handle(job, token);
+    const message = replyMessage(job.id ?? "", reply);
+    if (message !== undefined) announce(message);
+    else stored.add(job.id ?? "");
+    return reply;
+  };
+
+  const worker = new Worker(queueName, processJob, {
     connection: { url },
     prefix: PREFIX,
     concurrency,
@@ -187,6 +203,11 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   });
   // BullMQ reports connection trouble here; without a listener an 'error' event would crash the process.
   worker.on("error", () => {});
+  const notice = (job: Job | undefined) => {
+    if (job?.id !== undefined && (stored.delete(job.id) || job.failedReason)) announce(JSON.stringify({ id: job.id }));
+  };
+  worker.on("completed", notice);
+  worker.on("failed", notice);
   await worker.waitUntilReady();
 
   let closing: Promise<void> | undefined;

@@ -1,5 +1,6 @@
 // `wasmcell worker` as a child process for the queue tests and the scale bench: started with
-// --log-jobs so the parent reads each run's start and end from the worker's own counters.
+// --log-jobs so the parent reads each run's start and end from the worker's own counters (the bench
+// turns it off: two lines a job through a pipe would wake the measuring process twice a job).
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { JobEvent } from "../../src/queue/index.ts";
@@ -16,8 +17,9 @@ export interface WorkerProcess {
 }
 
 /** Starts a worker and resolves once it has said it is consuming (bounded: 60 s). */
-export async function startWorker(redisUrl: string, args: string[] = []): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [MAIN, "worker", "--redis", redisUrl, "--log-jobs", ...args], {
+export async function startWorker(redisUrl: string, args: string[] = [], logJobs = true): Promise<WorkerProcess> {
+  const log = logJobs ? ["--log-jobs"] : [];
+  const child = spawn(process.execPath, [MAIN, "worker", "--redis", redisUrl, ...log, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: process.env,
   });

@@ -1,9 +1,11 @@
 // The queue end to end against a real redis-server (started by the test on loopback): a client's run
 // comes back with sandbox.run's shapes and error taxonomy from an in-process worker; what crosses Redis
-// is checked both ways; the lock-duration check refuses a worker whose deadline does not fit.
+// is checked both ways (the stored reply and the one published on the replies channel); the
+// lock-duration check refuses a worker whose deadline does not fit.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Worker as BullWorker } from "bullmq";
+import { Redis } from "ioredis";
 import { createSandbox } from "../../src/index.ts";
 import { InvalidOptionError, QueueWaitError, WasmcellError } from "../../src/errors.ts";
 import { createQueueClient, createWorker, type QueueClient, type QueueWorker } from "../../src/queue/index.ts";
@@ -128,6 +130,30 @@ describe("queue: what comes back from Redis is untrusted", () => {
     } finally {
       await fake.close();
       await hostile.close();
+    }
+  });
+
+  it("a forged message on the replies channel is checked like a stored reply, and garbage is ignored", async () => {
+    const forged = await createQueueClient({ redis: redis.url, queue: "forged", waitMs: 10_000 });
+    const publisher = new Redis(redis.url);
+    try {
+      const id = await forged.enqueue({ language: "javascript", code: "1" }); // no worker on this queue
+      const pending = forged.result(id);
+      let settled = false;
+      void pending.finally(() => (settled = true)).catch(() => {});
+      const lie = { v: 1, kind: "result", worker: "x", result: { ok: true, language: "javascript" } };
+      // Sent until heard (the client's waiter may not be in place yet): garbage first, then the lie.
+      for (let i = 0; !settled && i < 500; i++) {
+        await publisher.publish("wasmcell:forged:replies", "not json {");
+        await publisher.publish("wasmcell:forged:replies", JSON.stringify({ id: `r.${id}`, reply: lie }));
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const r = await pending;
+      assert.equal(!r.ok && r.error.kind, "crashed");
+      assert.match(!r.ok ? r.error.message : "", /malformed/);
+    } finally {
+      publisher.disconnect();
+      await forged.close();
     }
   });
 

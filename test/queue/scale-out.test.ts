@@ -1,10 +1,13 @@
 // The queue's evidence, bounded: a real redis-server, three `wasmcell worker` processes, 400 jobs from
 // four tenants with one capped at 2 runs at once, and one worker SIGKILLed while it holds jobs.
-// Every result is correct; the cap is never exceeded, measured from the workers' own start/end
-// counters (--log-jobs); the killed worker's jobs complete on the others; nothing is lost; and only
-// the jobs that were in flight on the killed worker ran twice (at-least-once, docs/queue.md).
+// Every result is correct; the cap is never exceeded, measured twice: from the workers' own start/end
+// counters (--log-jobs, each stamped by its own process's clock) and from Redis itself (MONITOR shows
+// every admission and release of a slot in the one order Redis ran them, so no two clocks are
+// compared); no job holds two slots at once; the killed worker's jobs complete on the others; nothing
+// is lost; and only the jobs that were in flight on the killed worker ran twice (at-least-once).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { Redis } from "ioredis";
 import { createQueueClient, type JobEvent, type QueueClient } from "../../src/queue/index.ts";
 import { startWorker, type WorkerProcess } from "../helpers/queue-worker.ts";
 import { startRedis, type RedisServer } from "../helpers/redis.ts";
@@ -17,13 +20,30 @@ const WORKER_ARGS = [...ARGS, "--js-workers", "1", "--js-max-workers", "2", "--t
 
 let redis: RedisServer;
 let client: QueueClient;
+let monitorBase: Redis | undefined;
+let monitor: Redis | undefined;
+/** The capped tenant's slot commands, in the order Redis executed them (MONITOR, scripts included). */
+const slotLog: Array<{ op: "add" | "rem" | "mark"; member: string }> = [];
+const SLOTS = "wasmcell:wasmcell-runs:tenant:capped:running";
 const workers: WorkerProcess[] = [];
 before(async () => {
   redis = await startRedis();
+  monitorBase = new Redis(redis.url);
+  monitor = await monitorBase.monitor(); // a second connection, in MONITOR mode
+  monitor.on("monitor", (_time: string, args: string[]) => {
+    const [cmd, key, ...rest] = args;
+    const op = cmd?.toUpperCase();
+    if (op === "ECHO" && key?.startsWith("mark|")) slotLog.push({ op: "mark", member: key.slice(5) });
+    if (key !== SLOTS) return;
+    if (op === "ZADD") slotLog.push({ op: "add", member: rest[1]! });
+    if (op === "ZREM") slotLog.push({ op: "rem", member: rest[0]! });
+  });
   client = await createQueueClient({ redis: redis.url, waitMs: 120_000 });
   for (let i = 0; i < 3; i++) workers.push(await startWorker(redis.url, WORKER_ARGS));
 });
 after(async () => {
+  monitor?.disconnect();
+  monitorBase?.disconnect();
   await client?.close();
   for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill("SIGTERM");
   await Promise.all(workers.map((w) => w.exited));
@@ -33,6 +53,48 @@ after(async () => {
 /** Guest code whose answer depends on the job: the sum 0..n; the capped tenant's runs last ~25 ms. */
 const code = (n: number, slow: boolean) =>
   `${slow ? "const t = Date.now(); while (Date.now() - t < 25) {}\n" : ""}let s = 0; for (let k = 0; k <= ${n}; k++) s += k; s`;
+
+/** Writes a marker into Redis's order of commands and resolves once MONITOR has shown it. */
+async function mark(text: string): Promise<void> {
+  const conn = new Redis(redis.url);
+  await conn.echo(`mark|${text}`);
+  conn.disconnect();
+  for (let i = 0; !slotLog.some((e) => e.op === "mark" && e.member === text); i++) {
+    if (i > 1_000) throw new Error(`MONITOR never showed the marker ${text}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * Replays the slot log: an attempt holds its slot from the ZADD that admitted it (a member first seen)
+ * to its release (ZREM), or to the marker written once its worker was dead. A slot's lapse (expiry) is
+ * not counted as an end, so a run whose slot lapsed under it still counts: this is an upper bound on
+ * the runs in flight. Returns the most slots held at once, and the most held at once by one job.
+ */
+function replaySlots(): { most: number; mostPerJob: number; admitted: number } {
+  const open = new Set<string>();
+  const perJob = new Map<string, number>();
+  let most = 0;
+  let mostPerJob = 0;
+  let admitted = 0;
+  const close = (member: string) => {
+    if (!open.delete(member)) return;
+    const job = member.split("|")[0]!;
+    perJob.set(job, perJob.get(job)! - 1);
+  };
+  for (const { op, member } of slotLog) {
+    if (op === "mark") for (const m of [...open]) if (m.split("|")[1] === member) close(m);
+    if (op === "rem") close(member);
+    if (op !== "add" || open.has(member)) continue; // a ZADD of a held member is a lease extension
+    open.add(member);
+    admitted++;
+    const job = member.split("|")[0]!;
+    perJob.set(job, (perJob.get(job) ?? 0) + 1);
+    most = Math.max(most, open.size);
+    mostPerJob = Math.max(mostPerJob, perJob.get(job)!);
+  }
+  return { most, mostPerJob, admitted };
+}
 
 /** The most runs of `tenant` in flight at once, from start/end events (an end before a start on a tie). */
 function maxOverlap(events: JobEvent[], tenant: string): number {
@@ -67,9 +129,10 @@ describe("queue scale-out: 3 workers, 4 tenants, one capped, one worker killed m
     victim.child.kill("SIGKILL");
     const killedAt = performance.timeOrigin + performance.now();
     await victim.exited;
+    const victimId = victim.events[0]!.worker;
+    await mark(victimId); // into Redis's own order: from here on the victim's slots hold no running attempt
     // Read after the exit: every event the victim wrote before it died has been parsed by now.
     const inFlight = open();
-    const victimId = victim.events[0]!.worker;
 
     const results = await Promise.all(ids.map(({ id }) => client.result(id)));
     results.forEach((r, i) => {
@@ -84,6 +147,12 @@ describe("queue scale-out: 3 workers, 4 tenants, one capped, one worker killed m
       ...[...inFlight].map((id) => ({ type: "end" as const, id, tenant: tenantOf(id), worker: "", at: killedAt })),
     ];
     assert.equal(maxOverlap(closed, "capped"), CAP, "the capped tenant reached its cap and never passed it");
+    // The cap again, from Redis's one order of admissions and releases.
+    await mark("end");
+    const slots = replaySlots();
+    assert.ok(slots.admitted >= JOBS / TENANTS.length, `every capped job was admitted (${slots.admitted})`);
+    assert.equal(slots.most, CAP, "Redis never held more slots of the capped tenant than its cap");
+    assert.equal(slots.mostPerJob, 1, "no job was admitted twice at once");
 
     // Started once each, except jobs the victim had started: those in flight when it died started
     // exactly once more, elsewhere; one it finished but had not yet reported may also have.
