@@ -161,7 +161,9 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   };
   if (OwnFormData) {
     OwnFormData.prototype.append = function (n, v, filename) {
-      this._list.push([String(n), v instanceof Uint8Array ? { bytes: v, filename: filename || "blob" } : String(v)]);
+      // A Blob value becomes a File (named "blob" unless a filename is given), as FormData's entries are.
+      var file = internals.formFile ? internals.formFile(v, filename) : undefined;
+      this._list.push([String(n), file ? file : v instanceof Uint8Array ? { bytes: v, filename: filename || "blob" } : String(v)]);
     };
     OwnFormData.prototype.set = function (n, v, f) { this.delete(n); this.append(n, v, f); };
     OwnFormData.prototype.get = function (n) { var p = this._list.find(function (x) { return x[0] === String(n); }); return p ? p[1] : null; };
@@ -173,12 +175,17 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     g.FormData = OwnFormData;
   }
 
+  /** A Blob's or File's bytes (a copy), type and name, when the blob family is installed; else undefined. */
+  function blobData(v) { return internals.blobData ? internals.blobData(v) : undefined; }
+
   /** Body init → [bytes, default content type]. */
   function extract(body) {
     if (body == null) return [null, null];
     if (typeof body === "string") return [utf8(body), "text/plain;charset=UTF-8"];
     if (body instanceof ArrayBuffer) return [new Uint8Array(body.slice(0)), null];
     if (ArrayBuffer.isView(body)) return [new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)), null];
+    var blob = blobData(body);
+    if (blob) return [blob.bytes, blob.type || null];
     if (typeof g.URLSearchParams === "function" && body instanceof g.URLSearchParams)
       return [utf8(body.toString()), "application/x-www-form-urlencoded;charset=UTF-8"];
     if (typeof g.FormData === "function" && body instanceof g.FormData) {
@@ -188,9 +195,10 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
         var v = pair[1], head = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + esc(pair[0]) + "\"";
         if (typeof v === "string") parts.push(utf8(head + "\r\n\r\n" + v + "\r\n"));
         else {
-          var bytes = v && v.bytes ? v.bytes : v;
-          var name = v && v.filename ? v.filename : v && v.name ? v.name : "blob";
-          parts.push(utf8(head + "; filename=\"" + esc(name) + "\"\r\nContent-Type: application/octet-stream\r\n\r\n"));
+          var blob = blobData(v), bytes = blob ? blob.bytes : v && v.bytes ? v.bytes : v;
+          var name = v && v.filename ? v.filename : blob && blob.name !== undefined ? blob.name : v && v.name ? v.name : "blob";
+          var ctype = blob && blob.type ? blob.type : "application/octet-stream";
+          parts.push(utf8(head + "; filename=\"" + esc(name) + "\"\r\nContent-Type: " + ctype + "\r\n\r\n"));
           parts.push(bytes instanceof Uint8Array ? bytes : utf8(String(bytes)));
           parts.push(utf8("\r\n"));
         }
@@ -259,6 +267,13 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
       return reader.read().then(function (r) { if (r.done) return concat(chunks); chunks.push(r.value); return pump(); });
     };
     return pump();
+  };
+  // blob() needs the Blob family, which a program that names Blob gets (runtime/table.ts).
+  Body.prototype.blob = function () {
+    var self = this;
+    if (!internals.makeBlob) void g.Blob; // a lazily stubbed family installs on first touch
+    if (!internals.makeBlob) return Promise.reject(new TypeError("blob(): this program has no Blob (name Blob in the code to get it)"));
+    return this.bytes().then(function (u8) { return internals.makeBlob(u8, self.headers.get("content-type") || ""); });
   };
   Body.prototype.text = function () { return this.bytes().then(fromUtf8); };
   Body.prototype.json = function () { return this.text().then(function (t) { return JSON.parse(t); }); };

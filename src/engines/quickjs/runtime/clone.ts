@@ -1,9 +1,9 @@
 // structuredClone, in guest JS: it walks the guest's own values and builds new ones in the same realm,
 // so nothing ever crosses to the host. The types are the structured-clone types QuickJS has:
 // primitives, wrappers, Date, RegExp, Map, Set, ArrayBuffer, typed arrays, DataView, Error types,
-// arrays and plain objects (own enumerable string keys; accessors are read). Functions, symbols,
-// WeakMap/WeakSet, Promise and other platform objects throw DataCloneError, as in Node. Cycles and
-// shared references are kept. `transfer` takes ArrayBuffers only (there are no ports or other
+// arrays, plain objects (own enumerable string keys; accessors are read), and Blob and File (blob.ts).
+// Functions, symbols, WeakMap/WeakSet, Promise and other platform objects throw DataCloneError, as in
+// Node. Cycles and shared references are kept. `transfer` takes ArrayBuffers only (there are no ports or other
 // transferable platform objects here): each is copied like the rest, then detached, as a transfer
 // leaves it; a detached, duplicated or non-ArrayBuffer entry is a DataCloneError before anything is
 // cloned. A resizable ArrayBuffer stays resizable.
@@ -73,6 +73,9 @@ function cloneValue(v, seen) {
   var tag = ArrayBuffer.isView(v) ? taTag.call(v) : undefined;
   if (tag) { var buf = cloneValue(v.buffer, seen); out = new global[tag](buf, v.byteOffset, v.length); seen.set(v, out); return out; }
   if (ArrayBuffer.isView(v)) { out = new DataView(cloneValue(dvBuffer.call(v), seen), v.byteOffset, v.byteLength); seen.set(v, out); return out; }
+  // Blob and File (read at call time: the blob family may be installed after this one).
+  var blob = internals.cloneBlob ? internals.cloneBlob(v) : undefined;
+  if (blob) { seen.set(v, blob); return blob; }
   var cls = toString.call(v);
   if (cls === "[object Error]") {
     var name = v.name, Ctor = Object.prototype.hasOwnProperty.call(ERRORS, name) ? ERRORS[name] : Error;
