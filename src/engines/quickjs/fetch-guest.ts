@@ -380,9 +380,11 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   var define = function (name, value) {
     Object.defineProperty(g, name, { value: value, writable: true, configurable: true, enumerable: false });
   };
-  define("Headers", Headers);
-  define("Request", Request);
-  define("Response", Response);
+  // Their class strings are the interfaces' names (WebIDL), which also makes structuredClone refuse them.
+  [["Headers", Headers], ["Request", Request], ["Response", Response]].forEach(function (d) {
+    Object.defineProperty(d[1].prototype, Symbol.toStringTag, { value: d[0], configurable: true });
+    define(d[0], d[1]);
+  });
   define("fetch", fetch);
 })
 `;

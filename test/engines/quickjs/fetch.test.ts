@@ -28,6 +28,18 @@ const js = async (code: string, extra: object = {}) => {
 };
 
 describe("quickjs fetch", () => {
+  it("Headers, Request and Response have their interface's class string, and structuredClone refuses them", async () => {
+    const v = await js(`[new Headers(), new Request("${server.origin}/"), new Response()].map((o) => {
+      let cloned; try { structuredClone(o); cloned = "cloned"; } catch (e) { cloned = e.name; }
+      return [String(o), cloned];
+    })`);
+    assert.deepEqual(v, [
+      ["[object Headers]", "DataCloneError"],
+      ["[object Request]", "DataCloneError"],
+      ["[object Response]", "DataCloneError"],
+    ]);
+  });
+
   it("fetches through the host: Request, Response, Headers, JSON and bytes bodies, streaming reads", async () => {
     const v = (await js(`
       const r = await fetch(new Request("${server.origin}/echo", { method: "POST", headers: new Headers([["x-a", "1"]]), body: new Uint8Array([104, 105]) }));
