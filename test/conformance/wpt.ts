@@ -27,6 +27,8 @@ export const FAMILIES: Record<string, { dir: string; network?: boolean }> = {
   webcrypto: { dir: "WebCryptoAPI" },
   fetch: { dir: "fetch/api", network: true },
   console: { dir: "console" },
+  blob: { dir: "FileAPI/blob" },
+  file: { dir: "FileAPI/file" },
   "structured-clone": { dir: "html/webappapis/structured-clone", network: true },
 };
 
