@@ -146,7 +146,9 @@ export const FAMILIES: readonly FamilyEntry[] = [
     name: "fetch",
     globals: ["fetch", "Request", "Response", "Headers"],
     detect: /fetch|Request|Response|Headers|FormData/,
-    // Nothing required: it uses TextEncoder, URL or AbortSignal only when the program has them.
+    // URL: requests and Response.redirect parse their URLs, and formData() reads an urlencoded body,
+    // with the host's WHATWG parser (as Fetch says). TextEncoder and AbortSignal only when present.
+    requires: ["url"],
     when: (caps) => caps.network,
     describe: "fetch, Request, Response, Headers (to the hosts the application allows)",
   },
