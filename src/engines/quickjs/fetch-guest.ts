@@ -81,10 +81,18 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     return new TypeError(e && e.message ? e.message : String(e));
   }
 
+  // The objects' state lives in "_" properties, kept out of enumeration (a WebIDL object has no own
+  // enumerable properties; its attributes are accessors on the prototype).
+  function conceal(o) {
+    Object.keys(o).forEach(function (k) {
+      if (k.charAt(0) === "_") Object.defineProperty(o, k, { value: o[k], writable: true, enumerable: false, configurable: true });
+    });
+  }
   var TOKEN = /^[!#$%&'*+.^_\x60|~0-9A-Za-z-]+$/;
   function Headers(init) {
     if (!(this instanceof Headers)) throw new TypeError("Headers must be called with new");
     this._list = [];
+    conceal(this);
     if (init === undefined) return;
     if (init === null || (typeof init !== "object" && typeof init !== "function")) throw new TypeError("Headers: init must be an object or a list of pairs");
     // A sequence is anything with an iterator, a Headers (with its own or an overridden one) included.
@@ -219,13 +227,15 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   function initBody(self, bytes, stream) {
     self._bytes = bytes;
     self._stream = stream;
-    self.bodyUsed = false;
+    self._bodyUsed = false;
+    if (!("_signal" in self)) self._signal = null;
+    conceal(self);
   }
   function takeReader(self) {
-    if (self.bodyUsed) throw new TypeError("the body has already been read");
+    if (self._bodyUsed) throw new TypeError("the body has already been read");
     var bytes = self._bytes, stream = self._stream, done = false;
     // bodyUsed says a body was read; a null body (no bytes, no stream) stays unused.
-    if (bytes !== null || stream) self.bodyUsed = true;
+    if (bytes !== null || stream) self._bodyUsed = true;
     return {
       read: function () {
         if (self._signal && self._signal.aborted) { done = true; return Promise.reject(abortError(self._signal)); }
@@ -300,47 +310,69 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     if (!(this instanceof Request)) throw new TypeError("Request must be called with new");
     init = init || {};
     var base = input instanceof Request ? input : null;
-    this.url = base ? base.url : String(input && input.href !== undefined ? input.href : input);
-    if (typeof g.URL === "function") this.url = new g.URL(this.url).href;
-    this.method = String(init.method || (base ? base.method : "GET")).toUpperCase();
-    this.headers = new Headers(init.headers || (base ? base.headers : undefined));
-    this.redirect = init.redirect || (base ? base.redirect : "follow");
-    if (["follow", "manual", "error"].indexOf(this.redirect) < 0) throw new TypeError("Request: bad redirect mode " + this.redirect);
-    this.signal = init.signal || (base ? base.signal : null);
+    var url = base ? base.url : String(input && input.href !== undefined ? input.href : input);
+    // A relative URL resolves against globalThis.location.href when the program sets one (as Deno's
+    // --location does); the box itself has no base URL, so otherwise it is a TypeError.
+    var loc = g.location, baseHref = loc && typeof loc.href === "string" ? loc.href : undefined;
+    if (typeof g.URL === "function") url = new g.URL(url, baseHref).href;
+    this._url = url;
+    this._method = String(init.method || (base ? base.method : "GET")).toUpperCase();
+    this._headers = new Headers(init.headers || (base ? base.headers : undefined));
+    this._redirect = init.redirect || (base ? base.redirect : "follow");
+    if (["follow", "manual", "error"].indexOf(this._redirect) < 0) throw new TypeError("Request: bad redirect mode " + this._redirect);
+    this._signal = init.signal || (base ? base.signal : null);
     var body = init.body !== undefined ? extract(init.body) : [base ? base._bytes : null, null];
-    if (body[0] && (this.method === "GET" || this.method === "HEAD")) throw new TypeError("Request with GET/HEAD method cannot have body");
-    if (body[1] && !this.headers.has("content-type")) this.headers.set("content-type", body[1]);
+    if (body[0] && (this._method === "GET" || this._method === "HEAD")) throw new TypeError("Request with GET/HEAD method cannot have body");
+    if (body[1] && !this._headers.has("content-type")) this._headers.set("content-type", body[1]);
     initBody(this, body[0], null);
   }
   Request.prototype = Object.create(Body.prototype);
   Request.prototype.constructor = Request;
   Request.prototype.clone = function () {
-    if (this.bodyUsed) throw new TypeError("Request.clone: the body has already been read");
+    if (this._bodyUsed) throw new TypeError("Request.clone: the body has already been read");
     return new Request(this);
   };
+  // WebIDL attributes: read-only accessors on the prototypes over the object's state. What the box
+  // does not model (a request's mode, credentials, cache, referrer, ...) reports Fetch's default.
+  function attributes(proto, names, constants) {
+    names.forEach(function (n) {
+      Object.defineProperty(proto, n, { get: function () { return this["_" + n]; }, enumerable: true, configurable: true });
+    });
+    Object.keys(constants || {}).forEach(function (n) {
+      var v = constants[n];
+      Object.defineProperty(proto, n, { get: function () { return v; }, enumerable: true, configurable: true });
+    });
+  }
+  attributes(Body.prototype, ["bodyUsed"]);
+  attributes(Request.prototype, ["method", "url", "headers", "redirect", "signal"], {
+    destination: "", referrer: "about:client", referrerPolicy: "", mode: "cors", credentials: "same-origin",
+    cache: "default", integrity: "", keepalive: false, isReloadNavigation: false, isHistoryNavigation: false, duplex: "half",
+  });
 
   function Response(body, init) {
     if (!(this instanceof Response)) throw new TypeError("Response must be called with new");
     init = init || {};
     var extracted = extract(body);
-    this.status = init.status === undefined ? 200 : init.status | 0;
-    if (this.status < 200 || this.status > 599) throw new RangeError("Response: status must be 200 to 599");
-    if (extracted[0] !== null && NULL_BODY_STATUS.indexOf(this.status) >= 0) throw new TypeError("Response: a " + this.status + " response cannot have a body");
-    this.statusText = init.statusText === undefined ? "" : String(init.statusText);
-    this.headers = new Headers(init.headers);
-    if (extracted[1] && !this.headers.has("content-type")) this.headers.set("content-type", extracted[1]);
-    this.url = "";
-    this.redirected = false;
-    this.type = "default";
+    var status = init.status === undefined ? 200 : init.status | 0;
+    if (status < 200 || status > 599) throw new RangeError("Response: status must be 200 to 599");
+    if (extracted[0] !== null && NULL_BODY_STATUS.indexOf(status) >= 0) throw new TypeError("Response: a " + status + " response cannot have a body");
+    this._status = status;
+    this._statusText = init.statusText === undefined ? "" : String(init.statusText);
+    this._headers = new Headers(init.headers);
+    if (extracted[1] && !this._headers.has("content-type")) this._headers.set("content-type", extracted[1]);
+    this._url = "";
+    this._redirected = false;
+    this._type = "default";
     initBody(this, extracted[0], init._stream || null);
   }
   Response.prototype = Object.create(Body.prototype);
   Response.prototype.constructor = Response;
-  Object.defineProperty(Response.prototype, "ok", { get: function () { return this.status >= 200 && this.status < 300; } });
+  attributes(Response.prototype, ["type", "url", "redirected", "status", "statusText", "headers"]);
+  Object.defineProperty(Response.prototype, "ok", { get: function () { return this._status >= 200 && this._status < 300; }, enumerable: true, configurable: true });
   Response.prototype.clone = function () {
     if (this._stream) throw new TypeError("Response.clone: read the body first (a streamed body cannot be cloned here)");
     var r = new Response(this._bytes, { status: this.status, statusText: this.statusText, headers: this.headers });
-    r.url = this.url;
+    r._url = this._url;
     return r;
   };
   var NULL_BODY_STATUS = [101, 103, 204, 205, 304], REDIRECT_STATUS = [301, 302, 303, 307, 308];
@@ -355,7 +387,7 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     },
     error: function error() {
       var r = new Response(null, { status: 200 });
-      r.status = 0; r.type = "error";
+      r._status = 0; r._type = "error";
       immutable.add(r.headers);
       return r;
     },
@@ -399,9 +431,9 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
         // rejects this fetch: nothing else would ever settle it.
         try {
           var res = new Response(null, { status: head.status, statusText: head.statusText, headers: head.headers, _stream: id });
-          res.url = head.url;
-          res.redirected = head.redirected;
-          res.type = "basic";
+          res._url = head.url;
+          res._redirected = head.redirected;
+          res._type = "basic";
           res._signal = signal;
           if (signal && typeof signal.addEventListener === "function")
             signal.addEventListener("abort", function () { bridgeCancel(id); });

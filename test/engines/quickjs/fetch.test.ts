@@ -64,6 +64,31 @@ describe("quickjs fetch", () => {
     ]);
   });
 
+  it("Request and Response attributes are read-only accessors; a relative URL needs globalThis.location", async () => {
+    const v = await js(`(() => {
+      const name = (f) => { try { f(); return "no error"; } catch (e) { return e.name; } };
+      const noBase = name(() => new Request("x"));
+      globalThis.location = { href: "http://h.example/dir/page" };
+      const q = new Request("x?y", { method: "post" }), r = new Response("b", { status: 201 });
+      const d = Object.getOwnPropertyDescriptor(Request.prototype, "url");
+      return [noBase, q.url, q.method, name(() => { "use strict"; q.url = "z"; }), q.mode, q.credentials, q.cache, r.status, r.ok, Object.keys(q), typeof d.get, d.enumerable];
+    })()`);
+    assert.deepEqual(v, [
+      "TypeError",
+      "http://h.example/dir/x?y",
+      "POST",
+      "TypeError",
+      "cors",
+      "same-origin",
+      "default",
+      201,
+      true,
+      [],
+      "function",
+      true,
+    ]);
+  });
+
   it("Headers, Request and Response have their interface's class string, and structuredClone refuses them", async () => {
     const v = await js(`[new Headers(), new Request("${server.origin}/"), new Response()].map((o) => {
       let cloned; try { structuredClone(o); cloned = "cloned"; } catch (e) { cloned = e.name; }
