@@ -19,14 +19,21 @@ const HARNESS = readFileSync(join(here, "harness", "testharness.js"), "utf8");
  * The families selected, by directory. The fetch family runs with a network grant so Headers/Request/
  * Response exist; so does structured-clone, whose battery clones Blobs and Responses.
  */
-export const FAMILIES: Record<string, { dir: string; network?: boolean }> = {
+export const FAMILIES: Record<string, { dir: string; network?: boolean; location?: boolean }> = {
   encoding: { dir: "encoding" },
   url: { dir: "url" },
   "dom-events": { dir: "dom/events" },
   "dom-abort": { dir: "dom/abort" },
-  webcrypto: { dir: "WebCryptoAPI" },
-  fetch: { dir: "fetch/api", network: true },
+  webcrypto: { dir: "WebCryptoAPI/digest" },
+  "webcrypto-hmac": { dir: "WebCryptoAPI/sign_verify" },
+  fetch: { dir: "fetch/api/headers", network: true },
+  "fetch-response": { dir: "fetch/api/response", network: true },
+  // Its files build Requests from relative URLs, which resolve against the test page's URL: the run
+  // sets globalThis.location to it, as the WPT server's page has one (the box itself has none).
+  "fetch-request": { dir: "fetch/api/request", network: true, location: true },
   console: { dir: "console" },
+  blob: { dir: "FileAPI/blob" },
+  file: { dir: "FileAPI/file" },
   "structured-clone": { dir: "html/webappapis/structured-clone", network: true },
 };
 
@@ -40,7 +47,7 @@ export function wptFiles(family: string): string[] {
 }
 
 /** The guest program for one test file: the harness, its resources, the file, and the summary. */
-export function wptProgram(file: string): { code: string; files: Record<string, string> } {
+export function wptProgram(file: string, withLocation = false): { code: string; files: Record<string, string> } {
   const source = readFileSync(file, "utf8");
   const dir = dirname(file);
   const loads: string[] = [];
@@ -61,7 +68,9 @@ export function wptProgram(file: string): { code: string; files: Record<string, 
     // no resources beside this file
   }
   const name = JSON.stringify(relative(root(), file));
-  const code = `${HARNESS}\n${loads.join("\n")}\n__wpt.load(${JSON.stringify(source)}, ${name});\nawait __wpt.finish()`;
+  const page = `http://web-platform.test:8000/${relative(root(), file).replace(/\.js$/, ".html")}`;
+  const location = withLocation ? `globalThis.location = { href: ${JSON.stringify(page)} };\n` : "";
+  const code = `${location}${HARNESS}\n${loads.join("\n")}\n__wpt.load(${JSON.stringify(source)}, ${name});\nawait __wpt.finish()`;
   return { code, files };
 }
 
@@ -73,8 +82,12 @@ interface Summary {
 }
 
 /** What one isolation reports: how many subtests ran, and each failing one's name with its failure. */
-async function runOn(sandbox: Sandbox, file: string): Promise<{ total: number; failures: Map<string, string> }> {
-  const { code, files } = wptProgram(file);
+async function runOn(
+  sandbox: Sandbox,
+  file: string,
+  withLocation: boolean,
+): Promise<{ total: number; failures: Map<string, string> }> {
+  const { code, files } = wptProgram(file, withLocation);
   const r = await sandbox.run({ language: "javascript", code, files, limits: { timeoutMs: 60_000 } });
   const failures = new Map<string, string>();
   if (!r.ok) {
@@ -105,8 +118,8 @@ export async function runWpt(options: { families?: string[]; sample?: number } =
     try {
       for (const file of files) {
         const rel = relative(root(), file);
-        const a = await runOn(thread, file);
-        const b = await runOn(inProcess, file);
+        const a = await runOn(thread, file, entry.location === true);
+        const b = await runOn(inProcess, file, entry.location === true);
         const names = new Set([...a.failures.keys(), ...b.failures.keys()]);
         for (const name of names) {
           const fa = a.failures.get(name);

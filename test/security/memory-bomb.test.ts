@@ -15,6 +15,9 @@ const BOMBS: Record<string, string> = {
   "many typed arrays": "const l = []; while (true) l.push(new Float64Array(1e4));",
   Map: "const m = new Map(); let i = 0; while (true) m.set(i++, {});",
   JSON: "let o = [0]; for (;;) o = JSON.parse(JSON.stringify([o, o, o]));",
+  // A Blob's bytes are in the guest heap: parts are copied, so a Blob of Blobs cannot stand for more.
+  "Blob doubling": "let b = new Blob(['x']); for (;;) b = new Blob([b, b]);",
+  "Blob of many parts": "const u = new Uint8Array(1 << 16); new Blob(new Array(1 << 12).fill(u));",
 };
 
 describe("quickjs", () => {

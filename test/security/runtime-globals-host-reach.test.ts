@@ -29,6 +29,8 @@ const dtf = new Intl.DateTimeFormat("en", { timeZone: "Asia/Tokyo" }); add(dtf);
 add(new Intl.Collator("en")); add(new Intl.Collator().compare); add(new Intl.PluralRules("en")); add(new Intl.RelativeTimeFormat("en").formatToParts(1, "day"));
 add(new Intl.ListFormat("en")); add(new Intl.DisplayNames("en", { type: "region" })); add(Intl.getCanonicalLocales("en"));
 add(structuredClone({ m: new Map([[1, new Date()]]) }));
+const blob = new Blob(["b"], { type: "text/plain" }), file = new File([blob], "f.txt");
+add(blob); add(file); add(blob.slice(0, 1)); add(structuredClone(file)); add(await blob.arrayBuffer()); add(await file.bytes());
 for (const thrower of [() => new URL("nope"), () => atob("!"), () => new Intl.DateTimeFormat("en", { timeZone: "Nope/Nope" }), () => crypto.getRandomValues(new Uint8Array(70000)), () => structuredClone(() => 1), () => new TextDecoder("x")]) {
   try { thrower(); } catch (e) { add(e); }
 }

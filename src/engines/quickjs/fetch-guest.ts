@@ -81,10 +81,18 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     return new TypeError(e && e.message ? e.message : String(e));
   }
 
+  // The objects' state lives in "_" properties, kept out of enumeration (a WebIDL object has no own
+  // enumerable properties; its attributes are accessors on the prototype).
+  function conceal(o) {
+    Object.keys(o).forEach(function (k) {
+      if (k.charAt(0) === "_") Object.defineProperty(o, k, { value: o[k], writable: true, enumerable: false, configurable: true });
+    });
+  }
   var TOKEN = /^[!#$%&'*+.^_\x60|~0-9A-Za-z-]+$/;
   function Headers(init) {
     if (!(this instanceof Headers)) throw new TypeError("Headers must be called with new");
     this._list = [];
+    conceal(this);
     if (init === undefined) return;
     if (init === null || (typeof init !== "object" && typeof init !== "function")) throw new TypeError("Headers: init must be an object or a list of pairs");
     // A sequence is anything with an iterator, a Headers (with its own or an overridden one) included.
@@ -108,8 +116,11 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     if (/[\0\r\n]/.test(value)) throw new TypeError("Headers: a header value may not contain NUL, CR or LF");
     return value;
   }
-  Headers.prototype.append = function (n, v) { this._list.push([headerName(n), headerValue(v)]); };
-  Headers.prototype.delete = function (n) { n = headerName(n); this._list = this._list.filter(function (p) { return p[0] !== n; }); };
+  // Headers whose guard is "immutable" (an error or redirect Response's): held here, not on the object.
+  var immutable = new WeakSet();
+  function mutable(h) { if (immutable.has(h)) throw new TypeError("Headers: these headers are immutable"); }
+  Headers.prototype.append = function (n, v) { n = headerName(n); v = headerValue(v); mutable(this); this._list.push([n, v]); };
+  Headers.prototype.delete = function (n) { n = headerName(n); mutable(this); this._list = this._list.filter(function (p) { return p[0] !== n; }); };
   Headers.prototype.get = function (n) {
     n = headerName(n);
     var vs = this._list.filter(function (p) { return p[0] === n; }).map(function (p) { return p[1]; });
@@ -161,7 +172,9 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   };
   if (OwnFormData) {
     OwnFormData.prototype.append = function (n, v, filename) {
-      this._list.push([String(n), v instanceof Uint8Array ? { bytes: v, filename: filename || "blob" } : String(v)]);
+      // A Blob value becomes a File (named "blob" unless a filename is given), as FormData's entries are.
+      var file = internals.formFile ? internals.formFile(v, filename) : undefined;
+      this._list.push([String(n), file ? file : v instanceof Uint8Array ? { bytes: v, filename: filename || "blob" } : String(v)]);
     };
     OwnFormData.prototype.set = function (n, v, f) { this.delete(n); this.append(n, v, f); };
     OwnFormData.prototype.get = function (n) { var p = this._list.find(function (x) { return x[0] === String(n); }); return p ? p[1] : null; };
@@ -173,12 +186,17 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     g.FormData = OwnFormData;
   }
 
+  /** A Blob's or File's bytes (a copy), type and name, when the blob family is installed; else undefined. */
+  function blobData(v) { return internals.blobData ? internals.blobData(v) : undefined; }
+
   /** Body init → [bytes, default content type]. */
   function extract(body) {
     if (body == null) return [null, null];
     if (typeof body === "string") return [utf8(body), "text/plain;charset=UTF-8"];
     if (body instanceof ArrayBuffer) return [new Uint8Array(body.slice(0)), null];
     if (ArrayBuffer.isView(body)) return [new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)), null];
+    var blob = blobData(body);
+    if (blob) return [blob.bytes, blob.type || null];
     if (typeof g.URLSearchParams === "function" && body instanceof g.URLSearchParams)
       return [utf8(body.toString()), "application/x-www-form-urlencoded;charset=UTF-8"];
     if (typeof g.FormData === "function" && body instanceof g.FormData) {
@@ -188,14 +206,16 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
         var v = pair[1], head = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + esc(pair[0]) + "\"";
         if (typeof v === "string") parts.push(utf8(head + "\r\n\r\n" + v + "\r\n"));
         else {
-          var bytes = v && v.bytes ? v.bytes : v;
-          var name = v && v.filename ? v.filename : v && v.name ? v.name : "blob";
-          parts.push(utf8(head + "; filename=\"" + esc(name) + "\"\r\nContent-Type: application/octet-stream\r\n\r\n"));
+          var blob = blobData(v), bytes = blob ? blob.bytes : v && v.bytes ? v.bytes : v;
+          var name = v && v.filename ? v.filename : blob && blob.name !== undefined ? blob.name : v && v.name ? v.name : "blob";
+          var ctype = blob && blob.type ? blob.type : "application/octet-stream";
+          parts.push(utf8(head + "; filename=\"" + esc(name) + "\"\r\nContent-Type: " + ctype + "\r\n\r\n"));
           parts.push(bytes instanceof Uint8Array ? bytes : utf8(String(bytes)));
           parts.push(utf8("\r\n"));
         }
       }
-      parts.push(utf8("--" + boundary + "--\r\n"));
+      // An empty FormData is an empty body (as WPT's response-consume-empty expects), not a lone boundary.
+      if (parts.length) parts.push(utf8("--" + boundary + "--\r\n"));
       return [concat(parts), "multipart/form-data; boundary=" + boundary];
     }
     if (body instanceof Body) throw new TypeError("fetch: pass the body's bytes, not a Request or Response");
@@ -207,12 +227,15 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   function initBody(self, bytes, stream) {
     self._bytes = bytes;
     self._stream = stream;
-    self.bodyUsed = false;
+    self._bodyUsed = false;
+    if (!("_signal" in self)) self._signal = null;
+    conceal(self);
   }
   function takeReader(self) {
-    if (self.bodyUsed) throw new TypeError("the body has already been read");
-    self.bodyUsed = true;
+    if (self._bodyUsed) throw new TypeError("the body has already been read");
     var bytes = self._bytes, stream = self._stream, done = false;
+    // bodyUsed says a body was read; a null body (no bytes, no stream) stays unused.
+    if (bytes !== null || stream) self._bodyUsed = true;
     return {
       read: function () {
         if (self._signal && self._signal.aborted) { done = true; return Promise.reject(abortError(self._signal)); }
@@ -260,6 +283,26 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     };
     return pump();
   };
+  // blob() needs the Blob family, which a program that names Blob gets (runtime/table.ts).
+  Body.prototype.blob = function () {
+    var self = this;
+    if (!internals.makeBlob) void g.Blob; // a lazily stubbed family installs on first touch
+    if (!internals.makeBlob) return Promise.reject(new TypeError("blob(): this program has no Blob (name Blob in the code to get it)"));
+    return this.bytes().then(function (u8) { return internals.makeBlob(u8, self.headers.get("content-type") || ""); });
+  };
+  // formData(): an urlencoded body as FormData entries; a multipart body is not parsed here (TypeError).
+  Body.prototype.formData = function () {
+    var type = (this.headers.get("content-type") || "").toLowerCase();
+    if (!/^application\/x-www-form-urlencoded(;|$)/.test(type) || typeof g.URLSearchParams !== "function") {
+      var why = /^multipart\/form-data/.test(type) ? "multipart bodies are not parsed in this sandbox" : "the body is not application/x-www-form-urlencoded";
+      return this.bytes().then(function () { throw new TypeError("formData(): " + why); });
+    }
+    return this.text().then(function (t) {
+      var fd = new g.FormData();
+      new g.URLSearchParams(t).forEach(function (v, k) { fd.append(k, v); });
+      return fd;
+    });
+  };
   Body.prototype.text = function () { return this.bytes().then(fromUtf8); };
   Body.prototype.json = function () { return this.text().then(function (t) { return JSON.parse(t); }); };
 
@@ -267,57 +310,102 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     if (!(this instanceof Request)) throw new TypeError("Request must be called with new");
     init = init || {};
     var base = input instanceof Request ? input : null;
-    this.url = base ? base.url : String(input && input.href !== undefined ? input.href : input);
-    if (typeof g.URL === "function") this.url = new g.URL(this.url).href;
-    this.method = String(init.method || (base ? base.method : "GET")).toUpperCase();
-    this.headers = new Headers(init.headers || (base ? base.headers : undefined));
-    this.redirect = init.redirect || (base ? base.redirect : "follow");
-    if (["follow", "manual", "error"].indexOf(this.redirect) < 0) throw new TypeError("Request: bad redirect mode " + this.redirect);
-    this.signal = init.signal || (base ? base.signal : null);
+    var url = base ? base.url : String(input && input.href !== undefined ? input.href : input);
+    // A relative URL resolves against globalThis.location.href when the program sets one (as Deno's
+    // --location does); the box itself has no base URL, so otherwise it is a TypeError.
+    var loc = g.location, baseHref = loc && typeof loc.href === "string" ? loc.href : undefined;
+    if (typeof g.URL === "function") url = new g.URL(url, baseHref).href;
+    this._url = url;
+    this._method = String(init.method || (base ? base.method : "GET")).toUpperCase();
+    this._headers = new Headers(init.headers || (base ? base.headers : undefined));
+    this._redirect = init.redirect || (base ? base.redirect : "follow");
+    if (["follow", "manual", "error"].indexOf(this._redirect) < 0) throw new TypeError("Request: bad redirect mode " + this._redirect);
+    this._signal = init.signal || (base ? base.signal : null);
     var body = init.body !== undefined ? extract(init.body) : [base ? base._bytes : null, null];
-    if (body[0] && (this.method === "GET" || this.method === "HEAD")) throw new TypeError("Request with GET/HEAD method cannot have body");
-    if (body[1] && !this.headers.has("content-type")) this.headers.set("content-type", body[1]);
+    if (body[0] && (this._method === "GET" || this._method === "HEAD")) throw new TypeError("Request with GET/HEAD method cannot have body");
+    if (body[1] && !this._headers.has("content-type")) this._headers.set("content-type", body[1]);
     initBody(this, body[0], null);
   }
   Request.prototype = Object.create(Body.prototype);
   Request.prototype.constructor = Request;
   Request.prototype.clone = function () {
-    if (this.bodyUsed) throw new TypeError("Request.clone: the body has already been read");
+    if (this._bodyUsed) throw new TypeError("Request.clone: the body has already been read");
     return new Request(this);
   };
+  // WebIDL attributes: read-only accessors on the prototypes over the object's state. What the box
+  // does not model (a request's mode, credentials, cache, referrer, ...) reports Fetch's default.
+  function attributes(proto, names, constants) {
+    names.forEach(function (n) {
+      Object.defineProperty(proto, n, { get: function () { return this["_" + n]; }, enumerable: true, configurable: true });
+    });
+    Object.keys(constants || {}).forEach(function (n) {
+      var v = constants[n];
+      Object.defineProperty(proto, n, { get: function () { return v; }, enumerable: true, configurable: true });
+    });
+  }
+  attributes(Body.prototype, ["bodyUsed"]);
+  attributes(Request.prototype, ["method", "url", "headers", "redirect", "signal"], {
+    destination: "", referrer: "about:client", referrerPolicy: "", mode: "cors", credentials: "same-origin",
+    cache: "default", integrity: "", keepalive: false, isReloadNavigation: false, isHistoryNavigation: false, duplex: "half",
+  });
 
   function Response(body, init) {
     if (!(this instanceof Response)) throw new TypeError("Response must be called with new");
     init = init || {};
     var extracted = extract(body);
-    this.status = init.status === undefined ? 200 : init.status | 0;
-    if (this.status < 200 || this.status > 599) throw new RangeError("Response: status must be 200 to 599");
-    this.statusText = init.statusText === undefined ? "" : String(init.statusText);
-    this.headers = new Headers(init.headers);
-    if (extracted[1] && !this.headers.has("content-type")) this.headers.set("content-type", extracted[1]);
-    this.url = "";
-    this.redirected = false;
-    this.type = "default";
+    var status = init.status === undefined ? 200 : init.status | 0;
+    if (status < 200 || status > 599) throw new RangeError("Response: status must be 200 to 599");
+    if (extracted[0] !== null && NULL_BODY_STATUS.indexOf(status) >= 0) throw new TypeError("Response: a " + status + " response cannot have a body");
+    this._status = status;
+    this._statusText = init.statusText === undefined ? "" : String(init.statusText);
+    this._headers = new Headers(init.headers);
+    if (extracted[1] && !this._headers.has("content-type")) this._headers.set("content-type", extracted[1]);
+    this._url = "";
+    this._redirected = false;
+    this._type = "default";
     initBody(this, extracted[0], init._stream || null);
   }
   Response.prototype = Object.create(Body.prototype);
   Response.prototype.constructor = Response;
-  Object.defineProperty(Response.prototype, "ok", { get: function () { return this.status >= 200 && this.status < 300; } });
+  attributes(Response.prototype, ["type", "url", "redirected", "status", "statusText", "headers"]);
+  Object.defineProperty(Response.prototype, "ok", { get: function () { return this._status >= 200 && this._status < 300; }, enumerable: true, configurable: true });
   Response.prototype.clone = function () {
     if (this._stream) throw new TypeError("Response.clone: read the body first (a streamed body cannot be cloned here)");
     var r = new Response(this._bytes, { status: this.status, statusText: this.statusText, headers: this.headers });
-    r.url = this.url;
+    r._url = this._url;
     return r;
   };
-  Response.json = function (data, init) {
-    var h = new Headers((init && init.headers) || undefined);
-    if (!h.has("content-type")) h.set("content-type", "application/json");
-    return new Response(JSON.stringify(data), { status: init && init.status, statusText: init && init.statusText, headers: h });
+  var NULL_BODY_STATUS = [101, 103, 204, 205, 304], REDIRECT_STATUS = [301, 302, 303, 307, 308];
+  // The static methods as Fetch defines them (names and lengths included: WebIDL static operations).
+  var statics = {
+    json: function json(data) {
+      var init = arguments[1], text = JSON.stringify(data); // its errors propagate
+      if (text === undefined) throw new TypeError("Response.json: the data cannot be serialized as JSON");
+      var r = new Response(text, init);
+      r.headers.set("content-type", (init && init.headers && new Headers(init.headers).get("content-type")) || "application/json");
+      return r;
+    },
+    error: function error() {
+      var r = new Response(null, { status: 200 });
+      r._status = 0; r._type = "error";
+      immutable.add(r.headers);
+      return r;
+    },
+    redirect: function redirect(url) {
+      var status = arguments.length > 1 && arguments[1] !== undefined ? +arguments[1] : 302;
+      var href = String(url);
+      if (typeof g.URL === "function") {
+        try { href = new g.URL(href).href; } catch (e) { throw new TypeError("Response.redirect: " + JSON.stringify(href) + " is not a valid URL"); }
+      }
+      if (REDIRECT_STATUS.indexOf(status) < 0) throw new RangeError("Response.redirect: " + status + " is not a redirect status");
+      var r = new Response(null, { status: status, headers: { location: href } });
+      immutable.add(r.headers);
+      return r;
+    },
   };
-  Response.error = function () { var r = new Response(null, { status: 200 }); r.status = 0; r.type = "error"; return r; };
-  Response.redirect = function (url, status) {
-    return new Response(null, { status: status || 302, headers: { location: String(url) } });
-  };
+  Object.keys(statics).forEach(function (k) {
+    Object.defineProperty(Response, k, { value: statics[k], writable: true, enumerable: true, configurable: true });
+  });
 
   function fetch(input, init) {
     return new Promise(function (resolve, reject) {
@@ -343,9 +431,9 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
         // rejects this fetch: nothing else would ever settle it.
         try {
           var res = new Response(null, { status: head.status, statusText: head.statusText, headers: head.headers, _stream: id });
-          res.url = head.url;
-          res.redirected = head.redirected;
-          res.type = "basic";
+          res._url = head.url;
+          res._redirected = head.redirected;
+          res._type = "basic";
           res._signal = signal;
           if (signal && typeof signal.addEventListener === "function")
             signal.addEventListener("abort", function () { bridgeCancel(id); });
@@ -365,9 +453,11 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   var define = function (name, value) {
     Object.defineProperty(g, name, { value: value, writable: true, configurable: true, enumerable: false });
   };
-  define("Headers", Headers);
-  define("Request", Request);
-  define("Response", Response);
+  // Their class strings are the interfaces' names (WebIDL), which also makes structuredClone refuse them.
+  [["Headers", Headers], ["Request", Request], ["Response", Response]].forEach(function (d) {
+    Object.defineProperty(d[1].prototype, Symbol.toStringTag, { value: d[0], configurable: true });
+    define(d[0], d[1]);
+  });
   define("fetch", fetch);
 })
 `;

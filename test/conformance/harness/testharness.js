@@ -15,6 +15,7 @@
   var harnessErrors = [];
   var PASS = 0, FAIL = 1, TIMEOUT = 2, NOTRUN = 3;
   var DEFAULT_TIMEOUT = 4000;
+  var explicitDone = false, markDone, doneCalled = new Promise(function (resolve) { markDone = resolve; });
 
   function AssertionError(message) { this.message = message; this.name = "AssertionError"; }
   AssertionError.prototype = Object.create(Error.prototype);
@@ -273,9 +274,17 @@
 
   function finish() {
     // Every promise_test in order (one may queue more), then every async test to its end or deadline.
+    // A file may register tests from a promise callback after it has loaded (hmac.js does, once its
+    // keys are imported), or say setup({explicit_done: true}) and call done() when it has: the queue is
+    // drained until done() was called (when asked for) and a macrotask turn adds nothing to it.
+    var settle = function () { return new Promise(function (resolve) { setTimeout(resolve, 0); }); };
     var run = function () {
       var next = queue.shift();
-      return next ? withTimeout(next(), DEFAULT_TIMEOUT).then(run) : Promise.resolve();
+      if (next) return withTimeout(next(), DEFAULT_TIMEOUT).then(run);
+      return (explicitDone ? withTimeout(doneCalled, DEFAULT_TIMEOUT) : Promise.resolve()).then(settle).then(function () {
+        explicitDone = false;
+        return queue.length ? run() : undefined;
+      });
     };
     return run().then(function () {
       return withTimeout(Promise.all(tests.map(function (t) { return t.whenDone(); })), DEFAULT_TIMEOUT);
@@ -292,7 +301,12 @@
 
   var api = {
     test: test, async_test: async_test, promise_test: promise_test, generate_tests: generate_tests,
-    setup: function () {}, done: function () {}, add_completion_callback: function () {}, add_result_callback: function () {},
+    setup: function (a, b) {
+      var props = typeof a === "function" ? b : a;
+      if (typeof a === "function") a();
+      if (props && props.explicit_done) explicitDone = true;
+    },
+    done: function () { markDone(); }, add_completion_callback: function () {}, add_result_callback: function () {},
     format_value: format_value, createBuffer: createBuffer, fetch_json: function (p) { return fetchFile(p).then(function (r) { return r.json(); }); },
     subsetTest: function (fn) { return fn.apply(null, Array.prototype.slice.call(arguments, 1)); },
     subsetTestByKey: function (key, fn) { return fn.apply(null, Array.prototype.slice.call(arguments, 2)); },

@@ -28,6 +28,79 @@ const js = async (code: string, extra: object = {}) => {
 };
 
 describe("quickjs fetch", () => {
+  it("Response.error, redirect and json as Fetch defines them", async () => {
+    const v = await js(`(async () => {
+      const name = (f) => { try { f(); return "no error"; } catch (e) { return e.name; } };
+      const err = Response.error(), red = Response.redirect("http://h.example/a", 307), j = Response.json({ a: 1 }, { headers: { "x-k": "v" } });
+      return [
+        [err.type, err.status, err.body, name(() => err.headers.append("a", "b"))],
+        [red.status, red.headers.get("location"), name(() => red.headers.set("a", "b")), name(() => Response.redirect("http://h/", 200)), name(() => Response.redirect("http://:bad url"))],
+        [j.headers.get("content-type"), j.headers.get("x-k"), await j.json(), name(() => Response.json(Symbol())), name(() => Response.json(1, { status: 204 }))],
+        [Response.error.name, Response.error.length, Response.redirect.length, Response.json.length],
+      ];
+    })()`);
+    assert.deepEqual(v, [
+      ["error", 0, null, "TypeError"],
+      [307, "http://h.example/a", "TypeError", "RangeError", "TypeError"],
+      ["application/json", "v", { a: 1 }, "TypeError", "TypeError"],
+      ["error", 0, 1, 1],
+    ]);
+  });
+
+  it("a null body is never used; formData() reads an urlencoded body and refuses others", async () => {
+    const v = await js(`(async () => {
+      const empty = new Response(null); await empty.text();
+      const fd = await new Response("a=1&b=%20x", { headers: { "content-type": "application/x-www-form-urlencoded" } }).formData();
+      let refused; try { await new Response("x").formData(); } catch (e) { refused = e.name; }
+      return [empty.bodyUsed, [...fd], refused];
+    })()`);
+    assert.deepEqual(v, [
+      false,
+      [
+        ["a", "1"],
+        ["b", " x"],
+      ],
+      "TypeError",
+    ]);
+  });
+
+  it("Request and Response attributes are read-only accessors; a relative URL needs globalThis.location", async () => {
+    const v = await js(`(() => {
+      const name = (f) => { try { f(); return "no error"; } catch (e) { return e.name; } };
+      const noBase = name(() => new Request("x"));
+      globalThis.location = { href: "http://h.example/dir/page" };
+      const q = new Request("x?y", { method: "post" }), r = new Response("b", { status: 201 });
+      const d = Object.getOwnPropertyDescriptor(Request.prototype, "url");
+      return [noBase, q.url, q.method, name(() => { "use strict"; q.url = "z"; }), q.mode, q.credentials, q.cache, r.status, r.ok, Object.keys(q), typeof d.get, d.enumerable];
+    })()`);
+    assert.deepEqual(v, [
+      "TypeError",
+      "http://h.example/dir/x?y",
+      "POST",
+      "TypeError",
+      "cors",
+      "same-origin",
+      "default",
+      201,
+      true,
+      [],
+      "function",
+      true,
+    ]);
+  });
+
+  it("Headers, Request and Response have their interface's class string, and structuredClone refuses them", async () => {
+    const v = await js(`[new Headers(), new Request("${server.origin}/"), new Response()].map((o) => {
+      let cloned; try { structuredClone(o); cloned = "cloned"; } catch (e) { cloned = e.name; }
+      return [String(o), cloned];
+    })`);
+    assert.deepEqual(v, [
+      ["[object Headers]", "DataCloneError"],
+      ["[object Request]", "DataCloneError"],
+      ["[object Response]", "DataCloneError"],
+    ]);
+  });
+
   it("fetches through the host: Request, Response, Headers, JSON and bytes bodies, streaming reads", async () => {
     const v = (await js(`
       const r = await fetch(new Request("${server.origin}/echo", { method: "POST", headers: new Headers([["x-a", "1"]]), body: new Uint8Array([104, 105]) }));

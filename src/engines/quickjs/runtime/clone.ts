@@ -1,12 +1,13 @@
 // structuredClone, in guest JS: it walks the guest's own values and builds new ones in the same realm,
 // so nothing ever crosses to the host. The types are the structured-clone types QuickJS has:
 // primitives, wrappers, Date, RegExp, Map, Set, ArrayBuffer, typed arrays, DataView, Error types,
-// arrays and plain objects (own enumerable string keys; accessors are read). Functions, symbols,
-// WeakMap/WeakSet, Promise and other platform objects throw DataCloneError, as in Node. Cycles and
-// shared references are kept. `transfer` takes ArrayBuffers only (there are no ports or other
-// transferable platform objects here): each is copied like the rest, then detached, as a transfer
-// leaves it; a detached, duplicated or non-ArrayBuffer entry is a DataCloneError before anything is
-// cloned. A resizable ArrayBuffer stays resizable.
+// arrays, plain objects (own enumerable string keys; accessors are read), and Blob and File (blob.ts).
+// Functions, symbols, WeakMap/WeakSet, Promise, other platform objects (Response, …) and views out of
+// their buffer's bounds throw DataCloneError, as in Node. Cycles and shared references are kept.
+// `transfer` takes ArrayBuffers only (there are no ports or other transferable platform objects
+// here): each is copied like the rest, then detached, as a transfer leaves it; a detached,
+// duplicated or non-ArrayBuffer entry is a DataCloneError before anything is cloned. A resizable
+// ArrayBuffer stays resizable.
 
 import type { FamilySource } from "./family.ts";
 
@@ -20,7 +21,8 @@ var dateTime = Date.prototype.getTime, abLen = gopd(ArrayBuffer.prototype, "byte
 var abDetached = gopd(ArrayBuffer.prototype, "detached").get, abResizable = gopd(ArrayBuffer.prototype, "resizable").get;
 var abMax = gopd(ArrayBuffer.prototype, "maxByteLength").get, abTransfer = ArrayBuffer.prototype.transfer;
 var taProto = getProto(Uint8Array.prototype), taTag = gopd(taProto, Symbol.toStringTag).get;
-var dvBuffer = gopd(DataView.prototype, "buffer").get;
+var dvBuffer = gopd(DataView.prototype, "buffer").get, dvLength = gopd(DataView.prototype, "byteLength").get;
+var taAt = taProto.at, taCheck = function () { return taAt.call(this, 0); };
 var toString = Object.prototype.toString;
 var ERRORS = { Error: Error, EvalError: EvalError, RangeError: RangeError, ReferenceError: ReferenceError, SyntaxError: SyntaxError, TypeError: TypeError, URIError: URIError };
 
@@ -29,6 +31,8 @@ function fail(v) {
   var what = typeof v === "function" ? (v.name ? "function " + v.name : "function") : typeof v === "symbol" ? v.toString() : toString.call(v);
   throw new DOMException(what + " could not be cloned.", "DataCloneError");
 }
+
+function outOfBounds() { throw new DOMException("A view outside its buffer's bounds could not be cloned.", "DataCloneError"); }
 
 function copyBuffer(b) {
   if (abDetached.call(b)) throw new DOMException("An ArrayBuffer is detached and could not be cloned.", "DataCloneError");
@@ -71,8 +75,18 @@ function cloneValue(v, seen) {
   if (is(setSize, v)) { out = new Set(); seen.set(v, out); Set.prototype.forEach.call(v, function (val) { out.add(cloneValue(val, seen)); }); return out; }
   if (is(abLen, v)) { out = copyBuffer(v); seen.set(v, out); return out; }
   var tag = ArrayBuffer.isView(v) ? taTag.call(v) : undefined;
-  if (tag) { var buf = cloneValue(v.buffer, seen); out = new global[tag](buf, v.byteOffset, v.length); seen.set(v, out); return out; }
-  if (ArrayBuffer.isView(v)) { out = new DataView(cloneValue(dvBuffer.call(v), seen), v.byteOffset, v.byteLength); seen.set(v, out); return out; }
+  if (tag) {
+    // A view out of its (resized or detached) buffer's bounds cannot be serialized; at() checks that.
+    if (!is(taCheck, v)) outOfBounds();
+    var buf = cloneValue(v.buffer, seen); out = new global[tag](buf, v.byteOffset, v.length); seen.set(v, out); return out;
+  }
+  if (ArrayBuffer.isView(v)) {
+    if (!is(dvLength, v)) outOfBounds();
+    out = new DataView(cloneValue(dvBuffer.call(v), seen), v.byteOffset, v.byteLength); seen.set(v, out); return out;
+  }
+  // Blob and File (read at call time: the blob family may be installed after this one).
+  var blob = internals.cloneBlob ? internals.cloneBlob(v) : undefined;
+  if (blob) { seen.set(v, blob); return blob; }
   var cls = toString.call(v);
   if (cls === "[object Error]") {
     var name = v.name, Ctor = Object.prototype.hasOwnProperty.call(ERRORS, name) ? ERRORS[name] : Error;

@@ -186,6 +186,8 @@ function atob(data) {
   return out.join("");
 }
 
+// For the Blob family: UTF-8 both ways, as captured now (user code may replace the globals later).
+internals.encodeUtf8 = encodeUtf8; internals.TextDecoder = TextDecoder;
 var defs = { TextEncoder: TextEncoder, TextDecoder: TextDecoder };
 for (var name in defs) {
   Object.defineProperty(defs[name].prototype, Symbol.toStringTag, { value: name, configurable: true });

@@ -3,6 +3,7 @@
 
 import type { FamilySource } from "./family.ts";
 import type { FamilyName } from "./table.ts";
+import { blob } from "./blob.ts";
 import { clone } from "./clone.ts";
 import { console } from "./console.ts";
 import { crypto } from "./crypto.ts";
@@ -19,6 +20,7 @@ export const FAMILY_SOURCES: Record<FamilyName, FamilySource> = {
   dom,
   console,
   encoding,
+  blob,
   clone,
   performance,
   url,

@@ -14,6 +14,8 @@
 // |             |                               | state machines, nothing to ask the host                           |
 // | encoding    | guest JS                      | TextEncoder/TextDecoder (UTF-8, UTF-16LE), atob/btoa: pure byte   |
 // |             |                               | arithmetic; a host call would only add a copy                     |
+// | blob        | guest JS                      | Blob/File are immutable bytes in the guest heap (counted against  |
+// |             |                               | the memory limit like any typed array); nothing to ask the host   |
 // | clone       | guest JS                      | structuredClone walks guest values; it must never hand them out   |
 // | performance | guest JS over Date.now()      | no new clock: 1 ms steps, monotonic, no finer than Date.now()     |
 // |             |                               | already gives (no high-resolution timer for side channels)        |
@@ -42,7 +44,8 @@ export interface RuntimeCaps {
 /** What a run has until a capability exists and is granted: no network. */
 export const SEALED: RuntimeCaps = { network: false };
 
-export type FamilyName = "dom" | "console" | "encoding" | "clone" | "performance" | "url" | "crypto" | "intl" | "fetch";
+export type FamilyName =
+  "dom" | "console" | "encoding" | "blob" | "clone" | "performance" | "url" | "crypto" | "intl" | "fetch";
 
 export interface FamilyEntry {
   name: FamilyName;
@@ -97,6 +100,13 @@ export const FAMILIES: readonly FamilyEntry[] = [
     describe: "TextEncoder/TextDecoder, atob/btoa",
   },
   {
+    name: "blob",
+    globals: ["Blob", "File"],
+    detect: /Blob|\.blob\s*\(|\bFile\b/,
+    requires: ["dom", "encoding"],
+    describe: "Blob, File (slice, text, arrayBuffer, bytes; no stream())",
+  },
+  {
     name: "clone",
     globals: ["structuredClone"],
     detect: /structuredClone/,
@@ -136,7 +146,9 @@ export const FAMILIES: readonly FamilyEntry[] = [
     name: "fetch",
     globals: ["fetch", "Request", "Response", "Headers"],
     detect: /fetch|Request|Response|Headers|FormData/,
-    // Nothing required: it uses TextEncoder, URL or AbortSignal only when the program has them.
+    // URL: requests and Response.redirect parse their URLs, and formData() reads an urlencoded body,
+    // with the host's WHATWG parser (as Fetch says). TextEncoder and AbortSignal only when present.
+    requires: ["url"],
     when: (caps) => caps.network,
     describe: "fetch, Request, Response, Headers (to the hosts the application allows)",
   },

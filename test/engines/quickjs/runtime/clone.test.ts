@@ -58,6 +58,10 @@ describe("structuredClone and performance behave like Node's", () => {
     ["Promise throws DataCloneError", `structuredClone(Promise.resolve())`],
     ["no argument is a TypeError", `structuredClone()`],
     [
+      "a view out of its resized buffer's bounds is a DataCloneError",
+      `(() => { const name = (f) => { try { f(); return "no error"; } catch (e) { return e.name; } }; const ab = new ArrayBuffer(16, { maxByteLength: 64 }); const ta = new Uint8Array(ab, 8), dv = new DataView(ab, 8), whole = new Uint8Array(ab); ab.resize(4); return [name(() => structuredClone(ta)), name(() => structuredClone(dv)), structuredClone(whole).length]; })()`,
+    ],
+    [
       "performance.now is a non-decreasing number",
       `(() => { const a = performance.now(), b = performance.now(); return [typeof a, b >= a, a >= 0, typeof performance.timeOrigin, Math.abs(performance.timeOrigin + a - Date.now()) < 1000]; })()`,
     ],
