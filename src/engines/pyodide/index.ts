@@ -76,6 +76,8 @@ export class PyodideEngine implements Engine {
   /** No snapshot cached: what to build it with, once the first (cold) sidecar is up. */
   #pendingBuild: Parameters<typeof getSnapshot>[0] | undefined;
   readonly #stopBuild = new AbortController();
+  /** Closed sessions' sidecar resets still running (close waits for them; destroy's kill ends them). */
+  readonly #resets = new Set<Promise<void>>();
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
@@ -306,6 +308,11 @@ export class PyodideEngine implements Engine {
         remove();
         this.#idleHolders.delete(session);
       },
+      settling: (reset) => {
+        this.#resets.add(reset);
+        const done = () => void this.#resets.delete(reset);
+        reset.then(done, done);
+      },
     };
   }
 
@@ -366,6 +373,7 @@ export class PyodideEngine implements Engine {
     this.#stopBuild.abort();
     return this.#life.close(async () => {
       await this.#snapshotBuild;
+      await Promise.allSettled(this.#resets);
       await this.pool.close();
       // A store the caller gave is the caller's to close (it may outlive this sandbox).
       if (!this.#options.sessions.store) await this.store.close();

@@ -45,6 +45,8 @@ export interface SessionHost {
   /** Called when the session holds a sidecar and is idle (true) or stops being so (false). */
   idle(session: PyodideSession, idle: boolean): void;
   closed(session: PyodideSession): void;
+  /** A closed session's sidecar reset, which the engine waits for before its pool closes. */
+  settling(reset: Promise<void>): void;
 }
 
 /** Why a session on a cold-started sidecar is never stored (SnapshotUnsupportedError "checkpoint"). */
@@ -303,7 +305,12 @@ export class PyodideSession implements EngineSession {
     await this.#queue.idle();
     const sidecar = this.#sidecar;
     this.#sidecar = undefined;
-    if (sidecar) this.#host.release(sidecar, sidecar.alive && (await sidecar.end()));
+    // The sidecar's reset (proven) runs after close resolves, as a stateless run's does after its
+    // result: the pool hands the sidecar out only once it is done, and the engine's close waits for it.
+    if (sidecar) {
+      const reset = sidecar.alive ? sidecar.end() : Promise.resolve(false);
+      this.#host.settling(reset.then((reusable) => this.#host.release(sidecar, reusable)));
+    }
     if (this.#stored) await this.#host.store.delete(this.id);
   }
 }

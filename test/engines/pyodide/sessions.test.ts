@@ -43,6 +43,10 @@ async function eviction(events: SandboxEvent[]): Promise<SandboxEvent | undefine
   return events.find((e) => e.type === "session.evicted");
 }
 
+function childPids(): string[] {
+  return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+}
+
 function value(r: RunResult): unknown {
   assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
   return r.ok ? r.value : undefined;
@@ -303,6 +307,18 @@ describe("python sessions when the sandbox is destroyed", () => {
     // Not a timing bound on the engine: the guest sleeps 30 s, and destroy must not be waiting on it.
     assert.ok(Date.now() - started < 20_000, `destroy took ${Date.now() - started} ms`);
   });
+
+  it("close() right after a session's close waits for that sidecar's reset: no process is left", async () => {
+    const before = childPids();
+    const sb = await createSandbox({ seal: FULL, python: { pool: 1 } });
+    const s = await sb.session({ language: "python" });
+    value(await s.run({ code: "x = [0] * 100000" }));
+    // The session's close hands the sidecar to its reset without waiting; the sandbox's must wait.
+    await s.close();
+    await sb.close();
+    const left = childPids().filter((p) => !before.includes(p));
+    assert.deepEqual(left, [], `processes left: ${left.join(" ")}`);
+  });
 });
 
 describe("resumed-session isolation (attack: reach another session's or a later run's state)", () => {
@@ -343,8 +359,8 @@ describe("resumed-session isolation (attack: reach another session's or a later 
       await f.close();
     }
     assert.equal(value(await s.run({ code: "x" })), 0);
-    const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, "utf8").trim().split(/\s+/);
+    const children = childPids();
     // The pool's sidecars (2) and nothing else: every fork's sidecar went back to the pool.
-    assert.ok(children.filter(Boolean).length <= 2, `child processes: ${children.join(" ")}`);
+    assert.ok(children.length <= 2, `child processes: ${children.join(" ")}`);
   });
 });
