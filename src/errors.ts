@@ -198,6 +198,11 @@ export type SnapshotRejection =
   | "engine"
   /** Made against another engine image or package lock: its memory would not fit this interpreter. */
   | "lock"
+  /**
+   * Relative to another engine checkpoint than this sandbox's sidecars start from (Pyodide: another
+   * engine snapshot file — each `wasmcell setup` builds its own, with its own hash seed — or none).
+   */
+  | "checkpoint"
   /** Over `sessions.maxSnapshotBytes`, or its state inflates past what the interpreter could hold. */
   | "size"
   /** Not a snapshot at all, or cut short, or authenticated but not loadable (then nothing was resumed). */
@@ -216,12 +221,15 @@ export class SnapshotRejectedError extends WasmcellError {
 /**
  * `session.snapshot()` / `fork()` cannot take this session's state. `reason`: `native` (a real
  * process: its state is not data), `state` (the interpreter holds something that cannot move: an open
- * file, a loaded C extension library, JavaScript references), `engine` (the engine keeps no snapshots).
+ * file, a loaded C extension library, JavaScript references), `engine` (the engine keeps no snapshots),
+ * `checkpoint` (a Pyodide sidecar started without the engine snapshot — `python.snapshot` false, or
+ * the snapshot still being built: its state is relative to that one interpreter, so no other sidecar
+ * could resume it; the session stays where it is).
  */
 export class SnapshotUnsupportedError extends WasmcellError {
   override name = "SnapshotUnsupportedError";
-  readonly reason: "native" | "state" | "engine";
-  constructor(reason: "native" | "state" | "engine", message: string) {
+  readonly reason: "native" | "state" | "engine" | "checkpoint";
+  constructor(reason: "native" | "state" | "engine" | "checkpoint", message: string) {
     super("SNAPSHOT_UNSUPPORTED", message);
     this.reason = reason;
   }

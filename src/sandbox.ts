@@ -107,7 +107,7 @@ export class Sandbox implements AsyncDisposable {
     if (!engine.snapshotHeader || !engine.resumeSession)
       throw new SnapshotRejectedError("engine", `the ${engine.name} engine here does not resume sessions`);
     checkMadeFor(header, await engine.snapshotHeader());
-    const inner = await engine.resumeSession(state, snapshot.length);
+    const inner = await engine.resumeSession(state, snapshot.length, header);
     return this.#adopt(header.language, engine, inner);
   }
 

@@ -27,7 +27,7 @@ export interface Engine {
    * A live session from an authenticated snapshot's state whose header matched `snapshotHeader()`:
    * loaded and proven before it resolves; on failure nothing of it remains (SnapshotRejectedError).
    */
-  resumeSession?(state: Uint8Array, bytes: number): Promise<EngineSession>;
+  resumeSession?(state: Uint8Array, bytes: number, header: SnapshotHeader): Promise<EngineSession>;
   /** Waits for in-flight runs, then frees everything. */
   close(): Promise<void>;
   /** Frees everything now; in-flight runs end as `crashed`/`aborted`. */

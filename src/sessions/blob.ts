@@ -29,6 +29,11 @@ export interface SnapshotHeader {
   engineVersion: string;
   /** What the state is relative to: the engine image / package lock digest (Pyodide: the snapshot key). */
   lock: string;
+  /**
+   * The engine checkpoint the state is relative to, when the lock alone does not name it (Pyodide:
+   * the sha256 of the engine snapshot file its sidecar started from; two builds of one lock differ).
+   */
+  base?: string;
   /** The sandbox's limits when it was taken (for the record; a resume runs under its own). */
   limits: Record<string, number>;
   /** Milliseconds since the epoch. */
@@ -145,11 +150,14 @@ function checkHeader(raw: unknown): SnapshotHeader {
   }
   const createdAt = h.createdAt;
   if (typeof createdAt !== "number" || !Number.isFinite(createdAt)) return reject("corrupt", "its time");
+  if (h.base !== undefined && (typeof h.base !== "string" || !/^[0-9a-f]{64}$/.test(h.base)))
+    return reject("corrupt", "its checkpoint");
   return {
     engine: h.engine,
     language: h.language,
     engineVersion: str(h.engineVersion, 100, "engine version"),
     lock: str(h.lock, 200, "lock"),
+    ...(h.base !== undefined ? { base: h.base } : {}),
     limits,
     createdAt,
   };

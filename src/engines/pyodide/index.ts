@@ -15,7 +15,7 @@ import { aborted, failedRun } from "../run/failures.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EngineLifecycle } from "../run/lifecycle.ts";
-import { SealUnavailableError } from "../../errors.ts";
+import { SealUnavailableError, SnapshotRejectedError } from "../../errors.ts";
 import type { SnapshotHeader } from "../../sessions/blob.ts";
 import { MemorySessionStore } from "../../sessions/memory.ts";
 import type { SessionStore } from "../../sessions/store.ts";
@@ -76,6 +76,8 @@ export class PyodideEngine implements Engine {
   /** No snapshot cached: what to build it with, once the first (cold) sidecar is up. */
   #pendingBuild: Parameters<typeof getSnapshot>[0] | undefined;
   readonly #stopBuild = new AbortController();
+  /** Closed sessions' sidecar resets still running (close waits for them; destroy's kill ends them). */
+  readonly #resets = new Set<Promise<void>>();
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
@@ -232,19 +234,30 @@ export class PyodideEngine implements Engine {
 
   /**
    * A pool sidecar; when every one is busy and some session only holds one between runs, the least
-   * recently used such session is evicted first (its state goes to the store) so nobody waits on it.
+   * recently used such session that can move is evicted first (its state goes to the store) so nobody
+   * waits on it. With `base`, a sidecar started from that engine snapshot (what a record resumes on).
    */
-  async acquire(signal?: AbortSignal): Promise<SidecarProcess> {
+  async acquire(signal?: AbortSignal, base?: string): Promise<SidecarProcess> {
     const stats = this.pool.stats;
     if (stats.idle === 0 && stats.busy >= this.#options.python.pool) {
-      let victim: PyodideSession | undefined;
-      for (const s of this.#idleHolders) if (!victim || s.lastUsed < victim.lastUsed) victim = s;
-      if (victim) {
+      // One that cannot move (an open file, a cold-started sidecar) keeps its sidecar: try the next.
+      const victims = [...this.#idleHolders].sort((a, b) => a.lastUsed - b.lastUsed);
+      for (const victim of victims) {
         this.#idleHolders.delete(victim);
-        await victim.evict().catch(() => false);
+        if (await victim.evict().catch(() => false)) break;
       }
     }
-    return this.pool.acquire(signal);
+    if (base === undefined) return this.pool.acquire(signal);
+    // A pool started cold while the snapshot was built holds sidecars of no base: each one met is
+    // replaced (its replacement starts from the snapshot). Bounded: every replacement has the base.
+    for (let tries = this.#options.python.pool + 1; ; tries--) {
+      const sidecar = await this.pool.acquire(signal);
+      if (sidecar.base === base) return sidecar;
+      const here = this.#snapshot?.sha256;
+      const replace = here === base && tries > 0;
+      this.pool.release(sidecar, !replace);
+      if (!replace) throw otherCheckpoint(base, here);
+    }
   }
 
   /** What a snapshot of this engine says it is, and what one must say to resume here. */
@@ -272,7 +285,9 @@ export class PyodideEngine implements Engine {
     const o = this.#options;
     const processMemoryMb = Math.max(MIN_PROCESS_MEMORY_MB, o.limits.memoryMb);
     return {
-      acquire: (signal) => this.acquire(signal),
+      // A new session takes a sidecar started from the engine snapshot when there is one (a cold one
+      // left from before the snapshot was built is replaced), so its records can resume elsewhere.
+      acquire: (signal, base) => this.acquire(signal, base ?? this.#snapshot?.sha256),
       release: (sidecar, reusable) => {
         // The same accounting as a stateless run's reset.
         if (reusable) this.#countReset(sidecar, true);
@@ -294,6 +309,11 @@ export class PyodideEngine implements Engine {
         remove();
         this.#idleHolders.delete(session);
       },
+      settling: (reset) => {
+        this.#resets.add(reset);
+        const done = () => void this.#resets.delete(reset);
+        reset.then(done, done);
+      },
     };
   }
 
@@ -310,10 +330,10 @@ export class PyodideEngine implements Engine {
   }
 
   /** A live session from an authenticated snapshot's state (loaded into a pool sidecar and proven). */
-  async resumeSession(state: Uint8Array, bytes: number): Promise<PyodideSession> {
+  async resumeSession(state: Uint8Array, bytes: number, header?: SnapshotHeader): Promise<PyodideSession> {
     this.#life.admit();
     const t0 = performance.now();
-    const session = await this.#start(state);
+    const session = await this.#start(state, header?.base);
     this.#emitResume(session, bytes, t0);
     return session;
   }
@@ -331,16 +351,16 @@ export class PyodideEngine implements Engine {
   /** A new session holding a copy of `session`'s state: the record never leaves this process. */
   async fork(session: PyodideSession): Promise<PyodideSession> {
     const t0 = performance.now();
-    const record = await session.record();
-    const copy = await this.#start(record);
+    const { record, base } = await session.record();
+    const copy = await this.#start(record, base);
     this.#emitResume(copy, record.length, t0);
     return copy;
   }
 
-  async #start(record: Uint8Array): Promise<PyodideSession> {
+  async #start(record: Uint8Array, base: string | undefined): Promise<PyodideSession> {
     const session = await this.openSession();
     try {
-      await session.start(record);
+      await session.start(record, base);
     } catch (error) {
       await session.close();
       throw error;
@@ -354,6 +374,7 @@ export class PyodideEngine implements Engine {
     this.#stopBuild.abort();
     return this.#life.close(async () => {
       await this.#snapshotBuild;
+      await Promise.allSettled(this.#resets);
       await this.pool.close();
       // A store the caller gave is the caller's to close (it may outlive this sandbox).
       if (!this.#options.sessions.store) await this.store.close();
@@ -371,6 +392,13 @@ export class PyodideEngine implements Engine {
       await this.pool.destroy();
     });
   }
+}
+
+function otherCheckpoint(base: string, here: string | undefined): SnapshotRejectedError {
+  return new SnapshotRejectedError(
+    "checkpoint",
+    `it was taken on sidecars started from the engine snapshot ${base.slice(0, 16)}, and this sandbox's start ${here ? `from ${here.slice(0, 16)}` : "without one (python.snapshot is false, or it is still being built)"}: a Python session resumes only where sidecars start from the same snapshot file (each build has its own hash seed); processes and machines that exchange sessions share one (the same cache directory, or a copy of its pyodide-*.snapshot and .sha256)`,
+  );
 }
 
 function abortedWhileQueued(started: number): RunResult {

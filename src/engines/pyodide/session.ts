@@ -26,7 +26,11 @@ import type { ControlAnswer, SidecarProcess } from "./sidecar-client.ts";
 
 /** What a session needs of its engine. */
 export interface SessionHost {
-  acquire(signal?: AbortSignal): Promise<SidecarProcess>;
+  /**
+   * A pristine pool sidecar; with `base`, one started from that engine snapshot (a record resumes
+   * only there), else SnapshotRejectedError("checkpoint").
+   */
+  acquire(signal?: AbortSignal, base?: string): Promise<SidecarProcess>;
   release(sidecar: SidecarProcess, reusable: boolean): void;
   /** The header a snapshot of this engine carries (its engine, version and lock). */
   header(): Promise<Omit<SnapshotHeader, "createdAt">>;
@@ -41,6 +45,18 @@ export interface SessionHost {
   /** Called when the session holds a sidecar and is idle (true) or stops being so (false). */
   idle(session: PyodideSession, idle: boolean): void;
   closed(session: PyodideSession): void;
+  /** A closed session's sidecar reset, which the engine waits for before its pool closes. */
+  settling(reset: Promise<void>): void;
+}
+
+/** Why a session on a cold-started sidecar is never stored (SnapshotUnsupportedError "checkpoint"). */
+export const COLD_SIDECAR =
+  "this session runs on a sidecar started without the engine snapshot (python.snapshot is false, or the snapshot was still being built when the session opened): its state is relative to that one interpreter (its own hash seed), so no other sidecar could resume it, and it stays where it is";
+
+/** A record and the engine snapshot (sha256) it is relative to. */
+export interface SessionRecord {
+  record: Uint8Array;
+  base: string;
 }
 
 function lost(why: string): RunResult {
@@ -134,34 +150,38 @@ export class PyodideSession implements EngineSession {
         "this session's interpreter was stopped by an earlier timeout or crash; its state is gone. Open a new session";
     }
     if (this.#lostReason) return undefined;
-    const sidecar = await this.#host.acquire(signal);
-    if (this.#stored) {
-      const blob = await this.#host.store.get(this.id);
-      if (!blob) {
-        this.#host.release(sidecar, true);
-        this.#lostReason = "this session's snapshot is no longer in the session store";
-        return undefined;
-      }
-      const t0 = performance.now();
-      let state: Uint8Array;
-      try {
-        ({ state } = openSnapshot(this.#host.key, blob, this.#host.maxSnapshotBytes, await this.#host.header()));
-      } catch (error) {
-        // Nothing reached the sidecar: it is still pristine.
-        this.#host.release(sidecar, true);
-        this.#lostReason = `this session could not be resumed from the store: ${(error as Error).message}`;
-        return undefined;
-      }
-      try {
-        await this.#load(sidecar, state);
-      } catch (error) {
-        this.#lostReason = `this session could not be resumed from the store: ${(error as Error).message}`;
-        return undefined;
-      }
-      this.#stored = false;
-      await this.#host.store.delete(this.id);
-      this.#emit("session.resume", blob.length, performance.now() - t0);
+    if (!this.#stored) return (this.#sidecar = await this.#host.acquire(signal));
+    const blob = await this.#host.store.get(this.id);
+    if (!blob) {
+      this.#lostReason = "this session's snapshot is no longer in the session store";
+      return undefined;
     }
+    const t0 = performance.now();
+    let opened: ReturnType<typeof openSnapshot>;
+    try {
+      opened = openSnapshot(this.#host.key, blob, this.#host.maxSnapshotBytes, await this.#host.header());
+    } catch (error) {
+      this.#lostReason = `this session could not be resumed from the store: ${(error as Error).message}`;
+      return undefined;
+    }
+    // Nothing has reached a sidecar yet: a refusal of the checkpoint leaves the pool as it was.
+    let sidecar: SidecarProcess;
+    try {
+      sidecar = await this.#host.acquire(signal, opened.header.base);
+    } catch (error) {
+      if (!(error instanceof SnapshotRejectedError)) throw error;
+      this.#lostReason = `this session could not be resumed from the store: ${error.message}`;
+      return undefined;
+    }
+    try {
+      await this.#load(sidecar, opened.state);
+    } catch (error) {
+      this.#lostReason = `this session could not be resumed from the store: ${(error as Error).message}`;
+      return undefined;
+    }
+    this.#stored = false;
+    await this.#host.store.delete(this.id);
+    this.#emit("session.resume", blob.length, performance.now() - t0);
     this.#sidecar = sidecar;
     return sidecar;
   }
@@ -171,13 +191,17 @@ export class PyodideSession implements EngineSession {
     const answer = await sidecar.load(state, this.#host.maxStateBytes);
     if (answer.ok) return;
     this.#host.release(sidecar, false);
-    const reason = /another engine checkpoint/.test(answer.refused) ? "lock" : "corrupt";
+    const reason = /another engine checkpoint/.test(answer.refused) ? "checkpoint" : "corrupt";
     throw new SnapshotRejectedError(reason, answer.refused);
   }
 
-  /** Starts this (new) session from a record: loaded now, so a bad one is refused to the caller now. */
-  async start(state: Uint8Array): Promise<void> {
-    const sidecar = await this.#host.acquire();
+  /**
+   * Starts this (new) session from a record: loaded now, so a bad one is refused to the caller now.
+   * `base`: the engine snapshot it is relative to (undefined: a record that does not say, checked by
+   * the sidecar's digest alone).
+   */
+  async start(state: Uint8Array, base: string | undefined): Promise<void> {
+    const sidecar = await this.#host.acquire(undefined, base);
     await this.#load(sidecar, state);
     this.#sidecar = sidecar;
     this.#becomeIdle();
@@ -193,10 +217,12 @@ export class PyodideSession implements EngineSession {
   }
 
   /** The session's state as a raw record (for fork), or a typed error saying why there is none. */
-  #saveRecord(): Promise<{ record: Uint8Array; ms: number }> {
+  #saveRecord(): Promise<SessionRecord> {
     return this.#serial(async () => {
       const sidecar = await this.#ensure();
       if (!sidecar) throw new SnapshotUnsupportedError("state", this.#lostReason ?? "this session's state is gone");
+      const base = sidecar.base;
+      if (base === undefined) throw new SnapshotUnsupportedError("checkpoint", COLD_SIDECAR);
       const answer: ControlAnswer = await sidecar.save(this.#host.maxStateBytes);
       if (!answer.ok) {
         if (answer.retired) {
@@ -205,7 +231,7 @@ export class PyodideSession implements EngineSession {
         }
         throw new SnapshotUnsupportedError("state", `this session cannot be snapshotted: ${answer.refused}`);
       }
-      return { record: answer.record!, ms: answer.ms };
+      return { record: answer.record!, base };
     });
   }
 
@@ -213,19 +239,19 @@ export class PyodideSession implements EngineSession {
   async snapshot(): Promise<Uint8Array> {
     if (this.#closed) throw new ClosedError("session");
     const t0 = performance.now();
-    const { record } = await this.#saveRecord();
-    const blob = sealSnapshot(this.#host.key, { ...(await this.#host.header()), createdAt: Date.now() }, record);
+    const { record, base } = await this.#saveRecord();
+    const blob = sealSnapshot(this.#host.key, { ...(await this.#host.header()), base, createdAt: Date.now() }, record);
     this.#emit("session.snapshot", blob.length, performance.now() - t0);
     return blob;
   }
 
   /** The raw record, for a fork in this process (no sealing: it never leaves memory). */
-  async record(): Promise<Uint8Array> {
+  async record(): Promise<SessionRecord> {
     if (this.#closed) throw new ClosedError("session");
     const t0 = performance.now();
-    const { record } = await this.#saveRecord();
-    this.#emit("session.snapshot", record.length, performance.now() - t0);
-    return record;
+    const saved = await this.#saveRecord();
+    this.#emit("session.snapshot", saved.record.length, performance.now() - t0);
+    return saved;
   }
 
   /**
@@ -239,6 +265,10 @@ export class PyodideSession implements EngineSession {
       if (!sidecar) return false;
       const t0 = performance.now();
       if (!sidecar.alive || !sidecar.idle) return false;
+      if (sidecar.base === undefined) {
+        this.#emit("session.evicted", 0, performance.now() - t0, COLD_SIDECAR);
+        return false;
+      }
       const answer = await sidecar.save(this.#host.maxStateBytes);
       if (!answer.ok) {
         this.#emit("session.evicted", 0, performance.now() - t0, answer.refused);
@@ -251,7 +281,7 @@ export class PyodideSession implements EngineSession {
       }
       const blob = sealSnapshot(
         this.#host.key,
-        { ...(await this.#host.header()), createdAt: Date.now() },
+        { ...(await this.#host.header()), base: sidecar.base, createdAt: Date.now() },
         answer.record!,
       );
       await this.#host.store.put(this.id, blob);
@@ -275,7 +305,12 @@ export class PyodideSession implements EngineSession {
     await this.#queue.idle();
     const sidecar = this.#sidecar;
     this.#sidecar = undefined;
-    if (sidecar) this.#host.release(sidecar, sidecar.alive && (await sidecar.end()));
+    // The sidecar's reset (proven) runs after close resolves, as a stateless run's does after its
+    // result: the pool hands the sidecar out only once it is done, and the engine's close waits for it.
+    if (sidecar) {
+      const reset = sidecar.alive ? sidecar.end() : Promise.resolve(false);
+      this.#host.settling(reset.then((reusable) => this.#host.release(sidecar, reusable)));
+    }
     if (this.#stored) await this.#host.store.delete(this.id);
   }
 }

@@ -82,11 +82,18 @@ export class SidecarProcess {
   #control: Control | undefined;
   /** How long the sidecar's last reset took (its own measure), for the engine's statistics. */
   lastResetMs: number | undefined;
+  /**
+   * The sha256 of the engine snapshot this sidecar started from: what its session records are
+   * relative to, shared by every sidecar started from that file. Undefined for a cold start, whose
+   * checkpoint (hash seed, dict layouts: about half the memory) is its own.
+   */
+  readonly base: string | undefined;
 
-  private constructor(jail: JailedProcess, lines: LineReader, timing: SidecarTiming) {
+  private constructor(jail: JailedProcess, lines: LineReader, timing: SidecarTiming, base: string | undefined) {
     this.jail = jail;
     this.#lines = lines;
     this.timing = timing;
+    this.base = base;
   }
 
   get alive(): boolean {
@@ -141,14 +148,19 @@ export class SidecarProcess {
           `the Pyodide sidecar did not start (${why})${stderrTail ? `: ${stderrTail.trim().slice(-1500)}` : ""}`,
         );
       }
-      const sidecar = new SidecarProcess(jail, lines, {
-        readyMs: performance.now() - t0,
-        innerStartMs: Number(ready.startMs) || 0,
-        loadMs: Number(ready.loadMs) || 0,
-        fromSnapshot: ready.fromSnapshot === true,
-        phases:
-          typeof ready.phases === "object" && ready.phases !== null ? (ready.phases as Record<string, number>) : {},
-      });
+      const sidecar = new SidecarProcess(
+        jail,
+        lines,
+        {
+          readyMs: performance.now() - t0,
+          innerStartMs: Number(ready.startMs) || 0,
+          loadMs: Number(ready.loadMs) || 0,
+          fromSnapshot: ready.fromSnapshot === true,
+          phases:
+            typeof ready.phases === "object" && ready.phases !== null ? (ready.phases as Record<string, number>) : {},
+        },
+        ready.fromSnapshot === true ? snapshot?.sha256 : undefined,
+      );
       jail.child.stderr.off("data", onStderr);
       sidecar.#stderrTail = stderrTail;
       sidecar.#listen();

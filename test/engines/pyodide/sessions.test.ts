@@ -43,9 +43,31 @@ async function eviction(events: SandboxEvent[]): Promise<SandboxEvent | undefine
   return events.find((e) => e.type === "session.evicted");
 }
 
+function childPids(): string[] {
+  return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+}
+
 function value(r: RunResult): unknown {
   assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
   return r.ok ? r.value : undefined;
+}
+
+/**
+ * The snapshot's record as a compromised sidecar could hand it back: inflated, its header and body
+ * edited in place (or a new body returned), and sealed again under the key (it is authenticated).
+ */
+function reforge<H>(key: Uint8Array, snapshot: Uint8Array, edit: (h: H, body: Buffer) => unknown): Uint8Array {
+  const { header, state } = openSnapshot(key, snapshot, 1 << 30);
+  const raw = zstdDecompressSync(state);
+  const length = raw.readUInt32LE(0);
+  const h = JSON.parse(raw.subarray(4, 4 + length).toString("utf8")) as H;
+  let body: Buffer = Buffer.from(raw.subarray(4 + length));
+  const edited: unknown = edit(h, body);
+  if (edited instanceof Buffer) body = edited;
+  const json = Buffer.from(JSON.stringify(h));
+  const prefix = Buffer.alloc(4);
+  prefix.writeUInt32LE(json.length);
+  return sealSnapshot(key, header, zstdCompressSync(Buffer.concat([prefix, json, body])));
 }
 
 const SETUP =
@@ -140,26 +162,50 @@ describe("python session snapshots", () => {
     await using s = await sb.session({ language: "python" });
     value(await s.run({ code: "x = 1" }));
     const key = new TextEncoder().encode(KEY);
-    const { header, state } = openSnapshot(key, await s.snapshot(), 1 << 30);
     // Rewrite the (authenticated) record as a compromised sidecar could: a link /tmp/l -> /dev, then a
     // file under it. Such a record is what a guest that owned its sidecar's JS might hand back.
-    const raw = zstdDecompressSync(state);
-    const length = raw.readUInt32LE(0);
-    const h = JSON.parse(raw.subarray(4, 4 + length).toString("utf8")) as { nodes: unknown[] };
-    h.nodes.push(
-      { p: "/tmp/l", k: "l", m: 0o120777, t: 0, l: "/dev" },
-      { p: "/tmp/l/x", k: "f", m: 0o100644, t: 0, n: 1 },
-    );
-    const json = Buffer.from(JSON.stringify(h));
-    const prefix = Buffer.alloc(4);
-    prefix.writeUInt32LE(json.length);
-    const forged = zstdCompressSync(Buffer.concat([prefix, json, raw.subarray(4 + length), Buffer.from("X")]));
-    await assert.rejects(sb.resume(sealSnapshot(key, header, forged)), (e: unknown) => {
+    const forged = reforge<{ nodes: unknown[] }>(key, await s.snapshot(), (h, body) => {
+      h.nodes.push(
+        { p: "/tmp/l", k: "l", m: 0o120777, t: 0, l: "/dev" },
+        { p: "/tmp/l/x", k: "f", m: 0o100644, t: 0, n: 1 },
+      );
+      return Buffer.concat([body, Buffer.from("X")]);
+    });
+    await assert.rejects(sb.resume(forged), (e: unknown) => {
       assert.ok(e instanceof SnapshotRejectedError);
       assert.equal(e.reason, "corrupt");
       assert.match(e.message, /not on the session's file system/);
       return true;
     });
+  });
+
+  it("a record whose memory chunks are out of range, out of order or miscounted is refused (attack: a crafted record)", async () => {
+    const sb = await sandbox();
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: "x = 1" }));
+    const key = new TextEncoder().encode(KEY);
+    const snap = await s.snapshot();
+    type H = { chunks: number; size: number };
+    let h: H = { chunks: 0, size: 0 };
+    reforge<H>(key, snap, (read) => void (h = read));
+    assert.ok(h.chunks >= 2);
+    const forge = (edit: (h: H, body: Buffer) => unknown) => reforge<H>(key, snap, edit);
+    const cases: [string, Uint8Array, RegExp][] = [
+      ["past the memory", forge((_, b) => b.writeUInt32LE(h.size / 256, 4 * (h.chunks - 1))), /a chunk index/],
+      ["repeated", forge((_, b) => b.writeUInt32LE(b.readUInt32LE(0), 4)), /out of order/],
+      ["one more than the payload", forge((hh) => (hh.chunks += 1)), /payload length/],
+      ["more than the memory holds", forge((hh) => (hh.chunks = hh.size / 256 + 1)), /chunk count/],
+    ];
+    for (const [what, blob, why] of cases) {
+      await assert.rejects(sb.resume(blob), (e: unknown) => {
+        assert.ok(e instanceof SnapshotRejectedError, what);
+        assert.equal(e.reason, "corrupt", what);
+        assert.match(e.message, why, what);
+        return true;
+      });
+    }
+    // Every refusal retired the sidecar it reached; the sandbox still serves sessions.
+    assert.deepEqual(value(await s.run({ code: "x + 1" })), 2);
   });
 
   it("two forks diverge: neither sees the other's memory, files or module state", async () => {
@@ -261,6 +307,18 @@ describe("python sessions when the sandbox is destroyed", () => {
     // Not a timing bound on the engine: the guest sleeps 30 s, and destroy must not be waiting on it.
     assert.ok(Date.now() - started < 20_000, `destroy took ${Date.now() - started} ms`);
   });
+
+  it("close() right after a session's close waits for that sidecar's reset: no process is left", async () => {
+    const before = childPids();
+    const sb = await createSandbox({ seal: FULL, python: { pool: 1 } });
+    const s = await sb.session({ language: "python" });
+    value(await s.run({ code: "x = [0] * 100000" }));
+    // The session's close hands the sidecar to its reset without waiting; the sandbox's must wait.
+    await s.close();
+    await sb.close();
+    const left = childPids().filter((p) => !before.includes(p));
+    assert.deepEqual(left, [], `processes left: ${left.join(" ")}`);
+  });
 });
 
 describe("resumed-session isolation (attack: reach another session's or a later run's state)", () => {
@@ -301,8 +359,8 @@ describe("resumed-session isolation (attack: reach another session's or a later 
       await f.close();
     }
     assert.equal(value(await s.run({ code: "x" })), 0);
-    const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, "utf8").trim().split(/\s+/);
+    const children = childPids();
     // The pool's sidecars (2) and nothing else: every fork's sidecar went back to the pool.
-    assert.ok(children.filter(Boolean).length <= 2, `child processes: ${children.join(" ")}`);
+    assert.ok(children.length <= 2, `child processes: ${children.join(" ")}`);
   });
 });
