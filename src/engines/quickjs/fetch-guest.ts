@@ -363,7 +363,7 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     this._url = "";
     this._redirected = false;
     this._type = "default";
-    initBody(this, extracted[0], init._stream || null);
+    initBody(this, extracted[0], null);
   }
   Response.prototype = Object.create(Body.prototype);
   Response.prototype.constructor = Response;
@@ -430,7 +430,9 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
         // Whatever throws while the Response is built (a status or header the constructor refuses)
         // rejects this fetch: nothing else would ever settle it.
         try {
-          var res = new Response(null, { status: head.status, statusText: head.statusText, headers: head.headers, _stream: id });
+          // The stream is attached here, never through an init option a program could pass itself.
+          var res = new Response(null, { status: head.status, statusText: head.statusText, headers: head.headers });
+          res._stream = id;
           res._url = head.url;
           res._redirected = head.redirected;
           res._type = "basic";

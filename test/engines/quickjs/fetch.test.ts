@@ -47,6 +47,14 @@ describe("quickjs fetch", () => {
     ]);
   });
 
+  it("a program cannot attach a Response to one of the run's host streams through its init", async () => {
+    const v = await js(`(async () => {
+      const r = new Response(null, { _stream: 1 });
+      return [r.body, await r.text(), Object.keys(r)];
+    })()`);
+    assert.deepEqual(v, [null, "", []]);
+  });
+
   it("a null body is never used; formData() reads an urlencoded body and refuses others", async () => {
     const v = await js(`(async () => {
       const empty = new Response(null); await empty.text();
