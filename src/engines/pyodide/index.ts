@@ -15,7 +15,7 @@ import { aborted, failedRun } from "../run/failures.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EngineLifecycle } from "../run/lifecycle.ts";
-import { SealUnavailableError, SnapshotRejectedError } from "../../errors.ts";
+import { PoolHeldError, SealUnavailableError, SnapshotRejectedError } from "../../errors.ts";
 import type { SnapshotHeader } from "../../sessions/blob.ts";
 import { MemorySessionStore } from "../../sessions/memory.ts";
 import type { SessionStore } from "../../sessions/store.ts";
@@ -242,10 +242,17 @@ export class PyodideEngine implements Engine {
     if (stats.idle === 0 && stats.busy >= this.#options.python.pool) {
       // One that cannot move (an open file, a cold-started sidecar) keeps its sidecar: try the next.
       const victims = [...this.#idleHolders].sort((a, b) => a.lastUsed - b.lastUsed);
+      let freed = false;
       for (const victim of victims) {
         this.#idleHolders.delete(victim);
-        if (await victim.evict().catch(() => false)) break;
+        if ((freed = await victim.evict().catch(() => false))) break;
       }
+      // Every sidecar is kept by an open session between its runs, none of which could move, and none
+      // is starting: a wait would last until the caller closes one of them, which it may be waiting
+      // on this run to do. Said now instead.
+      const now = this.pool.stats;
+      if (!freed && victims.length >= now.busy && now.idle + now.starting + this.pool.standby === 0)
+        throw new PoolHeldError("python pool", this.#options.python.pool);
     }
     if (base === undefined) return this.pool.acquire(signal);
     // A pool started cold while the snapshot was built holds sidecars of no base: each one met is

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
-import { SnapshotRejectedError } from "../../../src/errors.ts";
+import { PoolHeldError, SnapshotRejectedError } from "../../../src/errors.ts";
 import type { SandboxEvent } from "../../../src/events.ts";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import { sealSnapshot, openSnapshot } from "../../../src/sessions/blob.ts";
@@ -290,6 +290,20 @@ describe("python session snapshots", () => {
     value(await s.run({ code: "x = 'held'" }));
     assert.equal(value(await sb.run({ language: "python", code: "'x' in globals()" })), false);
     assert.equal(value(await s.run({ code: "x" })), "held");
+  });
+
+  it("when every sidecar is kept by a session that cannot be evicted, a run says so instead of waiting", async () => {
+    await using sb = await createSandbox({ seal: FULL, python: { pool: 1 }, sessions: { idleMs: false } });
+    const s = await sb.session({ language: "python" });
+    // An open file cannot leave its interpreter: the session keeps its sidecar between runs.
+    value(await s.run({ code: "f = open('held.txt', 'w')" }));
+    await assert.rejects(
+      sb.run({ language: "python", code: "1" }),
+      (e: unknown) => e instanceof PoolHeldError && e.code === "POOL_HELD" && /raise python\.pool/.test(e.message),
+    );
+    assert.equal(value(await s.run({ code: "f.closed" })), false, "the session was left as it was");
+    await s.close();
+    assert.equal(value(await sb.run({ language: "python", code: "'free'" })), "free");
   });
 });
 
