@@ -315,7 +315,8 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     var type = this._headers.get("content-type") || "";
     return consume(this).then(function (u8) { return internals.makeBlob(u8, type); });
   };
-  // formData(): an urlencoded body as FormData entries; a multipart body is not parsed here (TypeError).
+  // formData(): an urlencoded or a multipart/form-data body as FormData entries (a multipart file part
+  // becomes a File); anything else is a TypeError, after the body was read, as Fetch says.
   Body.prototype.formData = function () {
     if (!isBody(this)) return illegal();
     var type = this._headers.get("content-type") || "", lower = type.toLowerCase();
@@ -324,10 +325,47 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     return consume(this).then(function (u8) {
       var fd = new OwnFormData();
       if (urlencoded) new g.URLSearchParams(fromUtf8(u8)).forEach(function (v, k) { fd.append(k, v); });
-      else throw new TypeError("formData(): " + (multipart ? "multipart bodies are not parsed in this sandbox" : "the body is not application/x-www-form-urlencoded"));
+      else if (multipart) parseMultipart(u8, type).forEach(function (e) { fd.append.apply(fd, e); });
+      else throw new TypeError("formData(): the body is neither multipart/form-data nor application/x-www-form-urlencoded");
       return fd;
     });
   };
+  // multipart/form-data (RFC 7578) → [name, value] or [name, File, filename] entries. The body is read
+  // as a byte string so that positions are byte offsets; every part is a view of the body's bytes.
+  function parseMultipart(u8, type) {
+    var m = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(type), bad = "formData(): the multipart body is malformed";
+    if (!m) throw new TypeError("formData(): the multipart content type has no boundary");
+    var chunks = [], i;
+    for (i = 0; i < u8.length; i += 8192) chunks.push(String.fromCharCode.apply(null, u8.subarray(i, i + 8192)));
+    var bin = chunks.join("");
+    var delim = "--" + (m[1] || m[2]), out = [], pos = bin.indexOf(delim);
+    if (pos < 0) throw new TypeError(bad);
+    pos += delim.length;
+    while (bin.substr(pos, 2) !== "--") {
+      if (bin.substr(pos, 2) !== "\r\n") throw new TypeError(bad);
+      var headEnd = bin.indexOf("\r\n\r\n", pos + 2), next = headEnd < 0 ? -1 : bin.indexOf("\r\n" + delim, headEnd + 4);
+      if (next < 0) throw new TypeError(bad);
+      var head = fromUtf8(u8.subarray(pos + 2, headEnd)), name = null, filename = null, ctype = "";
+      head.split("\r\n").forEach(function (line) {
+        var c = line.indexOf(":"), key = line.slice(0, c).trim().toLowerCase(), value = line.slice(c + 1).trim();
+        if (key === "content-type") ctype = value;
+        if (key !== "content-disposition" || !/^form-data\s*(;|$)/i.test(value)) return;
+        var n = /;\s*name="([^"]*)"/i.exec(value), f = /;\s*filename="([^"]*)"/i.exec(value);
+        if (n) name = n[1];
+        if (f) filename = f[1];
+      });
+      if (name === null) throw new TypeError(bad);
+      var bytes = u8.slice(headEnd + 4, next);
+      if (filename === null) out.push([name, fromUtf8(bytes)]);
+      else {
+        needBlob("formData()");
+        out.push([name, internals.makeBlob(bytes, ctype || "text/plain"), filename]);
+      }
+      pos = next + 2 + delim.length;
+    }
+    return out;
+  }
+
   var REQUEST_ENUMS = ["mode", "credentials", "cache", "redirect", "referrerPolicy"];
   var REQUEST_DEFAULTS = { mode: "cors", credentials: "same-origin", cache: "default", redirect: "follow", referrerPolicy: "" };
   var ENUM_VALUES = {

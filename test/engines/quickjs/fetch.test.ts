@@ -134,6 +134,25 @@ describe("quickjs fetch", () => {
     })()`);
   });
 
+  it("formData() parses a multipart/form-data body, fields and files, as Node's", async () => {
+    await likeNode(`(async () => {
+      const fd = new FormData();
+      fd.append("a", "1"); fd.append("é name", "x\\r\\ny"); fd.append("f", new Blob(["hello"], { type: "text/x-a" }), "h.txt");
+      fd.append("g", new Blob([new Uint8Array([0, 255, 13, 10])])); fd.append("a", "2");
+      const show = async (form) => { const out = []; for (const [k, v] of form) out.push([k, typeof v === "string" ? v : [v instanceof File, v.name, v.type, v.size, Array.from(new Uint8Array(await v.arrayBuffer()))]]); return out; };
+      const raw = '--XyZ\\r\\nContent-Disposition: form-data; name="t"\\r\\n\\r\\nplain\\r\\n--XyZ\\r\\nContent-Disposition: form-data; name="u"; filename="u.bin"\\r\\n\\r\\nraw\\r\\n--XyZ--\\r\\n';
+      const parse = async (body, type) => { try { return await show(await new Response(body, { headers: { "content-type": type } }).formData()); } catch (e) { return e.name; } };
+      return [
+        await show(await new Response(fd).formData()),
+        await parse(raw, 'multipart/form-data; boundary="XyZ"'),
+        await parse("junk", "multipart/form-data; boundary=q"),
+        await parse("--q\\r\\n\\r\\nx\\r\\n--q--", "multipart/form-data; boundary=q"),
+        await parse("", "multipart/form-data"),
+        await parse("--q--\\r\\n", "multipart/form-data; boundary=q"),
+      ];
+    })()`);
+  });
+
   it("Headers, Request and Response have their interface's class string, and structuredClone refuses them", async () => {
     const v = await js(`[new Headers(), new Request("${server.origin}/"), new Response()].map((o) => {
       let cloned; try { structuredClone(o); cloned = "cloned"; } catch (e) { cloned = e.name; }
