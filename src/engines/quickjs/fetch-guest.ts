@@ -88,10 +88,18 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
       if (k.charAt(0) === "_") Object.defineProperty(o, k, { value: o[k], writable: true, enumerable: false, configurable: true });
     });
   }
+  // WebIDL brand checks: an attribute or operation called on an object that is not one of these
+  // interfaces' own (a plain object, or one made with Object.create(Request.prototype)) throws, rather
+  // than reading whatever "_" properties it has. Held here, not on the objects.
+  var brands = { headers: new WeakSet(), iterator: new WeakSet(), request: new WeakSet(), response: new WeakSet() };
+  function branded(set, o) { if (!set.has(o)) throw new TypeError("Illegal invocation"); }
+  function isBody(o) { return brands.request.has(o) || brands.response.has(o); }
+  function illegal() { return Promise.reject(new TypeError("Illegal invocation")); } // a promise-returning operation's
   var TOKEN = /^[!#$%&'*+.^_\x60|~0-9A-Za-z-]+$/;
   function Headers(init) {
     if (!(this instanceof Headers)) throw new TypeError("Headers must be called with new");
     this._list = [];
+    brands.headers.add(this);
     conceal(this);
     if (init === undefined) return;
     if (init === null || (typeof init !== "object" && typeof init !== "function")) throw new TypeError("Headers: init must be an object or a list of pairs");
@@ -119,18 +127,20 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   // Headers whose guard is "immutable" (an error or redirect Response's): held here, not on the object.
   var immutable = new WeakSet();
   function mutable(h) { if (immutable.has(h)) throw new TypeError("Headers: these headers are immutable"); }
-  Headers.prototype.append = function (n, v) { n = headerName(n); v = headerValue(v); mutable(this); this._list.push([n, v]); };
-  Headers.prototype.delete = function (n) { n = headerName(n); mutable(this); this._list = this._list.filter(function (p) { return p[0] !== n; }); };
+  Headers.prototype.append = function (n, v) { branded(brands.headers, this); n = headerName(n); v = headerValue(v); mutable(this); this._list.push([n, v]); };
+  Headers.prototype.delete = function (n) { branded(brands.headers, this); n = headerName(n); mutable(this); this._list = this._list.filter(function (p) { return p[0] !== n; }); };
   Headers.prototype.get = function (n) {
+    branded(brands.headers, this);
     n = headerName(n);
     var vs = this._list.filter(function (p) { return p[0] === n; }).map(function (p) { return p[1]; });
     return vs.length ? vs.join(", ") : null;
   };
   Headers.prototype.getSetCookie = function () {
+    branded(brands.headers, this);
     return this._list.filter(function (p) { return p[0] === "set-cookie"; }).map(function (p) { return p[1]; });
   };
-  Headers.prototype.has = function (n) { n = headerName(n); return this._list.some(function (p) { return p[0] === n; }); };
-  Headers.prototype.set = function (n, v) { this.delete(n); this.append(n, v); };
+  Headers.prototype.has = function (n) { branded(brands.headers, this); n = headerName(n); return this._list.some(function (p) { return p[0] === n; }); };
+  Headers.prototype.set = function (n, v) { branded(brands.headers, this); this.delete(n); this.append(n, v); };
   // Fetch's "sort and combine": names sorted, values joined, except set-cookie (one entry per value).
   function sortedAndCombined(h) {
     var names = [], out = [];
@@ -147,6 +157,7 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   var IteratorPrototype = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
   var HeadersIterator = Object.create(IteratorPrototype);
   Object.defineProperty(HeadersIterator, "next", { writable: true, enumerable: true, configurable: true, value: function next() {
+    branded(brands.iterator, this);
     var list = sortedAndCombined(this._headers);
     if (this._index >= list.length) return { value: undefined, done: true };
     var p = list[this._index++];
@@ -154,37 +165,40 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   } });
   Object.defineProperty(HeadersIterator, Symbol.toStringTag, { value: "Headers Iterator", configurable: true });
   function headersIterator(h, kind) {
+    branded(brands.headers, h);
     var it = Object.create(HeadersIterator);
     it._headers = h; it._kind = kind; it._index = 0;
+    brands.iterator.add(it);
     return it;
   }
   Headers.prototype.entries = function () { return headersIterator(this, "entry"); };
   Headers.prototype.keys = function () { return headersIterator(this, "key"); };
   Headers.prototype.values = function () { return headersIterator(this, "value"); };
   Headers.prototype.forEach = function (fn, self) {
+    branded(brands.headers, this);
     for (var i = 0, list; i < (list = sortedAndCombined(this)).length; i++) fn.call(self, list[i][1], list[i][0], this);
   };
   Headers.prototype[Symbol.iterator] = Headers.prototype.entries;
 
-  var OwnFormData = typeof g.FormData === "function" ? null : function FormData() {
+  // FormData is this family's own (no other defines it). Never read g.FormData while installing: in a
+  // lazily stubbed runtime that is the stub, which would install this family again.
+  var OwnFormData = function FormData() {
     if (!(this instanceof FormData)) throw new TypeError("FormData must be called with new");
     this._list = [];
   };
-  if (OwnFormData) {
-    OwnFormData.prototype.append = function (n, v, filename) {
-      // A Blob value becomes a File (named "blob" unless a filename is given), as FormData's entries are.
-      var file = internals.formFile ? internals.formFile(v, filename) : undefined;
-      this._list.push([String(n), file ? file : v instanceof Uint8Array ? { bytes: v, filename: filename || "blob" } : String(v)]);
-    };
-    OwnFormData.prototype.set = function (n, v, f) { this.delete(n); this.append(n, v, f); };
-    OwnFormData.prototype.get = function (n) { var p = this._list.find(function (x) { return x[0] === String(n); }); return p ? p[1] : null; };
-    OwnFormData.prototype.getAll = function (n) { return this._list.filter(function (x) { return x[0] === String(n); }).map(function (x) { return x[1]; }); };
-    OwnFormData.prototype.has = function (n) { return this._list.some(function (x) { return x[0] === String(n); }); };
-    OwnFormData.prototype.delete = function (n) { this._list = this._list.filter(function (x) { return x[0] !== String(n); }); };
-    OwnFormData.prototype.entries = function () { return this._list.slice()[Symbol.iterator](); };
-    OwnFormData.prototype[Symbol.iterator] = OwnFormData.prototype.entries;
-    g.FormData = OwnFormData;
-  }
+  OwnFormData.prototype.append = function (n, v, filename) {
+    // A Blob value becomes a File (named "blob" unless a filename is given), as FormData's entries are.
+    var file = internals.formFile ? internals.formFile(v, filename) : undefined;
+    this._list.push([String(n), file ? file : v instanceof Uint8Array ? { bytes: v, filename: filename || "blob" } : String(v)]);
+  };
+  OwnFormData.prototype.set = function (n, v, f) { this.delete(n); this.append(n, v, f); };
+  OwnFormData.prototype.get = function (n) { var p = this._list.find(function (x) { return x[0] === String(n); }); return p ? p[1] : null; };
+  OwnFormData.prototype.getAll = function (n) { return this._list.filter(function (x) { return x[0] === String(n); }).map(function (x) { return x[1]; }); };
+  OwnFormData.prototype.has = function (n) { return this._list.some(function (x) { return x[0] === String(n); }); };
+  OwnFormData.prototype.delete = function (n) { this._list = this._list.filter(function (x) { return x[0] !== String(n); }); };
+  OwnFormData.prototype.entries = function () { return this._list.slice()[Symbol.iterator](); };
+  OwnFormData.prototype[Symbol.iterator] = OwnFormData.prototype.entries;
+  Object.defineProperty(g, "FormData", { value: OwnFormData, writable: true, configurable: true, enumerable: false });
 
   /** A Blob's or File's bytes (a copy), type and name, when the blob family is installed; else undefined. */
   function blobData(v) { return internals.blobData ? internals.blobData(v) : undefined; }
@@ -199,7 +213,7 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     if (blob) return [blob.bytes, blob.type || null];
     if (typeof g.URLSearchParams === "function" && body instanceof g.URLSearchParams)
       return [utf8(body.toString()), "application/x-www-form-urlencoded;charset=UTF-8"];
-    if (typeof g.FormData === "function" && body instanceof g.FormData) {
+    if (body instanceof OwnFormData) {
       var boundary = "----wasmcell" + Math.random().toString(16).slice(2) + Math.random().toString(16).slice(2);
       var parts = [], esc = function (s) { return String(s).replace(/"/g, "%22").replace(/\r?\n|\r/g, "%0D%0A"); };
       for (var pair of body) {
@@ -258,7 +272,10 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     };
   }
   Object.defineProperty(Body.prototype, "body", {
+    enumerable: true,
+    configurable: true,
     get: function () {
+      if (!isBody(this)) throw new TypeError("Illegal invocation");
       if (this._bytes === null && !this._stream) return null;
       var self = this, reader = null;
       var getReader = function () { reader = reader || takeReader(self); return reader; };
@@ -271,45 +288,112 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
       return stream;
     },
   });
-  Body.prototype.arrayBuffer = function () {
-    return this.bytes().then(function (u8) { return u8.buffer; });
-  };
-  Body.prototype.bytes = function () {
+  // The body mixin's operations read the body through consume(), not through this.bytes(): a WebIDL
+  // operation does not dispatch to what a program put on the object, and a foreign "this" rejects.
+  function consume(self) {
     var reader;
-    try { reader = takeReader(this); } catch (e) { return Promise.reject(e); }
+    if (!isBody(self)) return illegal();
+    try { reader = takeReader(self); } catch (e) { return Promise.reject(e); }
     var chunks = [];
     var pump = function () {
       return reader.read().then(function (r) { if (r.done) return concat(chunks); chunks.push(r.value); return pump(); });
     };
     return pump();
-  };
+  }
+  Body.prototype.arrayBuffer = function () { return consume(this).then(function (u8) { return u8.buffer; }); };
+  Body.prototype.bytes = function () { return consume(this); };
+  Body.prototype.text = function () { return consume(this).then(fromUtf8); };
+  Body.prototype.json = function () { return consume(this).then(function (u8) { return JSON.parse(fromUtf8(u8)); }); };
   // blob() needs the Blob family, which a program that names Blob gets (runtime/table.ts).
-  Body.prototype.blob = function () {
-    var self = this;
+  function needBlob(what) {
     if (!internals.makeBlob) void g.Blob; // a lazily stubbed family installs on first touch
-    if (!internals.makeBlob) return Promise.reject(new TypeError("blob(): this program has no Blob (name Blob in the code to get it)"));
-    return this.bytes().then(function (u8) { return internals.makeBlob(u8, self.headers.get("content-type") || ""); });
+    if (!internals.makeBlob) throw new TypeError(what + ": this program has no Blob (name Blob in the code to get it)");
+  }
+  Body.prototype.blob = function () {
+    if (!isBody(this)) return illegal();
+    try { needBlob("blob()"); } catch (e) { return Promise.reject(e); }
+    var type = this._headers.get("content-type") || "";
+    return consume(this).then(function (u8) { return internals.makeBlob(u8, type); });
   };
-  // formData(): an urlencoded body as FormData entries; a multipart body is not parsed here (TypeError).
+  // formData(): an urlencoded or a multipart/form-data body as FormData entries (a multipart file part
+  // becomes a File); anything else is a TypeError, after the body was read, as Fetch says.
   Body.prototype.formData = function () {
-    var type = (this.headers.get("content-type") || "").toLowerCase();
-    if (!/^application\/x-www-form-urlencoded(;|$)/.test(type) || typeof g.URLSearchParams !== "function") {
-      var why = /^multipart\/form-data/.test(type) ? "multipart bodies are not parsed in this sandbox" : "the body is not application/x-www-form-urlencoded";
-      return this.bytes().then(function () { throw new TypeError("formData(): " + why); });
-    }
-    return this.text().then(function (t) {
-      var fd = new g.FormData();
-      new g.URLSearchParams(t).forEach(function (v, k) { fd.append(k, v); });
+    if (!isBody(this)) return illegal();
+    var type = this._headers.get("content-type") || "", lower = type.toLowerCase();
+    var multipart = /^multipart\/form-data\s*;/.test(lower);
+    var urlencoded = /^application\/x-www-form-urlencoded\s*(;|$)/.test(lower) && typeof g.URLSearchParams === "function";
+    return consume(this).then(function (u8) {
+      var fd = new OwnFormData();
+      if (urlencoded) new g.URLSearchParams(fromUtf8(u8)).forEach(function (v, k) { fd.append(k, v); });
+      else if (multipart) parseMultipart(u8, type).forEach(function (e) { fd.append.apply(fd, e); });
+      else throw new TypeError("formData(): the body is neither multipart/form-data nor application/x-www-form-urlencoded");
       return fd;
     });
   };
-  Body.prototype.text = function () { return this.bytes().then(fromUtf8); };
-  Body.prototype.json = function () { return this.text().then(function (t) { return JSON.parse(t); }); };
+  // multipart/form-data (RFC 7578) → [name, value] or [name, File, filename] entries. The body is read
+  // as a byte string so that positions are byte offsets; every part is a view of the body's bytes.
+  function parseMultipart(u8, type) {
+    var m = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(type), bad = "formData(): the multipart body is malformed";
+    if (!m) throw new TypeError("formData(): the multipart content type has no boundary");
+    var chunks = [], i;
+    for (i = 0; i < u8.length; i += 8192) chunks.push(String.fromCharCode.apply(null, u8.subarray(i, i + 8192)));
+    var bin = chunks.join("");
+    var delim = "--" + (m[1] || m[2]), out = [], pos = bin.indexOf(delim);
+    if (pos < 0) throw new TypeError(bad);
+    pos += delim.length;
+    while (bin.substr(pos, 2) !== "--") {
+      if (bin.substr(pos, 2) !== "\r\n") throw new TypeError(bad);
+      var headEnd = bin.indexOf("\r\n\r\n", pos + 2), next = headEnd < 0 ? -1 : bin.indexOf("\r\n" + delim, headEnd + 4);
+      if (next < 0) throw new TypeError(bad);
+      var head = fromUtf8(u8.subarray(pos + 2, headEnd)), name = null, filename = null, ctype = "";
+      head.split("\r\n").forEach(function (line) {
+        var c = line.indexOf(":"), key = line.slice(0, c).trim().toLowerCase(), value = line.slice(c + 1).trim();
+        if (key === "content-type") ctype = value;
+        if (key !== "content-disposition" || !/^form-data\s*(;|$)/i.test(value)) return;
+        var n = /;\s*name="([^"]*)"/i.exec(value), f = /;\s*filename="([^"]*)"/i.exec(value);
+        if (n) name = n[1];
+        if (f) filename = f[1];
+      });
+      if (name === null) throw new TypeError(bad);
+      var bytes = u8.slice(headEnd + 4, next);
+      if (filename === null) out.push([name, fromUtf8(bytes)]);
+      else {
+        needBlob("formData()");
+        out.push([name, internals.makeBlob(bytes, ctype || "text/plain"), filename]);
+      }
+      pos = next + 2 + delim.length;
+    }
+    return out;
+  }
+
+  var REQUEST_ENUMS = ["mode", "credentials", "cache", "redirect", "referrerPolicy"];
+  var REQUEST_DEFAULTS = { mode: "cors", credentials: "same-origin", cache: "default", redirect: "follow", referrerPolicy: "" };
+  var ENUM_VALUES = {
+    mode: ["navigate", "same-origin", "no-cors", "cors"],
+    credentials: ["omit", "same-origin", "include"],
+    cache: ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"],
+    redirect: ["follow", "manual", "error"],
+    referrerPolicy: ["", "no-referrer", "no-referrer-when-downgrade", "same-origin", "origin", "strict-origin",
+      "origin-when-cross-origin", "strict-origin-when-cross-origin", "unsafe-url"],
+  };
+  // A Request's signal is always an AbortSignal of its own that follows the one given (as Fetch's
+  // "dependent signal"): an AbortSignal through AbortSignal.any, an AbortSignal-like object (a
+  // polyfill's) through its abort event; anything else is a TypeError.
+  var AbortSignalClass = g.AbortSignal, AbortControllerClass = g.AbortController;
+  function followSignal(s) {
+    if (s != null && AbortSignalClass && s instanceof AbortSignalClass) return AbortSignalClass.any([s]);
+    if (s != null && (typeof s !== "object" || typeof s.addEventListener !== "function")) throw new TypeError("Request: signal must be an AbortSignal");
+    if (!AbortControllerClass) return s || null;
+    var c = new AbortControllerClass();
+    if (s && s.aborted) c.abort(s.reason);
+    else if (s) s.addEventListener("abort", function () { c.abort(s.reason); });
+    return c.signal;
+  }
 
   function Request(input, init) {
     if (!(this instanceof Request)) throw new TypeError("Request must be called with new");
     init = init || {};
-    var base = input instanceof Request ? input : null;
+    var base = brands.request.has(input) ? input : null;
     var url = base ? base.url : String(input && input.href !== undefined ? input.href : input);
     // A relative URL resolves against globalThis.location.href when the program sets one (as Deno's
     // --location does); the box itself has no base URL, so otherwise it is a TypeError.
@@ -318,9 +402,21 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     this._url = url;
     this._method = String(init.method || (base ? base.method : "GET")).toUpperCase();
     this._headers = new Headers(init.headers || (base ? base.headers : undefined));
-    this._redirect = init.redirect || (base ? base.redirect : "follow");
-    if (["follow", "manual", "error"].indexOf(this._redirect) < 0) throw new TypeError("Request: bad redirect mode " + this._redirect);
-    this._signal = init.signal || (base ? base.signal : null);
+    // RequestInit's enumerations: a value outside one is a TypeError; what is not given comes from the
+    // input Request or is Fetch's default. The box reports them and does not act on them (no CORS, no
+    // cookies, no HTTP cache here), except redirect, which the host's fetch follows.
+    var self = this;
+    REQUEST_ENUMS.forEach(function (k) {
+      var v = init[k] !== undefined ? String(init[k]) : base ? base["_" + k] : REQUEST_DEFAULTS[k];
+      if (ENUM_VALUES[k].indexOf(v) < 0 || (k === "mode" && v === "navigate" && init[k] !== undefined))
+        throw new TypeError("Request: " + JSON.stringify(v) + " is not a valid value for " + k);
+      self["_" + k] = k === "mode" && v === "navigate" ? "same-origin" : v;
+    });
+    if (this._cache === "only-if-cached" && this._mode !== "same-origin") throw new TypeError("Request: cache mode 'only-if-cached' needs mode 'same-origin'");
+    this._integrity = init.integrity !== undefined ? String(init.integrity) : base ? base._integrity : "";
+    this._keepalive = init.keepalive !== undefined ? !!init.keepalive : base ? base._keepalive : false;
+    this._signal = followSignal(init.signal !== undefined ? init.signal : base ? base._signal : null);
+    brands.request.add(this);
     var body = init.body !== undefined ? extract(init.body) : [base ? base._bytes : null, null];
     if (body[0] && (this._method === "GET" || this._method === "HEAD")) throw new TypeError("Request with GET/HEAD method cannot have body");
     if (body[1] && !this._headers.has("content-type")) this._headers.set("content-type", body[1]);
@@ -329,24 +425,24 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
   Request.prototype = Object.create(Body.prototype);
   Request.prototype.constructor = Request;
   Request.prototype.clone = function () {
+    branded(brands.request, this);
     if (this._bodyUsed) throw new TypeError("Request.clone: the body has already been read");
     return new Request(this);
   };
   // WebIDL attributes: read-only accessors on the prototypes over the object's state. What the box
   // does not model (a request's mode, credentials, cache, referrer, ...) reports Fetch's default.
-  function attributes(proto, names, constants) {
+  function attributes(proto, check, names, constants) {
     names.forEach(function (n) {
-      Object.defineProperty(proto, n, { get: function () { return this["_" + n]; }, enumerable: true, configurable: true });
+      Object.defineProperty(proto, n, { get: function () { check(this); return this["_" + n]; }, enumerable: true, configurable: true });
     });
     Object.keys(constants || {}).forEach(function (n) {
       var v = constants[n];
-      Object.defineProperty(proto, n, { get: function () { return v; }, enumerable: true, configurable: true });
+      Object.defineProperty(proto, n, { get: function () { check(this); return v; }, enumerable: true, configurable: true });
     });
   }
-  attributes(Body.prototype, ["bodyUsed"]);
-  attributes(Request.prototype, ["method", "url", "headers", "redirect", "signal"], {
-    destination: "", referrer: "about:client", referrerPolicy: "", mode: "cors", credentials: "same-origin",
-    cache: "default", integrity: "", keepalive: false, isReloadNavigation: false, isHistoryNavigation: false, duplex: "half",
+  attributes(Body.prototype, function (o) { if (!isBody(o)) throw new TypeError("Illegal invocation"); }, ["bodyUsed"]);
+  attributes(Request.prototype, function (o) { branded(brands.request, o); }, REQUEST_ENUMS.concat(["method", "url", "headers", "signal", "integrity", "keepalive"]), {
+    destination: "", referrer: "about:client", isReloadNavigation: false, isHistoryNavigation: false, duplex: "half",
   });
 
   function Response(body, init) {
@@ -363,13 +459,15 @@ export const FETCH_GUEST_SOURCE = String.raw`(function (host, internals, g) {
     this._url = "";
     this._redirected = false;
     this._type = "default";
+    brands.response.add(this);
     initBody(this, extracted[0], null);
   }
   Response.prototype = Object.create(Body.prototype);
   Response.prototype.constructor = Response;
-  attributes(Response.prototype, ["type", "url", "redirected", "status", "statusText", "headers"]);
-  Object.defineProperty(Response.prototype, "ok", { get: function () { return this._status >= 200 && this._status < 300; }, enumerable: true, configurable: true });
+  attributes(Response.prototype, function (o) { branded(brands.response, o); }, ["type", "url", "redirected", "status", "statusText", "headers"]);
+  Object.defineProperty(Response.prototype, "ok", { get: function () { branded(brands.response, this); return this._status >= 200 && this._status < 300; }, enumerable: true, configurable: true });
   Response.prototype.clone = function () {
+    branded(brands.response, this);
     if (this._stream) throw new TypeError("Response.clone: read the body first (a streamed body cannot be cloned here)");
     var r = new Response(this._bytes, { status: this.status, statusText: this.statusText, headers: this.headers });
     r._url = this._url;

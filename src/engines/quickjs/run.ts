@@ -18,6 +18,7 @@ import { Deadline } from "../run/deadline.ts";
 import { crashed, describeHostError } from "../run/failures.ts";
 import { EVAL_FLAGS } from "./internals.ts";
 import { OutputSink } from "./output.ts";
+import { runtimeInspector } from "./runtime/install.ts";
 import { Timers, TooManyTimers } from "./timers.ts";
 import type { PreparedSource } from "./source.ts";
 import {
@@ -455,7 +456,9 @@ export class Run implements GuestRunHooks {
   console(stream: "stdout" | "stderr", args: QuickJSHandle[], indent: string): void {
     this.#callback(() => {
       const { cell } = this.#guest;
-      const r = cell.svc.callFunction(cell.format, cell.svc.undefined, ...args);
+      const inspector = runtimeInspector(this.#guest); // Blob/File: shown with size and type, as Node does
+      const r = cell.svc.callFunction(cell.format, cell.svc.undefined, inspector ?? cell.svc.undefined, ...args);
+      inspector?.dispose();
       if (r.error) {
         // A guest getter or proxy threw while being formatted: rethrow it into the guest.
         throw new GuestThrow(

@@ -42,7 +42,7 @@ var taTag = gopd(taProto, Symbol.toStringTag).get, taLength = gopd(taProto, "len
 var abByteLength = gopd(ArrayBuffer.prototype, "byteLength").get;
 var regexpToString = RegExp.prototype.toString, symToString = Symbol.prototype.toString;
 var fnToString = Function.prototype.toString, errToString = Error.prototype.toString;
-var push = Array.prototype.push, join = Array.prototype.join;
+var push = Array.prototype.push, join = Array.prototype.join, arrSlice = Array.prototype.slice;
 var strRepeat = String.prototype.repeat, strSlice = String.prototype.slice, strIndexOf = String.prototype.indexOf;
 var strReplace = String.prototype.replace, regexpTest = RegExp.prototype.test;
 var MAX_DEPTH = 200;
@@ -298,6 +298,10 @@ function inspect(v, depth, seen) {
   if (b === "Promise") return "Promise { <unknown> }";
   var name = b === "Object" ? ctorName(v) : b;
   if (seen.length > depth) return b === "Array" ? "[Array]" : "[" + (name || "Object") + "]";
+  if (b === "Object" && describeHook !== undefined && (name === "Blob" || name === "File")) {
+    var shown2 = described(name, apply(describeHook, undefined, [v]), seen.length * 2);
+    if (shown2 !== undefined) return shown2;
+  }
   push.call(seen, v);
   var items = [], indent = (seen.length - 1) * 2, out;
   try {
@@ -338,6 +342,20 @@ function inspect(v, depth, seen) {
   return out;
 }
 
+// A Blob or File as Node shows one: Blob { size: 3, type: 'text/plain' } (File adds name and
+// lastModified). d comes from the blob family's describeBlob, a closure of the user realm no guest path
+// reaches; only primitives of the expected types are used, anything else falls back to the plain view.
+var describeHook;
+function described(name, d, indent) {
+  if (!isArray(d) || (d.length !== 2 && d.length !== 4) || typeof d[0] !== "number" || typeof d[1] !== "string") return undefined;
+  var items = ["size: " + fmtNum(d[0]), "type: " + quote(d[1])];
+  if (d.length === 4) {
+    if (typeof d[2] !== "string" || typeof d[3] !== "number") return undefined;
+    push.call(items, "name: " + quote(d[2]), "lastModified: " + fmtNum(d[3]));
+  }
+  return name + " " + wrap("{", items, "}", indent);
+}
+
 // --- errorInfo: an exception value -> JSON {isError, genuine, name, message, stack, ...} ----------
 // Every field is cut to its cap here, in the guest, so a 30 MiB message never crosses to the host.
 // "genuine" says the value is a real error object (Error.isError checks QuickJS's class, not a tag)
@@ -370,7 +388,13 @@ function errorInfo(e, internalProto) {
 
 return { serialize: function (v, max) {
   try { return serialize(v, max); } catch (e) { if (e instanceof LimitError) return null; throw e; }
-}, format: function () { return format(arguments); }, errorInfo: errorInfo };
+}, format: function (describe) {
+  // describe: the user realm's Blob describer for this call, or undefined (restored around nested calls:
+  // a guest getter may log while a value is being formatted).
+  var outer = describeHook;
+  describeHook = typeof describe === "function" ? describe : undefined;
+  try { return format(arrSlice.call(arguments, 1)); } finally { describeHook = outer; }
+}, errorInfo: errorInfo };
 })()`;
 
 /** The file name service frames carry in QuickJS stacks; user-facing stacks drop them. */

@@ -97,6 +97,62 @@ describe("quickjs fetch", () => {
     ]);
   });
 
+  // The same program in the box and in this Node process (undici's Request, Response, FormData).
+  const likeNode = async (code: string) => {
+    const node: unknown = JSON.parse(JSON.stringify(await (0, eval)(code)));
+    assert.deepEqual(await js(code), node);
+  };
+
+  it("RequestInit's enumerations are validated and kept, and a Request's signal is always an AbortSignal, as Node's", async () => {
+    await likeNode(`(() => {
+      const name = (f) => { try { f(); return "no error"; } catch (e) { return e.name; } };
+      const r = new Request("http://h.example/", { mode: "no-cors", credentials: "include", cache: "no-store", referrerPolicy: "origin", integrity: "sha256-x", keepalive: 1 });
+      const c = new AbortController(), q = new Request("http://h.example/", { signal: c.signal }), before = q.signal.aborted;
+      c.abort();
+      const bad = [["mode", "bogus"], ["mode", "navigate"], ["credentials", "x"], ["cache", "x"], ["cache", "only-if-cached"], ["referrerPolicy", "x"], ["redirect", "x"]];
+      return [
+        [r.mode, r.credentials, r.cache, r.referrerPolicy, r.integrity, r.keepalive, new Request(r).mode, new Request(r).cache],
+        bad.map(([k, v]) => name(() => new Request("http://h.example/", { [k]: v }))),
+        [new Request("http://h.example/").signal instanceof AbortSignal, new Request("http://h.example/", { signal: null }).signal instanceof AbortSignal],
+        [q.signal instanceof AbortSignal, q.signal === c.signal, before, q.signal.aborted, new Request(q).signal.aborted, name(() => new Request("http://h.example/", { signal: {} }))],
+      ];
+    })()`);
+  });
+
+  it("attributes and operations called on a foreign object throw (WebIDL brand checks), as Node's", async () => {
+    await likeNode(`(async () => {
+      const name = (f) => { try { f(); return "no error"; } catch (e) { return e.name; } };
+      const rejects = async (f) => { try { await f(); return "no error"; } catch (e) { return e.name; } };
+      const get = (C, k) => Object.getOwnPropertyDescriptor(C.prototype, k).get;
+      const fakeRequest = Object.create(Request.prototype), fakeResponse = Object.create(Response.prototype);
+      return [
+        [name(() => get(Request, "url").call({})), name(() => fakeRequest.url), name(() => fakeRequest.signal), name(() => get(Response, "status").call(new Request("http://h.example/")))],
+        [name(() => fakeResponse.ok), name(() => fakeResponse.body), name(() => fakeResponse.bodyUsed), name(() => fakeResponse.clone()), name(() => fakeRequest.clone())],
+        [name(() => Headers.prototype.get.call({}, "a")), name(() => Headers.prototype.append.call({ _list: [] }, "a", "b")), name(() => Headers.prototype.forEach.call({}, () => {}))],
+        [await rejects(() => Response.prototype.text.call({})), await rejects(() => Request.prototype.formData.call(fakeRequest)), await rejects(() => Response.prototype.arrayBuffer.call(fakeResponse)), await rejects(() => Response.prototype.blob.call({}))],
+      ];
+    })()`);
+  });
+
+  it("formData() parses a multipart/form-data body, fields and files, as Node's", async () => {
+    await likeNode(`(async () => {
+      const fd = new FormData();
+      fd.append("a", "1"); fd.append("é name", "x\\r\\ny"); fd.append("f", new Blob(["hello"], { type: "text/x-a" }), "h.txt");
+      fd.append("g", new Blob([new Uint8Array([0, 255, 13, 10])])); fd.append("a", "2");
+      const show = async (form) => { const out = []; for (const [k, v] of form) out.push([k, typeof v === "string" ? v : [v instanceof File, v.name, v.type, v.size, Array.from(new Uint8Array(await v.arrayBuffer()))]]); return out; };
+      const raw = '--XyZ\\r\\nContent-Disposition: form-data; name="t"\\r\\n\\r\\nplain\\r\\n--XyZ\\r\\nContent-Disposition: form-data; name="u"; filename="u.bin"\\r\\n\\r\\nraw\\r\\n--XyZ--\\r\\n';
+      const parse = async (body, type) => { try { return await show(await new Response(body, { headers: { "content-type": type } }).formData()); } catch (e) { return e.name; } };
+      return [
+        await show(await new Response(fd).formData()),
+        await parse(raw, 'multipart/form-data; boundary="XyZ"'),
+        await parse("junk", "multipart/form-data; boundary=q"),
+        await parse("--q\\r\\n\\r\\nx\\r\\n--q--", "multipart/form-data; boundary=q"),
+        await parse("", "multipart/form-data"),
+        await parse("--q--\\r\\n", "multipart/form-data; boundary=q"),
+      ];
+    })()`);
+  });
+
   it("Headers, Request and Response have their interface's class string, and structuredClone refuses them", async () => {
     const v = await js(`[new Headers(), new Request("${server.origin}/"), new Response()].map((o) => {
       let cloned; try { structuredClone(o); cloned = "cloned"; } catch (e) { cloned = e.name; }

@@ -227,6 +227,15 @@ internals.formFile = function (v, filename) {
   return new File(MADE, { bytes: viewOf(v), type: typeOf(v), name: name, lastModified: isFile(v) ? modifiedOf(v) : Date.now() });
 };
 
+// console.log's view of a Blob or File (the service realm's formatter calls this): [size, type] or
+// [size, type, name, lastModified], read through the brand; undefined for anything else.
+internals.describeBlob = function (v) {
+  if (!isBlob(v)) return undefined;
+  var d = [viewOf(v).length, typeOf(v)];
+  if (isFile(v)) d.push(nameOf(v), modifiedOf(v));
+  return d;
+};
+
 // structuredClone of a Blob or File: the same bytes (immutable, so shared) and attributes read
 // through the brand, never through the guest's (possibly replaced) getters; undefined otherwise.
 internals.cloneBlob = function (v) {

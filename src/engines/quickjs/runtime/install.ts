@@ -125,6 +125,16 @@ plan.forEach(function (entry) {
 });
 })`;
 
+/**
+ * The blob family's `internals.describeBlob` (a user-realm closure no guest path reaches), which the
+ * service realm's formatter calls for an object whose constructor is named Blob or File; undefined
+ * when the family was never installed (then no Blob exists). The caller disposes the handle.
+ */
+export function runtimeInspector(guest: RuntimeTarget): QuickJSHandle | undefined {
+  const state = states.get(guest);
+  return state?.installed.has("blob") ? guest.ctx.getProp(state.internals, "describeBlob") : undefined;
+}
+
 /** What the installer keeps of a context, as a snapshot records it (indices into `guest.kept`). */
 export interface RuntimeRecord {
   installed: string[];

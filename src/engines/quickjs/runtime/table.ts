@@ -144,11 +144,12 @@ export const FAMILIES: readonly FamilyEntry[] = [
   },
   {
     name: "fetch",
-    globals: ["fetch", "Request", "Response", "Headers"],
+    globals: ["fetch", "Request", "Response", "Headers", "FormData"],
     detect: /fetch|Request|Response|Headers|FormData/,
     // URL: requests and Response.redirect parse their URLs, and formData() reads an urlencoded body,
-    // with the host's WHATWG parser (as Fetch says). TextEncoder and AbortSignal only when present.
-    requires: ["url"],
+    // with the host's WHATWG parser (as Fetch says). dom: a Request's signal is always an AbortSignal.
+    // TextEncoder only when present.
+    requires: ["dom", "url"],
     when: (caps) => caps.network,
     describe: "fetch, Request, Response, Headers (to the hosts the application allows)",
   },

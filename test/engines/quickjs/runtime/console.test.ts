@@ -11,6 +11,9 @@ const CASES: Record<string, string> = {
   groupCollapsed: `console.groupCollapsed("C"); console.warn("w"); console.groupEnd();`,
   "table of objects, arrays, primitives and columns": `console.table([{ a: 1, b: "x" }, { a: 2, c: true }]); console.table([[1, 2], [3]]); console.table([1, "two", null]); console.table({ r1: { x: 1 }, r2: { y: [1, 2] } }); console.table([{ a: 1, b: 2 }], ["b"]); console.table(5); console.table("s");`,
   "table of a Map and a Set": `console.table(new Map([["k", { v: 1 }]])); console.table(new Set(["s"]));`,
+  "Blob and File show their size and type (File: name, lastModified), nested and with %o":
+    'const b = new Blob(["abc"], { type: "text/plain" }); console.log(b); console.log(new File(["x"], "a\'b.txt", { lastModified: 5 })); console.log([b], { b }, "%o", b); console.log({ deep: { deeper: { b } } }); console.log(new Blob([]));',
+  "an object of another class named Blob is shown as itself": `console.log(new (class Blob { constructor() { this.x = 1; } })(), [new (class File {})()]);`,
   "time labels that do not exist warn": `console.timeEnd("nope"); console.timeLog("nope"); console.time("t"); console.time("t");`,
 };
 
