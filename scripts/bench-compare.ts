@@ -12,11 +12,10 @@
 // `--sessions`: Python session cases instead (snapshot, fork, resume, a stored call's run + snapshot).
 // Those need the engine snapshot (a cold sidecar's session is never snapshotted), so each side runs
 // with `python.snapshot: true` and its own snapshot, built into the cache first if it is not there.
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { checkout } from "./compare-checkout.ts";
 
 interface Sessionish {
   run(request: { code: string }): Promise<{ ok: boolean }>;
@@ -47,20 +46,7 @@ if (!Number.isInteger(ROUNDS) || ROUNDS < 1) {
   process.exit(2);
 }
 
-const here = resolve(import.meta.dirname, "..");
-let commit: string;
-try {
-  commit = execFileSync("git", ["-C", here, "rev-parse", "--verify", "--quiet", `${rev}^{commit}`], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"],
-  }).trim();
-} catch {
-  console.error(`bench:compare: REV "${rev}" is not a commit of this repository`);
-  process.exit(2);
-}
-const base = mkdtempSync(join(os.tmpdir(), "wasmcell-compare-"));
-execFileSync("git", ["-C", here, "worktree", "add", "--detach", "--quiet", base, commit]);
-symlinkSync(join(here, "node_modules"), join(base, "node_modules"));
+const { here, commit, base, remove } = checkout(rev, "bench:compare");
 
 /** Each case: a name, the sandbox options, what one call does, and how many calls one round times. */
 interface Case {
@@ -226,6 +212,5 @@ try {
     });
   }
 } finally {
-  execFileSync("git", ["-C", here, "worktree", "remove", "--force", base]);
-  rmSync(base, { recursive: true, force: true });
+  remove();
 }

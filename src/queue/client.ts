@@ -6,7 +6,7 @@
 
 import { randomUUID } from "node:crypto";
 import { Queue, Job } from "bullmq";
-import { InvalidOptionError, QueueWaitError } from "../errors.ts";
+import { ClosedError, InvalidOptionError, QueueWaitError } from "../errors.ts";
 import { LANGUAGES, type Language, type RunResult } from "../types.ts";
 import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
 import { replyChannel, ReplyWaiters, type Outcome } from "./replies.ts";
@@ -39,6 +39,7 @@ export interface QueueClient {
   enqueue(request: QueueRequest, options?: EnqueueOptions): Promise<string>;
   /** Waits for the result of an enqueued id (at most `waitMs`). */
   result(id: string): Promise<RunResult>;
+  /** Ends every `run`/`result` still waiting with ClosedError, then closes the connections; later calls throw it too. */
   close(): Promise<void>;
 }
 
@@ -61,8 +62,13 @@ export async function createQueueClient(options: QueueClientOptions): Promise<Qu
   const waiters = new ReplyWaiters(sub, redis, (bullId) => queue.toKey(bullId));
   await Promise.all([queue.waitUntilReady(), waiters.listen(replyChannel(PREFIX, name))]);
 
+  let closed = false;
+  const isOpen = () => {
+    if (closed) throw new ClosedError("queue client");
+  };
   /** Checks and encodes a request: its key (the given id or a random one), and the job's data. */
   const prepare = (request: QueueRequest, o: EnqueueOptions) => {
+    isOpen();
     const id = o.id ?? randomUUID();
     if (!/^[A-Za-z0-9_.-]{1,128}$/.test(id)) throw new InvalidOptionError("id", "must be 1-128 letters, digits, _ . -");
     return { id, data: encodeJob(o.tenant ?? defaultTenant, request) };
@@ -78,6 +84,7 @@ export async function createQueueClient(options: QueueClientOptions): Promise<Qu
   };
 
   const result = async (id: string): Promise<RunResult> => {
+    isOpen();
     let lang: Language = "javascript";
     // The waiter goes in first, so a reply published while the job is looked up is not missed.
     return await settle(
@@ -134,7 +141,9 @@ export async function createQueueClient(options: QueueClientOptions): Promise<Qu
     },
     enqueue,
     result,
+    // Every wait still pending ends with ClosedError at once, not at its waitMs.
     close: async () => {
+      closed = true;
       waiters.close();
       await Promise.allSettled([queue.close(), sub.quit(), redis.quit()]);
     },

@@ -8,10 +8,14 @@
 // publish) and a job can end without any worker publishing (failed by another worker's stall check).
 // So every waiter also reads the job's stored state once when it starts waiting, and a sweep re-reads
 // the state of the jobs not read for SWEEP_MS each SWEEP_MS (at most SWEEP_MAX a sweep, the least
-// recently read first): the stored state is the guarantee; pub/sub only makes it fast.
+// recently read first): the stored state is the guarantee; pub/sub only makes it fast. A lost
+// subscription (a reconnect) is the one time many messages can be missed at once, so once the
+// subscriber is back every pending job's state is read right away rather than left to the sweep.
+// close() ends every pending wait with ClosedError: nothing is left hanging until its waitMs.
 // Everything read here is untrusted and goes through wire.ts's decodeReply before a caller sees it.
 
 import type { Redis } from "ioredis";
+import { ClosedError } from "../errors.ts";
 
 /** Replies up to this many characters travel in the message; larger ones are read from the job. */
 export const INLINE_MAX = 256 << 10;
@@ -32,6 +36,7 @@ export type Outcome = { reply: unknown } | { failed: string };
 
 interface Waiter {
   deliver: (o: Outcome) => void;
+  fail: (error: Error) => void;
 }
 
 export class ReplyWaiters {
@@ -42,19 +47,34 @@ export class ReplyWaiters {
   /** When each waited-for job's state was last read (or its first waiter came). */
   readonly #read = new Map<string, number>();
   readonly #sweep: NodeJS.Timeout;
+  #channel: string | undefined;
+  /** The subscriber lost its connection since it last subscribed: messages may have been missed. */
+  #lost = false;
+  #closed = false;
 
-  /** `sub` becomes a subscriber connection; `redis` reads stored state. Both are the caller's to close. */
-  constructor(sub: Redis, redis: Redis, jobKey: (id: string) => string) {
+  readonly #sweepMs: number;
+
+  /**
+   * `sub` becomes a subscriber connection; `redis` reads stored state. Both are the caller's to close.
+   * `sweepMs`: how stale a job's last read gets before the sweep reads it again (a test's knob).
+   */
+  constructor(sub: Redis, redis: Redis, jobKey: (id: string) => string, sweepMs = SWEEP_MS) {
     this.#sub = sub;
     this.#redis = redis;
     this.#jobKey = jobKey;
+    this.#sweepMs = sweepMs;
     sub.on("message", (_channel: string, message: string) => this.#message(message));
-    this.#sweep = setInterval(() => void this.#sweepOld().catch(() => {}), SWEEP_MS);
+    sub.on("close", () => (this.#lost = this.#channel !== undefined));
+    sub.on("ready", () => {
+      if (this.#lost && !this.#closed) void this.#recover().catch(() => {});
+    });
+    this.#sweep = setInterval(() => void this.#sweepOld().catch(() => {}), sweepMs);
     this.#sweep.unref();
   }
 
   async listen(channel: string): Promise<void> {
     await this.#sub.subscribe(channel);
+    this.#channel = channel;
   }
 
   /**
@@ -64,6 +84,7 @@ export class ReplyWaiters {
    */
   wait(jobId: string, signal: AbortSignal, fresh = false): Promise<Outcome> {
     return new Promise<Outcome>((resolve, reject) => {
+      if (this.#closed) return reject(new ClosedError("queue client"));
       const set = this.#waiting.get(jobId) ?? new Set<Waiter>();
       this.#waiting.set(jobId, set);
       if (!this.#read.has(jobId)) this.#read.set(jobId, Date.now());
@@ -71,6 +92,10 @@ export class ReplyWaiters {
         deliver: (o) => {
           end();
           resolve(o);
+        },
+        fail: (error) => {
+          end();
+          reject(error);
         },
       };
       const end = () => {
@@ -81,10 +106,7 @@ export class ReplyWaiters {
         }
         signal.removeEventListener("abort", abort);
       };
-      const abort = () => {
-        end();
-        reject(signal.reason as Error);
-      };
+      const abort = () => waiter.fail(signal.reason as Error);
       signal.addEventListener("abort", abort, { once: true });
       set.add(waiter);
       // Registered first, then read: a job that ended before this call is found here, one that ends
@@ -93,8 +115,26 @@ export class ReplyWaiters {
     });
   }
 
+  /** Stops the sweep and rejects every pending wait with ClosedError. */
   close(): void {
+    this.#closed = true;
     clearInterval(this.#sweep);
+    const error = new ClosedError("queue client");
+    for (const set of [...this.#waiting.values()]) for (const w of [...set]) w.fail(error);
+  }
+
+  /**
+   * After a reconnect: once the subscription is confirmed again (ioredis re-subscribes on its own; this
+   * SUBSCRIBE queues behind it), every pending job's state is read, SWEEP_MAX per round trip. A reply
+   * published while the subscriber was away and stored only after this read is left to the sweep.
+   */
+  async #recover(): Promise<void> {
+    this.#lost = false;
+    await this.#sub.subscribe(this.#channel!);
+    const ids = [...this.#waiting.keys()];
+    const now = Date.now();
+    for (const id of ids) this.#read.set(id, now);
+    for (let i = 0; i < ids.length; i += SWEEP_MAX) await this.#check(ids.slice(i, i + SWEEP_MAX));
   }
 
   #message(message: string): void {
@@ -117,7 +157,7 @@ export class ReplyWaiters {
   async #sweepOld(): Promise<void> {
     const now = Date.now();
     const ids = [...this.#read]
-      .filter(([, at]) => at <= now - SWEEP_MS)
+      .filter(([, at]) => at <= now - this.#sweepMs)
       .sort((a, b) => a[1] - b[1])
       .slice(0, SWEEP_MAX)
       .map(([id]) => id);

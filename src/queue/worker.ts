@@ -117,7 +117,23 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   const queue = new Queue(queueName, { connection: { url }, prefix: PREFIX });
   let draining = false;
 
-  const handle = async (job: Job, token?: string): Promise<Reply> => {
+  // The fast path to a waiting client (replies.ts): each reply is published the moment it exists,
+  // before BullMQ stores it and before the run's tenant slot is released (a round trip the client
+  // need not wait for); a reply too large for a message is announced once it is stored. A message
+  // lost on the way costs a client latency, never the result (it reads the stored state).
+  const channel = replyChannel(PREFIX, queueName);
+  const announce = (message: string) => void redis.publish(channel, message).catch(() => {});
+  // Replies announced once stored, by identity: the entry goes with the reply object, so a job whose
+  // completion never lands (its lock lost, Redis gone) leaves nothing behind.
+  const oversized = new WeakSet<Reply>();
+  const send = (job: Job, reply: Reply): Reply => {
+    const message = replyMessage(job.id ?? "", reply);
+    if (message !== undefined) announce(message);
+    else oversized.add(reply);
+    return reply;
+  };
+
+  const processJob = async (job: Job, token?: string): Promise<Reply> => {
     const jobId = job.id ?? "";
     metrics.wait.observe(Math.max(0, (job.processedOn ?? Date.now()) - job.timestamp) / 1000);
     let decoded: ReturnType<typeof decodeJob>;
@@ -125,22 +141,27 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
       decoded = decodeJob(job.data);
     } catch (error) {
       metrics.job("host");
-      if (error instanceof WasmcellError) return hostReply(id, error);
+      if (error instanceof WasmcellError) return send(job, hostReply(id, error));
       throw error;
     }
     const { tenant, request } = decoded;
     const timeout = request.limits?.timeoutMs;
     if (timeout !== undefined && timeout > maxTimeoutMs) {
       metrics.job("host");
-      return hostReply(
-        id,
-        new InvalidOptionError(
-          "request.limits.timeoutMs",
-          `${timeout} ms is past what this queue's workers allow (${maxTimeoutMs} ms: the lock duration less ${LOCK_MARGIN_MS} ms)`,
+      return send(
+        job,
+        hostReply(
+          id,
+          new InvalidOptionError(
+            "request.limits.timeoutMs",
+            `${timeout} ms is past what this queue's workers allow (${maxTimeoutMs} ms: the lock duration less ${LOCK_MARGIN_MS} ms)`,
+          ),
         ),
       );
     }
-    const admission = await gate.admit(tenant, jobId);
+    const limited = gate.limited(tenant);
+    // No round trip for a tenant without limits: nothing to admit it against.
+    const admission = limited ? await gate.admit(tenant, jobId) : ({ admitted: true, slot: "" } as const);
     if (!admission.admitted) {
       // Back to the delayed set without counting an attempt: another worker (or this one) takes it later.
       metrics.job(`deferred_${admission.reason}`);
@@ -148,7 +169,6 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
       throw new DelayedError();
     }
     const { slot } = admission;
-    const limited = gate.limited(tenant);
     const keep = limited
       ? setInterval(() => void gate.extend(tenant, slot).catch(() => {}), lockDurationMs / 3)
       : undefined;
@@ -161,33 +181,21 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
       const hostFunctions = options.hostFunctions?.(context);
       const result = await sandbox.run({ ...request, ...(hostFunctions ? { hostFunctions } : {}) });
       metrics.job(result.ok ? "ok" : result.error.kind);
-      return resultReply(id, result);
+      return send(job, resultReply(id, result));
     } catch (error) {
       if (!(error instanceof WasmcellError)) throw error;
       metrics.job("host");
-      return hostReply(id, error);
+      return send(job, hostReply(id, error));
     } finally {
       options.onJob?.({ type: "end", id: jobId, tenant, worker: id, at: now() });
       metrics.active--;
       if (limited) metrics.tenant(tenant, -1);
       metrics.run.observe((now() - started) / 1000);
       clearInterval(keep);
+      // After the reply went out: the run has ended, so holding the slot one round trip longer only
+      // errs on the side of the cap.
       if (limited) await gate.release(tenant, slot).catch(() => {});
     }
-  };
-
-  // The fast path to a waiting client (replies.ts): the reply goes out as soon as the run has ended,
-  // before BullMQ stores it; a reply too large for a message is announced once it is stored. A message
-  // lost on the way costs a client latency, never the result (it reads the stored state).
-  const channel = replyChannel(PREFIX, queueName);
-  const announce = (message: string) => void redis.publish(channel, message).catch(() => {});
-  const stored = new Set<string>(); // jobs whose reply is announced once stored
-  const processJob = async (job: Job, token?: string): Promise<Reply> => {
-    const reply = await handle(job, token);
-    const message = replyMessage(job.id ?? "", reply);
-    if (message !== undefined) announce(message);
-    else stored.add(job.id ?? "");
-    return reply;
   };
 
   const worker = new Worker(queueName, processJob, {
@@ -204,10 +212,10 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   // BullMQ reports connection trouble here; without a listener an 'error' event would crash the process.
   worker.on("error", () => {});
   const notice = (job: Job | undefined) => {
-    if (job?.id !== undefined && (stored.delete(job.id) || job.failedReason)) announce(JSON.stringify({ id: job.id }));
+    if (job?.id !== undefined) announce(JSON.stringify({ id: job.id }));
   };
-  worker.on("completed", notice);
-  worker.on("failed", notice);
+  worker.on("completed", (job: Job, reply: Reply) => oversized.has(reply) && notice(job));
+  worker.on("failed", (job: Job | undefined) => job?.failedReason && notice(job));
   await worker.waitUntilReady();
 
   let closing: Promise<void> | undefined;
