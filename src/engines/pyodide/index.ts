@@ -76,6 +76,8 @@ export class PyodideEngine implements Engine {
   /** No snapshot cached: what to build it with, once the first (cold) sidecar is up. */
   #pendingBuild: Parameters<typeof getSnapshot>[0] | undefined;
   readonly #stopBuild = new AbortController();
+  /** Settles when a snapshot build this engine asked for has ended (built, failed or stopped). */
+  #buildEnded: { promise: Promise<void>; resolve: () => void } | undefined;
   /** Closed sessions' sidecar resets still running (close waits for them; destroy's kill ends them). */
   readonly #resets = new Set<Promise<void>>();
 
@@ -144,6 +146,10 @@ export class PyodideEngine implements Engine {
     if (this.#snapshot) return { ...base, snapshot: this.#snapshot };
     if (!this.#pendingBuild) {
       this.#pendingBuild = request;
+      let resolve = () => undefined as void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.#buildEnded = { promise, resolve };
+      this.#stopBuild.signal.addEventListener("abort", resolve, { once: true });
       // Said now, before the cold start, not when the build begins.
       const estimateMs = snapshotBuildEstimateMs(this.library);
       this.#options.emit?.({
@@ -168,22 +174,43 @@ export class PyodideEngine implements Engine {
 
   #buildSnapshotInBackground(request: Parameters<typeof getSnapshot>[0]): Promise<unknown> {
     const started = performance.now();
-    return getSnapshot({ ...request, signal: this.#stopBuild.signal }).then(
-      (snapshot) => {
-        this.#snapshot = snapshot;
-        this.#options.emit?.({ type: "engine.built", engine: "pyodide", ms: performance.now() - started });
-      },
-      (error: unknown) => {
-        // Sidecars keep cold-loading; the next engine tries again.
-        if (this.#stopBuild.signal.aborted) return;
-        this.#options.emit?.({
-          type: "engine.built",
-          engine: "pyodide",
-          ms: performance.now() - started,
-          error: String((error as Error)?.message ?? error).slice(0, 500),
-        });
-      },
-    );
+    return getSnapshot({ ...request, signal: this.#stopBuild.signal })
+      .then(
+        (snapshot) => {
+          this.#snapshot = snapshot;
+          this.#options.emit?.({ type: "engine.built", engine: "pyodide", ms: performance.now() - started });
+        },
+        (error: unknown) => {
+          // Sidecars keep cold-loading; the next engine tries again.
+          if (this.#stopBuild.signal.aborted) return;
+          this.#options.emit?.({
+            type: "engine.built",
+            engine: "pyodide",
+            ms: performance.now() - started,
+            error: String((error as Error)?.message ?? error).slice(0, 500),
+          });
+        },
+      )
+      .finally(() => this.#buildEnded?.resolve());
+  }
+
+  /**
+   * Waits (until `signal` aborts) for a snapshot build this engine has asked for: a session whose first
+   * sidecar started cold could never be snapshotted, evicted or moved, so a session opened while the
+   * build runs starts once it is done, from the built file (a failed build leaves it cold, as before).
+   */
+  async #untilBuilt(signal: AbortSignal | undefined): Promise<void> {
+    if (this.#snapshot || !this.#buildEnded) return;
+    signal?.throwIfAborted();
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const done = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      this.#buildEnded!.promise.then(done, done);
+    });
   }
 
   async startSidecar(stateful: boolean): Promise<SidecarProcess> {
@@ -292,9 +319,12 @@ export class PyodideEngine implements Engine {
     const o = this.#options;
     const processMemoryMb = Math.max(MIN_PROCESS_MEMORY_MB, o.limits.memoryMb);
     return {
-      // A new session takes a sidecar started from the engine snapshot when there is one (a cold one
-      // left from before the snapshot was built is replaced), so its records can resume elsewhere.
-      acquire: (signal, base) => this.acquire(signal, base ?? this.#snapshot?.sha256),
+      // A new session takes a sidecar started from the engine snapshot (waiting for a build that is
+      // under way; a cold one left from before it is replaced), so its records can resume elsewhere.
+      acquire: async (signal, base) => {
+        if (base === undefined) await this.#untilBuilt(signal);
+        return this.acquire(signal, base ?? this.#snapshot?.sha256);
+      },
       release: (sidecar, reusable) => {
         // The same accounting as a stateless run's reset.
         if (reusable) this.#countReset(sidecar, true);

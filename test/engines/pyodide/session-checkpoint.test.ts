@@ -87,12 +87,12 @@ describe("python session records and the engine checkpoint", () => {
     assert.deepEqual(r.ok && r.value, false);
   });
 
-  it("a snapshot built mid-process: later sessions resume where the file is used, and nowhere else", async () => {
+  it("a snapshot built mid-process: sessions start from the built file, and resume where it is used only", async () => {
     const cache = join(dir, "cache");
     const blobFile = join(dir, "session.bin");
-    // A cache without the snapshot: the sidecars start cold and the snapshot is built behind them. The
-    // early session keeps its cold sidecar (it cannot move); the late one gets the pool's other slot,
-    // whose cold sidecar is replaced by one started from the built file.
+    // A cache without the snapshot: the sidecars start cold and the snapshot is built behind them. A
+    // session opened while the build runs waits for it and starts from the built file (a cold sidecar
+    // it would get is replaced), so even the early one can be snapshotted; stateless runs do not wait.
     const first = `
       import { writeFileSync } from "node:fs";
       import { createSandbox } from ${JSON.stringify(index)};
@@ -113,7 +113,7 @@ describe("python session records and the engine checkpoint", () => {
       const still = await early.run({ code: "x" });
       await sb.close();
       process.stdout.write(JSON.stringify({ earlyRefused, built: !event.error, early: still.ok && still.value }));`;
-    assert.deepEqual(await child(first, cache), { earlyRefused: "checkpoint", built: true, early: 1 });
+    assert.deepEqual(await child(first, cache), { earlyRefused: "taken", built: true, early: 1 });
     // Another process started from the file that was built: the record resumes there.
     const second = `
       import { readFileSync } from "node:fs";
