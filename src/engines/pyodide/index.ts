@@ -200,7 +200,12 @@ export class PyodideEngine implements Engine {
    * build runs starts once it is done, from the built file (a failed build leaves it cold, as before).
    */
   async #untilBuilt(signal: AbortSignal | undefined): Promise<void> {
+    if (!this.#options.python.snapshot || this.#snapshot) return;
+    // Nothing started yet (a pool that is not prewarmed): find out whether there is a file to build.
+    if (!this.#buildEnded) await this.sidecarOptions(false);
     if (this.#snapshot || !this.#buildEnded) return;
+    // The build begins once a cold sidecar is up: make sure one is starting.
+    this.pool.prewarm().catch(() => undefined);
     signal?.throwIfAborted();
     await new Promise<void>((resolve, reject) => {
       const onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));

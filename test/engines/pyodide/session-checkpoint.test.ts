@@ -87,6 +87,21 @@ describe("python session records and the engine checkpoint", () => {
     assert.deepEqual(r.ok && r.value, false);
   });
 
+  it("a session that is the engine's first Python use, with no snapshot cached, starts from the built file", async () => {
+    // No prewarm: nothing has started when the session asks for its sidecar, so it is the session that
+    // sets the build going (through a cold pool sidecar) and waits for it.
+    const script = `
+      import { createSandbox } from ${JSON.stringify(index)};
+      const sb = await createSandbox({ seal: { seccomp: "kill" }, python: { prewarm: false, packages: false },
+        sessions: { key: ${JSON.stringify(KEY)} } });
+      const s = await sb.session({ language: "python" });
+      const ran = await s.run({ code: "x = 1" });
+      const blob = await s.snapshot();
+      await sb.close();
+      process.stdout.write(JSON.stringify({ ran: ran.ok, snapshot: blob.length > 0 }));`;
+    assert.deepEqual(await child(script, join(dir, "lazy-cache")), { ran: true, snapshot: true });
+  });
+
   it("a snapshot built mid-process: sessions start from the built file, and resume where it is used only", async () => {
     const cache = join(dir, "cache");
     const blobFile = join(dir, "session.bin");
