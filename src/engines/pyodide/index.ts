@@ -204,9 +204,10 @@ export class PyodideEngine implements Engine {
     // Nothing started yet (a pool that is not prewarmed): find out whether there is a file to build.
     if (!this.#buildEnded) await this.sidecarOptions(false);
     if (this.#snapshot || !this.#buildEnded) return;
-    // The build begins once a cold sidecar is up: make sure one is starting.
-    this.pool.prewarm().catch(() => undefined);
+    // The build begins once a cold sidecar is up: make sure one is starting. If none can start, the
+    // build never will: stop waiting, and the acquire after this says why the sidecar did not start.
     signal?.throwIfAborted();
+    const warming = this.pool.prewarm();
     await new Promise<void>((resolve, reject) => {
       const onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
       signal?.addEventListener("abort", onAbort, { once: true });
@@ -215,6 +216,7 @@ export class PyodideEngine implements Engine {
         resolve();
       };
       this.#buildEnded!.promise.then(done, done);
+      warming.then(undefined, done);
     });
   }
 
