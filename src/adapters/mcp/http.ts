@@ -21,6 +21,7 @@ import { InvalidOptionError } from "../../errors.ts";
 import { DEFAULT_MCP_HTTP } from "./defaults.ts";
 import type { Sandbox } from "../../sandbox.ts";
 import { Admission, FairQueue, type Refusal } from "./admission.ts";
+import { BodyError, readJson } from "./body.ts";
 import { checkBind, checkRequest, isLoopbackHost } from "./guard.ts";
 import { Metrics } from "./metrics.ts";
 import { mcpServerFactory, type CallGate } from "./server.ts";
@@ -432,33 +433,6 @@ function reply(
 function text(res: ServerResponse, status: number, body: string): void {
   res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
   res.end(body);
-}
-
-class BodyError {
-  readonly status: 400 | 413;
-  readonly message: string;
-  constructor(status: 400 | 413, message: string) {
-    this.status = status;
-    this.message = message;
-  }
-}
-
-/** Reads a JSON body up to `max` bytes; an oversized or malformed body comes back as a BodyError. */
-async function readJson(req: IncomingMessage, max: number): Promise<unknown> {
-  const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > max) return new BodyError(413, `request body is larger than ${max} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.byteLength;
-    if (size > max) return new BodyError(413, `request body is larger than ${max} bytes`);
-    chunks.push(chunk);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
-  } catch {
-    return new BodyError(400, "request body is not valid JSON");
-  }
 }
 
 function stripUndefined<T extends object>(o: T): T {
