@@ -21,7 +21,7 @@ import { InvalidOptionError } from "../../errors.ts";
 import { DEFAULT_MCP_HTTP } from "./defaults.ts";
 import type { Sandbox } from "../../sandbox.ts";
 import { Admission, FairQueue, type Refusal } from "./admission.ts";
-import { BodyError, readJson } from "./body.ts";
+import { BodyError, readJson, settleBody } from "./body.ts";
 import { checkBind, checkRequest, isLoopbackHost } from "./guard.ts";
 import { Metrics } from "./metrics.ts";
 import { mcpServerFactory, type CallGate } from "./server.ts";
@@ -126,6 +126,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   const newServer = mcpServerFactory(stored ? { ...o, stored } : o);
   const loopback = isLoopbackHost(o.host);
   const maxBody = o.maxBodyBytes ?? o.sandbox.options.limits.maxCodeBytes * 2 + (1 << 20);
+  const reply = (res: ServerResponse, status: number, message: string, ...rest: ReplyExtras) =>
+    answer(res, maxBody, status, message, ...rest);
   const lanes = {
     javascript: new FairQueue(o.concurrency?.javascript ?? javascriptSlots(o.sandbox.options)),
     python: new FairQueue(o.concurrency?.python ?? o.sandbox.options.python.pool),
@@ -413,21 +415,33 @@ function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
   return last || (req.socket.remoteAddress ?? "unknown");
 }
 
+type ReplyExtras = [id?: unknown, headers?: Record<string, string>, data?: unknown];
+
 function rpcError(message: string, id: unknown = null, data?: unknown): string {
   return JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message, ...(data ? { data } : {}) }, id });
 }
 
-function reply(
+/** Writes a JSON-RPC error answer once the request's body is read (see body.ts for why). */
+function answer(
   res: ServerResponse,
+  max: number,
   status: number,
   message: string,
   id: unknown = null,
   headers: Record<string, string> = {},
   data?: unknown,
 ): void {
-  // `connection: close` so an unread (oversized) body is dropped with the socket, not drained.
-  res.writeHead(status, { "content-type": "application/json", connection: "close", ...headers });
-  res.end(rpcError(message, id, data));
+  const write = (): void => {
+    if (res.headersSent || res.destroyed) return;
+    // `connection: close`: an error ends the connection; the body is already read, so the client
+    // reads this answer before the close.
+    res.writeHead(status, { "content-type": "application/json", connection: "close", ...headers });
+    res.end(rpcError(message, id, data));
+  };
+  // settleBody never rejects; the handler is here so a throw in `write` cannot go unhandled.
+  settleBody(res.req, max)
+    .then(write, write)
+    .catch(() => res.destroy());
 }
 
 function text(res: ServerResponse, status: number, body: string): void {
