@@ -6,8 +6,10 @@
 // real client's request failing with no reason given. So every answer is written only once the body is
 // read: what is past the cap is read and thrown away, not kept. That reading is bounded too: a body
 // that declares, or turns out to be, longer than `discardLimit` is cut with its socket (that one
-// client may then see a reset, which is all a sender of that much unasked-for data is owed), so no
-// client can keep the server reading for ever; Node's request timeout bounds how slowly it may send.
+// client may then see a reset, which is all a sender of that much unasked-for data is owed), and so is
+// its time: a refused body not in within SETTLE_MS is cut too, so a client without the token cannot
+// hold a connection open by trickling a body it knows will be refused (an accepted body is bounded by
+// Node's request timeout, as before).
 
 import type { IncomingMessage } from "node:http";
 
@@ -24,6 +26,19 @@ export class BodyError {
 /** How much of a body past `max` is read and thrown away before the socket is cut instead. */
 export const discardLimit = (max: number): number => Math.max(4 * max, 8 << 20);
 
+/** How long the rest of a refused body may take to arrive before the socket is cut instead. */
+export const SETTLE_MS = 10_000;
+
+/**
+ * Ends a request with its connection. The socket is destroyed first and by name: a request destroyed
+ * mid-body (or left by a `for await`) was seen to keep its socket, still reading, for six seconds.
+ */
+function cut(req: IncomingMessage): undefined {
+  req.socket.destroy();
+  req.destroy();
+  return undefined;
+}
+
 /**
  * Reads the rest of `req`, keeping at most `keep` bytes. Returns what was kept and the body's whole
  * size, or `undefined` if the body went past `limit` and the request was cut (destroyed with its socket).
@@ -33,13 +48,12 @@ async function readBounded(
   keep: number,
   limit: number,
 ): Promise<{ chunks: Buffer[]; size: number } | undefined> {
-  if (Number(req.headers["content-length"] ?? 0) > limit) return void req.destroy();
+  if (Number(req.headers["content-length"] ?? 0) > limit) return cut(req);
   const chunks: Buffer[] = [];
   let size = 0;
-  // Leaving this loop early destroys the request, which is what a body past `limit` gets.
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.byteLength;
-    if (size > limit) return undefined;
+    if (size > limit) return cut(req);
     if (size <= keep) chunks.push(chunk);
   }
   return { chunks, size };
@@ -63,14 +77,17 @@ export async function readJson(req: IncomingMessage, max: number): Promise<unkno
 
 /**
  * Reads and throws away whatever of the body has not been read, so an answer written after it reaches
- * the client; a body past the discard limit is cut instead. Never rejects: a client that went away
- * mid-body leaves nothing to answer.
+ * the client; a body past the discard limit, or not in within `withinMs`, is cut instead. Never
+ * rejects: a client that went away mid-body leaves nothing to answer.
  */
-export async function settleBody(req: IncomingMessage, max: number): Promise<void> {
+export async function settleBody(req: IncomingMessage, max: number, withinMs = SETTLE_MS): Promise<void> {
   if (req.complete || req.destroyed || req.readableEnded) return;
+  const timer = setTimeout(() => cut(req), withinMs);
   try {
     await readBounded(req, 0, discardLimit(max));
   } catch {
-    // The client closed the connection mid-body: the answer goes nowhere, and nothing is owed.
+    // The connection closed mid-body (the client went, or the cut above): nothing is owed.
+  } finally {
+    clearTimeout(timer);
   }
 }
