@@ -178,10 +178,17 @@ describe("a session survives a server restart with --session-store", () => {
 
 describe("a stdio server's session survives a restart with --session-store", () => {
   const dir = mkdtempSync(join(tmpdir(), "wasmcell-mcp-stdio-store-"));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  // Every client is closed at the end, so a failed assertion ends the test instead of leaving a
+  // server on an open stdin (and the test process waiting on it).
+  const clients: Client[] = [];
+  after(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   const launch = async (name: string) => {
     const client = new Client({ name: "stdio-restart", version: "1" });
+    clients.push(client);
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
