@@ -17,7 +17,14 @@ import {
   type ResolvedRequest,
   type SandboxOptions,
 } from "./options.ts";
-import { LANGUAGES, type EngineName, type Language, type RunRequest, type RunResult } from "./types.ts";
+import {
+  LANGUAGES,
+  type EngineName,
+  type Language,
+  type ResumeOptions,
+  type RunRequest,
+  type RunResult,
+} from "./types.ts";
 
 export class Sandbox implements AsyncDisposable {
   readonly options: ResolvedOptions;
@@ -95,9 +102,14 @@ export class Sandbox implements AsyncDisposable {
    * when both use the same `sessions.key` and engine image). The bytes are authenticated first, then
    * their format, engine and lock are checked, then the state is loaded and proven; anything else is a
    * SnapshotRejectedError whose `reason` says which check failed, and nothing of it remains.
+   * `options.reseed` (default true): see ResumeOptions.
    */
-  async resume(snapshot: Uint8Array): Promise<Session> {
+  async resume(snapshot: Uint8Array, options: ResumeOptions = {}): Promise<Session> {
     this.#assertOpen();
+    if (typeof options !== "object" || options === null)
+      throw new InvalidOptionError("resume.options", "must be an object");
+    if (options.reseed !== undefined && typeof options.reseed !== "boolean")
+      throw new InvalidOptionError("resume.reseed", "must be a boolean");
     // From the registry: the reader needs node:crypto, and the edge entry loads this file too.
     if (!this.#registry.snapshots)
       throw new SnapshotRejectedError("engine", "this build of wasmcell (the edge entry) does not resume sessions");
@@ -107,7 +119,7 @@ export class Sandbox implements AsyncDisposable {
     if (!engine.snapshotHeader || !engine.resumeSession)
       throw new SnapshotRejectedError("engine", `the ${engine.name} engine here does not resume sessions`);
     checkMadeFor(header, await engine.snapshotHeader());
-    const inner = await engine.resumeSession(state, snapshot.length, header);
+    const inner = await engine.resumeSession(state, snapshot.length, header, options);
     return this.#adopt(header.language, engine, inner);
   }
 

@@ -248,6 +248,18 @@ export interface RunFailure extends RunResultBase {
 
 export type RunResult = RunSuccess | RunFailure;
 
+/** `sandbox.resume(bytes, options)`. */
+export interface ResumeOptions {
+  /**
+   * Default `true`: the resumed session draws a new seed for Python's module-level `random`, so two
+   * sessions resumed from one snapshot (a template resumed per user) cannot predict each other's draws.
+   * `false`: the bytes are this same session carrying on (stored between calls, as the MCP server and
+   * the CLI's `--session` do), so a sequence the guest seeded continues. JavaScript's `Math.random` is
+   * reseeded on every resume either way: a guest cannot seed it, so no sequence is lost.
+   */
+  reseed?: boolean;
+}
+
 /**
  * A compiled WebAssembly module (`WebAssembly.Module`) or a promise of one, as `javascript.wasmModule`
  * takes it. Typed as `object` so the package's types need no DOM library; checked when the engine starts.

@@ -31,7 +31,8 @@ export async function openSessionFile(sandbox: Sandbox, file: string): Promise<S
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     return sandbox.session({ language: "python" });
   }
-  return sandbox.resume(bytes);
+  // The same session carrying on from the last invocation: its `random` sequence too.
+  return sandbox.resume(bytes, { reseed: false });
 }
 
 /** Saves the session into `file`, atomically, readable by the owner only. */

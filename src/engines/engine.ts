@@ -4,7 +4,7 @@
 
 import type { ResolvedOptions, ResolvedRequest } from "../options.ts";
 import type { SnapshotHeader } from "../sessions/blob.ts";
-import type { EngineName, Language, RunResult } from "../types.ts";
+import type { EngineName, Language, ResumeOptions, RunResult } from "../types.ts";
 
 export interface Engine {
   readonly name: EngineName;
@@ -27,7 +27,12 @@ export interface Engine {
    * A live session from an authenticated snapshot's state whose header matched `snapshotHeader()`:
    * loaded and proven before it resolves; on failure nothing of it remains (SnapshotRejectedError).
    */
-  resumeSession?(state: Uint8Array, bytes: number, header: SnapshotHeader): Promise<EngineSession>;
+  resumeSession?(
+    state: Uint8Array,
+    bytes: number,
+    header: SnapshotHeader,
+    options: ResumeOptions,
+  ): Promise<EngineSession>;
   /** Waits for in-flight runs, then frees everything. */
   close(): Promise<void>;
   /** Frees everything now; in-flight runs end as `crashed`/`aborted`. */

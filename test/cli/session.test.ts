@@ -35,4 +35,16 @@ describe("wasmcell run --session", () => {
     assert.equal(otherKey.code, 3);
     assert.match(otherKey.stderr, /refused \(key\)/);
   });
+
+  it("a random sequence the guest seeded carries on from one invocation to the next", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "wasmcell-cli-session-"));
+    dirs.push(dir);
+    const file = join(dir, "r.snap");
+    const first = await cli(["--session", file, "-e", "import random\nrandom.seed(5)\nrr = [random.random()]"], KEY);
+    assert.equal(first.code, 0, first.stderr);
+    const check = "rr.append(random.random())\nrandom.seed(5)\nrr == [random.random(), random.random()]";
+    const second = await cli(["--json", "--session", file, "-e", check], KEY);
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(JSON.parse(second.stdout).value, true);
+  });
 });

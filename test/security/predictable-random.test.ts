@@ -4,10 +4,12 @@
 // 25 distinct first values before the fix — and a snapshot copies the generator's state, so every
 // resume and fork of one snapshot drew the same sequence as the others and as the original session.
 // Every context now gets its seed from the host's CSPRNG when it is handed out or restored. Python's
-// `random` is seeded from os.urandom when imported; a fork must still diverge from its siblings.
+// module-level `random` draws a new seed from os.urandom at every stateless run, at a session's first
+// run, in a fork and on a resume (a template snapshot resumed for many users gives each its own
+// sequence); only a resume that says it is the same session carrying on (`reseed: false`) keeps it.
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { createSandbox, type Sandbox } from "../../src/index.ts";
+import { createSandbox, type Sandbox, type Session } from "../../src/index.ts";
 import type { RunResult } from "../../src/types.ts";
 import { closeNative, runNative } from "../helpers/native.ts";
 
@@ -16,6 +18,22 @@ const value = (r: RunResult): unknown => {
   return r.value;
 };
 const distinct = (values: unknown[]) => new Set(values.map((v) => JSON.stringify(v))).size;
+
+/** Two forks and two resumes of one snapshot of `session`, each drawing with `draw`; then all are closed. */
+async function assertCopiesDiverge(sandbox: Sandbox, session: Session, draw: string): Promise<void> {
+  const snapshot = await session.snapshot();
+  const copies = [
+    await session.fork(),
+    await session.fork(),
+    await sandbox.resume(snapshot),
+    await sandbox.resume(snapshot),
+  ];
+  const seen = [value(await session.run({ code: draw }))];
+  for (const copy of copies) seen.push(value(await copy.run({ code: draw })));
+  assert.equal(distinct(seen), seen.length, JSON.stringify(seen));
+  for (const copy of copies) await copy.close();
+  await session.close();
+}
 
 describe("Math.random cannot be predicted from another run or another branch", () => {
   const sandboxes: Sandbox[] = [];
@@ -41,22 +59,11 @@ describe("Math.random cannot be predicted from another run or another branch", (
       sandboxes.push(sandbox);
       const session = await sandbox.session({ language: "javascript" });
       value(await session.run({ code: "globalThis.draws = () => [Math.random(), Math.random()]; 1" }));
-      const snapshot = await session.snapshot();
-      const copies = [
-        await session.fork(),
-        await session.fork(),
-        await sandbox.resume(snapshot),
-        await sandbox.resume(snapshot),
-      ];
-      const seen = [value(await session.run({ code: "draws()" }))];
-      for (const copy of copies) seen.push(value(await copy.run({ code: "draws()" })));
-      assert.equal(distinct(seen), seen.length, JSON.stringify(seen));
-      for (const copy of copies) await copy.close();
-      await session.close();
+      await assertCopiesDiverge(sandbox, session, "draws()");
     });
   }
 
-  it("Python (Pyodide): stateless runs draw different sequences; forks of one session diverge", async () => {
+  it("Python (Pyodide): stateless runs draw different sequences; forks and resumes of one session diverge", async () => {
     const sandbox = await createSandbox({ python: { pool: 1 } });
     sandboxes.push(sandbox);
     const code = "import random\n[random.random(), random.random()]";
@@ -65,12 +72,9 @@ describe("Math.random cannot be predicted from another run or another branch", (
     assert.equal(distinct(runs), runs.length);
     const session = await sandbox.session({ language: "python" });
     value(await session.run({ code: "import random" }));
-    const forks = [await session.fork(), await session.fork()];
-    const seen = [value(await session.run({ code: "[random.random(), random.random()]" }))];
-    for (const fork of forks) seen.push(value(await fork.run({ code: "[random.random(), random.random()]" })));
-    assert.equal(distinct(seen), seen.length, JSON.stringify(seen));
-    for (const fork of forks) await fork.close();
-    await session.close();
+    // The guest seeds its session: a copy that kept that state would draw exactly what the others do.
+    value(await session.run({ code: "random.seed(7)" }));
+    await assertCopiesDiverge(sandbox, session, "[random.random(), random.random()]");
   });
 
   it("Python (native): stateless runs draw different sequences", async () => {

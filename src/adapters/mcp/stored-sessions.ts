@@ -196,7 +196,8 @@ export class StoredSessions {
       );
     } else {
       try {
-        session = await this.#o.sandbox.resume(record.snapshot);
+        // The same session carrying on (its last call ran elsewhere): its `random` sequence too.
+        session = await this.#o.sandbox.resume(record.snapshot, { reseed: false });
       } catch (error) {
         // A key mismatch is this process's configuration, not the record's fault: keep the record for
         // the processes that share the right key. Any other refusal will not pass anywhere: drop it.

@@ -257,6 +257,8 @@ export class SnapshotEngine implements Engine {
     return Promise.resolve({ ...this.#host.backend.header, language: "javascript" });
   }
 
+  // ResumeOptions.reseed is not read: Math.random is reseeded on every restore (a guest cannot seed
+  // it, so no sequence of the guest's is lost by that).
   async resumeSession(state: Uint8Array, bytes: number): Promise<DataSession> {
     const t0 = performance.now();
     const session = new DataSession(this.#host, await this.#host.backend.load(state));

@@ -22,7 +22,7 @@ import type { SessionStore } from "../../sessions/store.ts";
 import { checkSeal } from "../../jail/index.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
 import { WarmPool } from "../../pool/pool.ts";
-import type { RunResult } from "../../types.ts";
+import type { ResumeOptions, RunResult } from "../../types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { permissionFlag, sidecarFiles } from "./launch.ts";
 import { PyodideSession, type SessionHost } from "./session.ts";
@@ -373,11 +373,19 @@ export class PyodideEngine implements Engine {
     return session;
   }
 
-  /** A live session from an authenticated snapshot's state (loaded into a pool sidecar and proven). */
-  async resumeSession(state: Uint8Array, bytes: number, header?: SnapshotHeader): Promise<PyodideSession> {
+  /**
+   * A live session from an authenticated snapshot's state (loaded into a pool sidecar and proven);
+   * `reseed` (default true) gives it a new seed for Python's `random` (false: the same session carrying on).
+   */
+  async resumeSession(
+    state: Uint8Array,
+    bytes: number,
+    header?: SnapshotHeader,
+    options: ResumeOptions = {},
+  ): Promise<PyodideSession> {
     this.#life.admit();
     const t0 = performance.now();
-    const session = await this.#start(state, header?.base);
+    const session = await this.#start(state, header?.base, options.reseed ?? true);
     this.#emitResume(session, bytes, t0);
     return session;
   }
@@ -396,15 +404,15 @@ export class PyodideEngine implements Engine {
   async fork(session: PyodideSession): Promise<PyodideSession> {
     const t0 = performance.now();
     const { record, base } = await session.record();
-    const copy = await this.#start(record, base);
+    const copy = await this.#start(record, base, true);
     this.#emitResume(copy, record.length, t0);
     return copy;
   }
 
-  async #start(record: Uint8Array, base: string | undefined): Promise<PyodideSession> {
+  async #start(record: Uint8Array, base: string | undefined, reseed: boolean): Promise<PyodideSession> {
     const session = await this.openSession();
     try {
-      await session.start(record, base);
+      await session.start(record, base, reseed);
     } catch (error) {
       await session.close();
       throw error;

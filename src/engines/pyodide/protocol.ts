@@ -65,6 +65,11 @@ export interface LoadMessage {
   bytes: number;
   /** The most the record may inflate to. */
   maxBytes: number;
+  /**
+   * Draw a new seed for Python's module-level `random` before the session's next run (a fork, a
+   * resume that is a new copy); absent for a session carrying on (eviction, a stored session's next call).
+   */
+  reseed?: boolean;
   /** Filled in by the sidecar's channel: the raw bytes that followed. */
   data?: Uint8Array;
 }

@@ -174,7 +174,8 @@ export class PyodideSession implements EngineSession {
       return undefined;
     }
     try {
-      await this.#load(sidecar, opened.state);
+      // The session carrying on after its eviction: its `random` sequence too (no reseed).
+      await this.#load(sidecar, opened.state, false);
     } catch (error) {
       this.#lostReason = `this session could not be resumed from the store: ${(error as Error).message}`;
       return undefined;
@@ -187,8 +188,8 @@ export class PyodideSession implements EngineSession {
   }
 
   /** Loads a record into `sidecar`, which is given back (retired, on failure: nothing half-loaded stays). */
-  async #load(sidecar: SidecarProcess, state: Uint8Array): Promise<void> {
-    const answer = await sidecar.load(state, this.#host.maxStateBytes);
+  async #load(sidecar: SidecarProcess, state: Uint8Array, reseed: boolean): Promise<void> {
+    const answer = await sidecar.load(state, this.#host.maxStateBytes, reseed);
     if (answer.ok) return;
     this.#host.release(sidecar, false);
     const reason = /another engine checkpoint/.test(answer.refused) ? "checkpoint" : "corrupt";
@@ -198,11 +199,12 @@ export class PyodideSession implements EngineSession {
   /**
    * Starts this (new) session from a record: loaded now, so a bad one is refused to the caller now.
    * `base`: the engine snapshot it is relative to (undefined: a record that does not say, checked by
-   * the sidecar's digest alone).
+   * the sidecar's digest alone). `reseed`: a copy (a fork, a resume that is not the same session
+   * carrying on) draws a new seed for Python's `random`, so copies cannot predict each other's draws.
    */
-  async start(state: Uint8Array, base: string | undefined): Promise<void> {
+  async start(state: Uint8Array, base: string | undefined, reseed: boolean): Promise<void> {
     const sidecar = await this.#host.acquire(undefined, base);
-    await this.#load(sidecar, state);
+    await this.#load(sidecar, state, reseed);
     this.#sidecar = sidecar;
     this.#becomeIdle();
   }

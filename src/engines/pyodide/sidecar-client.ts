@@ -17,7 +17,7 @@ import { launchSidecar, SNAPSHOT_FD, START_TIMEOUT_MS, STDERR_KEEP } from "./lau
 import { answerFetch } from "./net-host.ts";
 import { openRunNetwork } from "../../network/run.ts";
 import type { RunNetwork } from "../../network/gate.ts";
-import type { InitMessage, ResultMessage, RunMessage } from "./protocol.ts";
+import type { InitMessage, LoadMessage, ResultMessage, RunMessage } from "./protocol.ts";
 import { checkedSnapshot, type Snapshot } from "./snapshot.ts";
 
 /** How long a stateless sidecar may take to report its reset after a result (it takes milliseconds). */
@@ -479,10 +479,14 @@ export class SidecarProcess {
     return this.#controlOp("save", maxBytes, (id) => JSON.stringify({ t: "save", id }) + "\n");
   }
 
-  /** Loads a record into this pristine sidecar; on any failure the sidecar has retired (nothing half-loaded). */
-  load(record: Uint8Array, maxBytes: number): Promise<ControlAnswer> {
+  /**
+   * Loads a record into this pristine sidecar; on any failure the sidecar has retired (nothing
+   * half-loaded). `reseed`: the copy draws a new seed for Python's `random` (protocol.ts, LoadMessage).
+   */
+  load(record: Uint8Array, maxBytes: number, reseed: boolean): Promise<ControlAnswer> {
     return this.#controlOp("load", maxBytes, (id) => {
-      this.jail.child.stdin.write(JSON.stringify({ t: "load", id, bytes: record.length, maxBytes }) + "\n");
+      const message: LoadMessage = { t: "load", id, bytes: record.length, maxBytes, ...(reseed ? { reseed } : {}) };
+      this.jail.child.stdin.write(JSON.stringify(message) + "\n");
       this.jail.child.stdin.write(record);
       return undefined;
     });

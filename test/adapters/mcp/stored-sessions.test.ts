@@ -209,6 +209,11 @@ describe("a stdio server's session survives a restart with --session-store", () 
     for (let i = 0; i < 2; i++)
       assert.equal(chainValue(await run(client, { language: "python", code: chainStep("python", i) }))?.length, i + 1);
     assert.match(await run(client, { language: "javascript", code: "globalThis.y = 'kept'; y" }), /value: "kept"$/);
+    // A sequence the guest seeded carries on through the restart (the resume is the same session).
+    assert.match(
+      await run(client, { language: "python", code: "import random\nrandom.seed(3)\nrr = [random.random()]\nlen(rr)" }),
+      /value: 1$/,
+    );
     const forked = (await client.callTool({
       name: "fork_session",
       arguments: { language: "python" },
@@ -220,6 +225,13 @@ describe("a stdio server's session survives a restart with --session-store", () 
     const { text } = await callRetrying(client, { language: "python", code: chainStep("python", 2) });
     assert.deepEqual(chainValue(text), { length: 3, sum: 3, runs: 3 }, text);
     assert.match(await run(client, { language: "javascript", code: "y" }), /value: "kept"$/);
+    assert.match(
+      await run(client, {
+        language: "python",
+        code: "rr.append(random.random())\nrandom.seed(3)\nrr == [random.random(), random.random()]",
+      }),
+      /value: true$/i,
+    );
     assert.equal(
       chainValue(await run(client, { language: "python", code: chainStep("python", 2), session: fork }))?.length,
       3,

@@ -222,6 +222,46 @@ describe("python session snapshots", () => {
     assert.deepEqual(value(await s.run({ code: look })), [0, null, "base"]);
   });
 
+  it("a sequence the guest seeded carries on across a session's runs, an eviction and a continuing resume", async () => {
+    await using sb = await createSandbox({ seal: FULL, python: { pool: 1 }, sessions: { idleMs: false } });
+    const seeded = "import random\nrandom.seed(1)\n[random.random() for _ in range(4)]";
+    const expected = value(await sb.run({ language: "python", code: seeded }));
+    await using a = await sb.session({ language: "python" });
+    value(await a.run({ code: "import random\nrandom.seed(1)\ndraws = [random.random()]" }));
+    value(await a.run({ code: "draws.append(random.random())" }));
+    // b's first run needs the one sidecar: a is evicted, and its next run resumes it from the store.
+    await using b = await sb.session({ language: "python" });
+    value(await b.run({ code: "1" }));
+    value(await a.run({ code: "draws.append(random.random())" }));
+    // A resume that is the same session carrying on (the MCP server's and the CLI's) continues it too.
+    await using c = await sb.resume(await a.snapshot(), { reseed: false });
+    assert.deepEqual(value(await c.run({ code: "draws + [random.random()]" })), expected);
+    await assert.rejects(sb.resume(await a.snapshot(), { reseed: "no" as unknown as boolean }), /resume\.reseed/);
+  });
+
+  it("a session whose code rewrote random.seed to spin cannot hang a fork (attack: the reseed runs its Python)", async () => {
+    const sb = await sandbox();
+    await using s = await sb.session({ language: "python" });
+    // Random.seed calls super(), so its code has one free variable (__class__): the spinner has it too.
+    const spin = "class K:\n    def seed(self, a=None, version=2):\n        __class__\n        while True: pass\n";
+    value(
+      await s.run({
+        code: `import random\nrandom.seed = None\n${spin}random.Random.seed.__code__ = K.seed.__code__\nx = 1`,
+      }),
+    );
+    await assert.rejects(s.fork(), (error: unknown) => {
+      assert.ok(error instanceof SnapshotRejectedError, String(error));
+      assert.match(error.message, /random generator could not be reseeded: it did not return within 1000 ms/);
+      return true;
+    });
+    // The session itself is untouched, and the sandbox still forks other sessions.
+    assert.equal(value(await s.run({ code: "x + 1" })), 2);
+    await using other = await sb.session({ language: "python" });
+    value(await other.run({ code: "y = 3" }));
+    await using copy = await other.fork();
+    assert.equal(value(await copy.run({ code: "y" })), 3);
+  });
+
   it("an idle session is evicted into the store and its next run resumes it transparently", async () => {
     await using sb = await createSandbox({
       seal: FULL,

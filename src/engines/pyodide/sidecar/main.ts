@@ -140,7 +140,8 @@ async function main(dir: string, harness: string): Promise<void> {
   lockStackTraceHook();
   installBridgeDevices(M);
   const start = py.globals.get("_wasmcell_start");
-  if (!start) die("setup did not define _wasmcell_start");
+  const reseed = py.globals.get("_wasmcell_reseed");
+  if (!start || !reseed) die("setup did not define _wasmcell_start and _wasmcell_reseed");
   const stateful = init.stateful;
   if (!stateful) {
     // Proxies created during a run would be decref'd by the FinalizationRegistry *after* the reset,
@@ -190,10 +191,15 @@ async function main(dir: string, harness: string): Promise<void> {
     send({ t: "reset", id, ms, ...(problem ? { retire: problem } : {}) });
     if (problem) process.exit(0);
     held = false;
+    seeded = false;
   };
   // A session holds this pool sidecar between `load` (or its first kept run) and `end`: its runs keep
   // their state, and it may be saved as a record (session-state.ts).
   let held = false;
+  // Whether the interpreter's `random` has drawn its own seed since the checkpoint: a session's first
+  // run reseeds, its later runs do not, so a sequence the guest seeded carries on. A loaded record
+  // has its own state (reseeded at the load when the host asks: a fork, a copy).
+  let seeded = false;
   for (;;) {
     const message = await nextMessage();
     if (message === "init") continue;
@@ -213,10 +219,12 @@ async function main(dir: string, harness: string): Promise<void> {
       const problem =
         !checkpoint || held || !message.data
           ? "a record can only be loaded into a pristine pool sidecar"
-          : applyState(M, checkpoint, message.data, message.maxBytes);
+          : (applyState(M, checkpoint, message.data, message.maxBytes) ??
+            (message.reseed ? reseedRandom(reseed) : undefined));
       send({ t: "loaded", id: message.id, ms: performance.now() - t0, ...(problem ? { retire: problem } : {}) });
       if (problem) process.exit(0);
       held = true;
+      seeded = true;
       continue;
     }
     if (message.t === "end") {
@@ -226,14 +234,38 @@ async function main(dir: string, harness: string): Promise<void> {
     if (message.t !== "run") continue;
     running = true;
     const keep = stateful || message.keep === true;
-    runOne(py, start, message, keep);
+    runOne(py, start, message, keep, !keep || !seeded);
+    if (keep) seeded = true;
     running = false;
     if (message.keep) held = true;
     else if (checkpoint) reset(message.id);
   }
 }
 
-function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful: boolean): void {
+/** How long reseeding a loaded session's `random` may take before it is interrupted. */
+const RESEED_MS = 1000;
+
+/**
+ * Draws a new seed for a loaded session's `random` (a fork, a copy); why it could not, if it could not.
+ * It runs the session's Python outside any run, so it gets a deadline of its own: the session's code
+ * may have rewritten the generator to spin.
+ */
+function reseedRandom(reseed: PyProxyFn): string | undefined {
+  deadline.fired = false;
+  deadline.lastSent = Number.NEGATIVE_INFINITY;
+  deadline.at = performance.now() + RESEED_MS;
+  try {
+    reseed();
+    return undefined;
+  } catch (error) {
+    const why = deadline.fired ? `it did not return within ${RESEED_MS} ms` : String(error).slice(0, 200);
+    return `the loaded session's random generator could not be reseeded: ${why}`;
+  } finally {
+    deadline.at = Number.POSITIVE_INFINITY;
+  }
+}
+
+function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful: boolean, reseed: boolean): void {
   const { limits } = message;
   const M = py._module;
   startOutput(message);
@@ -261,7 +293,7 @@ function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful:
     deadline.lastSent = Number.NEGATIVE_INFINITY;
     deadline.at = performance.now() + limits.timeoutMs;
     // Synchronous for async code too (loop.py runs it to completion): nothing is awaited here.
-    const value = start(message.code, limits.maxResultBytes, !stateful);
+    const value = start(message.code, limits.maxResultBytes, !stateful, reseed);
     if (typeof value === "string") envelope = value;
     else failure = makeFailure("crashed", "InternalError", "the harness returned no envelope");
   } catch (error) {

@@ -24,9 +24,21 @@ def _wasmcell_asyncio_run(main, *, debug=None, loop_factory=None):
     return _pyodide_asyncio_run(main, debug=debug, loop_factory=loop_factory)
 asyncio.run = _wasmcell_asyncio_run
 
-def _wasmcell_start(code, max_result_bytes, fresh):
-    # Every run starts from the checkpoint, which holds one random state: reseed so runs differ.
-    random.seed()
+# Bound here, before any guest code: a session's code may rebind `random.seed`, not this. (It can
+# still rewrite the function's code: the sidecar runs this under a deadline.)
+_wasmcell_seed_random = random.seed
+
+def _wasmcell_reseed():
+    # A fork or a resumed copy draws its own seed the moment it is loaded (as CPython's random does in
+    # a forked child), so an eviction before its first run cannot carry the copied state on.
+    _wasmcell_seed_random()
+
+def _wasmcell_start(code, max_result_bytes, fresh, reseed):
+    # The checkpoint holds one random state: every stateless run and a session's first run draw a new
+    # seed. Never between a session's own runs: a sequence the guest seeded carries on, as it would
+    # in one interpreter.
+    if reseed:
+        _wasmcell_seed_random()
     prepared = _h._prepare(code)
     if isinstance(prepared, dict):
         return _h.encode_envelope(prepared)
