@@ -241,12 +241,14 @@ export class SnapshotRejectedError extends WasmcellError {
  * file, a loaded C extension library, JavaScript references), `engine` (the engine keeps no snapshots),
  * `checkpoint` (a Pyodide sidecar started without the engine snapshot — `python.snapshot` false, or
  * the snapshot still being built: its state is relative to that one interpreter, so no other sidecar
- * could resume it; the session stays where it is).
+ * could resume it; the session stays where it is), `size` (the sealed snapshot would be over
+ * `sessions.maxSnapshotBytes`, which every resume refuses: the session stays where it is, and is not
+ * evicted).
  */
 export class SnapshotUnsupportedError extends WasmcellError {
   override name = "SnapshotUnsupportedError";
-  readonly reason: "native" | "state" | "engine" | "checkpoint";
-  constructor(reason: "native" | "state" | "engine" | "checkpoint", message: string) {
+  readonly reason: "native" | "state" | "engine" | "checkpoint" | "size";
+  constructor(reason: "native" | "state" | "engine" | "checkpoint" | "size", message: string) {
     super("SNAPSHOT_UNSUPPORTED", message);
     this.reason = reason;
   }

@@ -12,7 +12,7 @@
 // only tells "another key" apart from "changed bytes"; it says nothing of the key.
 
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { SnapshotRejectedError } from "../errors.ts";
+import { SnapshotRejectedError, SnapshotUnsupportedError } from "../errors.ts";
 
 const MAGIC = Buffer.from("WCSNAP", "latin1");
 export const SNAPSHOT_FORMAT = 1;
@@ -44,10 +44,26 @@ function keyId(key: Uint8Array): Buffer {
   return createHmac("sha256", key).update("wasmcell key id").digest().subarray(0, KEY_ID);
 }
 
-/** Frames, authenticates and returns a snapshot. */
-export function sealSnapshot(key: Uint8Array, header: SnapshotHeader, state: Uint8Array): Uint8Array {
+/**
+ * Frames, authenticates and returns a snapshot. One over `maxBytes` (`sessions.maxSnapshotBytes`) is
+ * never made: openSnapshot refuses it first thing, so it could only be bytes that look saved and
+ * resume nowhere (an eviction would lose the session). SnapshotUnsupportedError `size` instead.
+ * Every engine passes its sandbox's cap; omitted (no cap) only where a test crafts a blob.
+ */
+export function sealSnapshot(
+  key: Uint8Array,
+  header: SnapshotHeader,
+  state: Uint8Array,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Uint8Array {
   const json = Buffer.from(JSON.stringify(header), "utf8");
-  const out = Buffer.alloc(PREFIX + 4 + json.length + state.length);
+  const size = PREFIX + 4 + json.length + state.length;
+  if (size > maxBytes)
+    throw new SnapshotUnsupportedError(
+      "size",
+      `the session's snapshot would be ${size} bytes, over sessions.maxSnapshotBytes (${maxBytes}): it stays where it is`,
+    );
+  const out = Buffer.alloc(size);
   MAGIC.copy(out, 0);
   out[MAGIC.length] = SNAPSHOT_FORMAT;
   out.writeUInt32LE(out.length, MAGIC.length + 2);

@@ -12,7 +12,7 @@
 // Events: `session.snapshot`, `session.resume`, `session.evicted`, as the Python engine emits them.
 
 import { randomBytes } from "node:crypto";
-import { ClosedError } from "../../errors.ts";
+import { ClosedError, SnapshotUnsupportedError } from "../../errors.ts";
 import type { EventInput } from "../../events.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
 import { openSnapshot, sealSnapshot, type SnapshotHeader } from "../../sessions/blob.ts";
@@ -146,7 +146,8 @@ export class DataSession implements EngineSession {
     if (language) this.#language = language;
     return this.#step(async () => {
       const t0 = performance.now();
-      const blob = sealSnapshot(this.#host.key, { ...this.#header(), createdAt: Date.now() }, await this.#state());
+      const header = { ...this.#header(), createdAt: Date.now() };
+      const blob = sealSnapshot(this.#host.key, header, await this.#state(), this.#host.maxSnapshotBytes);
       this.#emit("session.snapshot", blob.length, performance.now() - t0);
       return blob;
     });
@@ -189,7 +190,20 @@ export class DataSession implements EngineSession {
         this.#emit("session.evicted", 0, performance.now() - t0, (error as Error).message);
         return false;
       }
-      const blob = sealSnapshot(this.#host.key, { ...this.#header(), createdAt: Date.now() }, state);
+      let blob: Uint8Array;
+      try {
+        blob = sealSnapshot(
+          this.#host.key,
+          { ...this.#header(), createdAt: Date.now() },
+          state,
+          this.#host.maxSnapshotBytes,
+        );
+      } catch (error) {
+        // Over the cap: stored, it would be refused by its own resume and the session lost. It stays.
+        if (!(error instanceof SnapshotUnsupportedError)) throw error;
+        this.#emit("session.evicted", 0, performance.now() - t0, error.message);
+        return false;
+      }
       await this.#host.store.put(this.id, blob);
       this.#stored = true;
       this.#live = undefined;

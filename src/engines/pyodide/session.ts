@@ -242,7 +242,8 @@ export class PyodideSession implements EngineSession {
     if (this.#closed) throw new ClosedError("session");
     const t0 = performance.now();
     const { record, base } = await this.#saveRecord();
-    const blob = sealSnapshot(this.#host.key, { ...(await this.#host.header()), base, createdAt: Date.now() }, record);
+    const header = { ...(await this.#host.header()), base, createdAt: Date.now() };
+    const blob = sealSnapshot(this.#host.key, header, record, this.#host.maxSnapshotBytes);
     this.#emit("session.snapshot", blob.length, performance.now() - t0);
     return blob;
   }
@@ -281,11 +282,16 @@ export class PyodideSession implements EngineSession {
         }
         return false;
       }
-      const blob = sealSnapshot(
-        this.#host.key,
-        { ...(await this.#host.header()), base: sidecar.base, createdAt: Date.now() },
-        answer.record!,
-      );
+      let blob: Uint8Array;
+      try {
+        const header = { ...(await this.#host.header()), base: sidecar.base, createdAt: Date.now() };
+        blob = sealSnapshot(this.#host.key, header, answer.record!, this.#host.maxSnapshotBytes);
+      } catch (error) {
+        // Over the cap: stored, it would be refused by its own resume and the session lost. It stays.
+        if (!(error instanceof SnapshotUnsupportedError)) throw error;
+        this.#emit("session.evicted", 0, performance.now() - t0, error.message);
+        return false;
+      }
       await this.#host.store.put(this.id, blob);
       this.#stored = true;
       this.#sidecar = undefined;

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { SnapshotRejectedError } from "../../../src/errors.ts";
+import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../../src/errors.ts";
 import { createSandbox } from "../../../src/index.ts";
 import { createEngine } from "../../../src/engines/javascript/index.ts";
 import type { InProcessEngine } from "../../../src/engines/javascript/in-process.ts";
@@ -112,6 +112,30 @@ describe("JavaScript sessions are data", () => {
       assert.ok(out.ok && out.value === 3, JSON.stringify(out));
       const resumed = events.find((e) => e.type === "session.resume");
       assert.ok(resumed && resumed.type === "session.resume" && resumed.bytes === evicted.bytes);
+    });
+    it(`${isolation}: a session whose snapshot would be over sessions.maxSnapshotBytes stays live, never evicted into bytes no resume takes`, async () => {
+      const events: SandboxEvent[] = [];
+      await using sb = await createSandbox({
+        javascript: { isolation },
+        sessions: { idleMs: 30, maxSnapshotBytes: 256 * 1024 },
+        onEvent: (e) => void events.push(e),
+      });
+      await using s = await sb.session({ language: "javascript" });
+      // 512 KiB of random bytes (they do not compress): twice the cap.
+      const made = await s.run({
+        code: "globalThis.big = Array.from({ length: 8 }, () => crypto.getRandomValues(new Uint8Array(65536))); big.length",
+      });
+      assert.ok(made.ok && made.value === 8, JSON.stringify(made));
+      await assert.rejects(s.snapshot(), (e: unknown) => e instanceof SnapshotUnsupportedError && e.reason === "size");
+      for (let i = 0; i < 200 && !events.some((e) => e.type === "session.evicted"); i++)
+        await new Promise((r) => setTimeout(r, 10));
+      const refused = events.find((e) => e.type === "session.evicted");
+      assert.ok(
+        refused && refused.type === "session.evicted" && /maxSnapshotBytes/.test(refused.error ?? ""),
+        JSON.stringify(refused),
+      );
+      const out = await s.run({ code: "big.reduce((n, b) => n + b.length, 0)" });
+      assert.ok(out.ok && out.value === 8 * 65536, JSON.stringify(out));
     });
   }
 

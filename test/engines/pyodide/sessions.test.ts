@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
-import { PoolHeldError, SnapshotRejectedError } from "../../../src/errors.ts";
+import { PoolHeldError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../../src/errors.ts";
 import type { SandboxEvent } from "../../../src/events.ts";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import { sealSnapshot, openSnapshot } from "../../../src/sessions/blob.ts";
@@ -330,6 +330,35 @@ describe("python session snapshots", () => {
     value(await s.run({ code: "x = 'held'" }));
     assert.equal(value(await sb.run({ language: "python", code: "'x' in globals()" })), false);
     assert.equal(value(await s.run({ code: "x" })), "held");
+  });
+
+  it("a session whose snapshot would be over sessions.maxSnapshotBytes is kept, never evicted into bytes no resume takes", async () => {
+    const seen: SandboxEvent[] = [];
+    await using sb = await createSandbox({
+      seal: FULL,
+      python: { pool: 1 },
+      sessions: { idleMs: false, maxSnapshotBytes: 1 << 20 },
+      onEvent: (e) => seen.push(e),
+    });
+    const a = await sb.session({ language: "python" });
+    // Random bytes do not compress: the session's state is twice the cap.
+    value(await a.run({ code: "import os\nbig = os.urandom(2_000_000)\nlen(big)" }));
+    await assert.rejects(a.snapshot(), (e: unknown) => {
+      assert.ok(e instanceof SnapshotUnsupportedError && e.reason === "size", String(e));
+      assert.match(e.message, /over sessions\.maxSnapshotBytes \(1048576\)/);
+      return true;
+    });
+    // A stateless run needs the one sidecar: the session cannot be evicted, so the run says so and the
+    // session keeps its state (it used to be stored over the cap, then refused by its own resume: lost).
+    await assert.rejects(sb.run({ language: "python", code: "1" }), PoolHeldError);
+    const refused = seen.find((e) => e.type === "session.evicted");
+    assert.ok(
+      refused && refused.type === "session.evicted" && /maxSnapshotBytes/.test(refused.error ?? ""),
+      JSON.stringify(refused),
+    );
+    assert.equal(value(await a.run({ code: "len(big)" })), 2_000_000);
+    await a.close();
+    assert.equal(value(await sb.run({ language: "python", code: "'free'" })), "free");
   });
 
   it("when every sidecar is kept by a session that cannot be evicted, a run says so instead of waiting", async () => {
