@@ -192,14 +192,24 @@ export function wrapContext(rt: QuickJSRuntime, pointer: number): QuickJSContext
   return rt.newContext({ contextPointer: pointer as never });
 }
 
-/** Grows linear memory to at least `bytes` the way QuickJS itself does (malloc → sbrk → memory.grow). */
+/**
+ * Grows linear memory to at least `bytes` the way QuickJS itself does (malloc → sbrk → memory.grow).
+ * One block the size of the shortfall is not enough: malloc first uses the free space at the top of
+ * the heap, so the memory grows by the shortfall less that space (a session of 100 MB failed to
+ * restore into a fresh module that way). Blocks are taken until the memory is large enough, then freed.
+ */
 export function growMemory(quickjs: QuickJSWASMModule, memory: { readonly buffer: ArrayBuffer }, bytes: number): void {
   const { module } = moduleParts(quickjs);
-  const short = bytes - memory.buffer.byteLength;
-  if (short <= 0) return;
-  const p = module._malloc(short + 1024 * 1024);
-  if (p === 0) throw new Error(`wasmcell: linear memory could not grow to ${bytes} bytes`);
-  module._free(p);
+  const held: number[] = [];
+  try {
+    for (let i = 0; i < 8 && memory.buffer.byteLength < bytes; i++) {
+      const p = module._malloc(bytes - memory.buffer.byteLength + 1024 * 1024);
+      if (p === 0) throw new Error(`wasmcell: linear memory could not grow to ${bytes} bytes`);
+      held.push(p);
+    }
+  } finally {
+    for (const p of held) module._free(p);
+  }
   if (memory.buffer.byteLength < bytes) throw new Error(`wasmcell: linear memory did not grow to ${bytes} bytes`);
 }
 

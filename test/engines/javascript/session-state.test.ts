@@ -33,6 +33,22 @@ const STATE = `
 const CHECK = `[scale(2), p.norm(), p instanceof Point, m.get("b")[1], next(), await ready, new URL("https://a.example/x").pathname]`;
 const EXPECTED = [10, 5, true, 3, 2, "settled", "/x"];
 
+/** A sandbox of `isolation` with these session options, whose events go into `events`. */
+function watchedSandbox(
+  isolation: (typeof ISOLATIONS)[number],
+  sessions: NonNullable<SandboxOptions["sessions"]>,
+  events: SandboxEvent[],
+) {
+  return createSandbox({ javascript: { isolation }, sessions, onEvent: (e) => void events.push(e) });
+}
+
+/** The `session.evicted` events in `events` (with an error or without, as `failed` says), once `n` came (up to 5 s). */
+async function evictions(events: SandboxEvent[], n: number, failed: boolean) {
+  const seen = () => events.filter((e) => e.type === "session.evicted" && Boolean(e.error) === failed);
+  for (let i = 0; i < 500 && seen().length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  return seen();
+}
+
 async function engineOf(options: SandboxOptions) {
   const resolved = resolveOptions(options);
   const engine = (await createEngine(resolved)) as SnapshotEngine;
@@ -115,11 +131,7 @@ describe("JavaScript sessions are data", () => {
     });
     it(`${isolation}: a session whose snapshot would be over sessions.maxSnapshotBytes stays live, never evicted into bytes no resume takes`, async () => {
       const events: SandboxEvent[] = [];
-      await using sb = await createSandbox({
-        javascript: { isolation },
-        sessions: { idleMs: 30, maxSnapshotBytes: 256 * 1024 },
-        onEvent: (e) => void events.push(e),
-      });
+      await using sb = await watchedSandbox(isolation, { idleMs: 30, maxSnapshotBytes: 256 * 1024 }, events);
       await using s = await sb.session({ language: "javascript" });
       // 512 KiB of random bytes (they do not compress): twice the cap.
       const made = await s.run({
@@ -127,15 +139,36 @@ describe("JavaScript sessions are data", () => {
       });
       assert.ok(made.ok && made.value === 8, JSON.stringify(made));
       await assert.rejects(s.snapshot(), (e: unknown) => e instanceof SnapshotUnsupportedError && e.reason === "size");
-      for (let i = 0; i < 200 && !events.some((e) => e.type === "session.evicted"); i++)
-        await new Promise((r) => setTimeout(r, 10));
-      const refused = events.find((e) => e.type === "session.evicted");
+      const [refused] = await evictions(events, 1, true);
       assert.ok(
-        refused && refused.type === "session.evicted" && /maxSnapshotBytes/.test(refused.error ?? ""),
-        JSON.stringify(refused),
+        refused?.type === "session.evicted" && /maxSnapshotBytes/.test(refused.error ?? ""),
+        JSON.stringify(events),
       );
       const out = await s.run({ code: "big.reduce((n, b) => n + b.length, 0)" });
       assert.ok(out.ok && out.value === 8 * 65536, JSON.stringify(out));
+    });
+
+    it(`${isolation}: a session of 100 MB forks, resumes from its snapshot and comes back from eviction`, async () => {
+      const events: SandboxEvent[] = [];
+      await using sb = await watchedSandbox(isolation, { idleMs: 30 }, events);
+      await using s = await sb.session({ language: "javascript" });
+      const made = await s.run({
+        code: "globalThis.big = new Uint8Array(100_000_000); big[99_999_999] = 7; big.length",
+      });
+      assert.ok(made.ok, JSON.stringify(made));
+      // A fresh module's heap has free space at its top, which malloc fills first: growing by one block
+      // of the shortfall left the memory too small, and every copy of a large session failed.
+      const look = "[big.length, big[99_999_999]]";
+      await using copy = await s.fork();
+      const forked = await copy.run({ code: look });
+      assert.deepEqual(forked.ok && forked.value, [100_000_000, 7], JSON.stringify(forked));
+      await using again = await sb.resume(await s.snapshot());
+      const resumed = await again.run({ code: look });
+      assert.deepEqual(resumed.ok && resumed.value, [100_000_000, 7], JSON.stringify(resumed));
+      // All three sessions go idle: each is evicted into the store, and the next run resumes `s`.
+      assert.equal((await evictions(events, 3, false)).length, 3, JSON.stringify(events));
+      const back = await s.run({ code: look });
+      assert.deepEqual(back.ok && back.value, [100_000_000, 7], JSON.stringify(back));
     });
   }
 
