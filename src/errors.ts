@@ -220,7 +220,10 @@ export type SnapshotRejection =
    * engine snapshot file — each `wasmcell setup` builds its own, with its own hash seed — or none).
    */
   | "checkpoint"
-  /** Over `sessions.maxSnapshotBytes`, or its state inflates past what the interpreter could hold. */
+  /**
+   * Over `sessions.maxSnapshotBytes`, or its state inflates past what the interpreter could hold, or
+   * its memory is more than an interpreter here can grow to.
+   */
   | "size"
   /** Not a snapshot at all, or cut short, or authenticated but not loadable (then nothing was resumed). */
   | "corrupt";

@@ -192,6 +192,8 @@ export class PyodideSession implements EngineSession {
     const answer = await sidecar.load(state, this.#host.maxStateBytes, reseed);
     if (answer.ok) return;
     this.#host.release(sidecar, false);
+    if (/^the memory could not grow/.test(answer.refused))
+      throw new SnapshotRejectedError("size", `${answer.refused}: more memory than an interpreter here can grow to`);
     const reason = /another engine checkpoint/.test(answer.refused) ? "checkpoint" : "corrupt";
     throw new SnapshotRejectedError(reason, answer.refused);
   }

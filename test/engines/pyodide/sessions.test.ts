@@ -361,6 +361,36 @@ describe("python session snapshots", () => {
     assert.equal(value(await sb.run({ language: "python", code: "'free'" })), "free");
   });
 
+  it("a session that grew its memory by 100 MB forks, resumes and comes back from eviction", async () => {
+    await using sb = await createSandbox({
+      seal: FULL,
+      python: { pool: 1 },
+      sessions: { idleMs: false, key: KEY },
+      limits: { memoryMb: 512 },
+    });
+    await using s = await sb.session({ language: "python" });
+    value(await s.run({ code: "big = bytearray(100_000_000)\nbig[-1] = 7\nlen(big)" }));
+    // Each copy needs a sidecar grown past the checkpoint's memory (malloc would first fill the free
+    // space at the heap's top, and one block of the shortfall grew it too little: every copy failed).
+    await using copy = await s.fork();
+    assert.deepEqual(value(await copy.run({ code: "(len(big), big[-1])" })), [100_000_000, 7]);
+    await using again = await sb.resume(await s.snapshot());
+    assert.deepEqual(value(await again.run({ code: "(len(big), big[-1])" })), [100_000_000, 7]);
+    // With one sidecar, every run above evicted another session into the store and resumed it.
+    assert.deepEqual(value(await s.run({ code: "(len(big), big[-1])" })), [100_000_000, 7]);
+    // A sandbox whose sidecars cannot grow that far (limits.memoryMb 64) refuses it as too large.
+    await using small = await createSandbox({
+      seal: FULL,
+      python: { pool: 1 },
+      sessions: { key: KEY },
+      limits: { memoryMb: 64 },
+    });
+    await assert.rejects(
+      small.resume(await s.snapshot()),
+      (e: unknown) => e instanceof SnapshotRejectedError && e.reason === "size" && /could not grow/.test(e.message),
+    );
+  });
+
   it("when every sidecar is kept by a session that cannot be evicted, a run says so instead of waiting", async () => {
     await using sb = await createSandbox({ seal: FULL, python: { pool: 1 }, sessions: { idleMs: false } });
     const s = await sb.session({ language: "python" });
