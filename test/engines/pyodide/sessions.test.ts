@@ -262,6 +262,20 @@ describe("python session snapshots", () => {
     assert.equal(value(await copy.run({ code: "y" })), 3);
   });
 
+  it("a session whose code made random.seed print forks cleanly: the print goes nowhere (attack: output outside a run)", async () => {
+    // One sidecar that has already served a run, so its output capture holds that run's id and room.
+    await using sb = await createSandbox({ seal: FULL, python: { pool: 1 }, sessions: { idleMs: false } });
+    assert.equal(value(await sb.run({ language: "python", code: "print('before')\n1" })), 1);
+    await using s = await sb.session({ language: "python" });
+    const loud =
+      "class K:\n    def seed(self, a=None, version=2):\n        __class__\n        print('from the reseed')\n";
+    value(await s.run({ code: `import random\n${loud}random.Random.seed.__code__ = K.seed.__code__\nx = 1` }));
+    // With one sidecar, the fork evicts `s` and loads the copy into the sidecar that ran `print('before')`.
+    await using copy = await s.fork();
+    const r = await copy.run({ code: "x" });
+    assert.ok(r.ok && r.value === 1 && r.stdout === "", JSON.stringify(r));
+  });
+
   it("an idle session is evicted into the store and its next run resumes it transparently", async () => {
     await using sb = await createSandbox({
       seal: FULL,

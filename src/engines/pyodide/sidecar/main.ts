@@ -247,10 +247,13 @@ const RESEED_MS = 1000;
 
 /**
  * Draws a new seed for a loaded session's `random` (a fork, a copy); why it could not, if it could not.
- * It runs the session's Python outside any run, so it gets a deadline of its own: the session's code
- * may have rewritten the generator to spin.
+ * It runs the session's Python outside any run, so it gets a deadline of its own (the session's code
+ * may have rewritten the generator to spin) and no output: what it prints is dropped, not framed with
+ * the last run's id (the host would take that for a protocol violation). The next run's startOutput
+ * opens the capture again.
  */
 function reseedRandom(reseed: PyProxyFn): string | undefined {
+  output.truncated = true;
   deadline.fired = false;
   deadline.lastSent = Number.NEGATIVE_INFINITY;
   deadline.at = performance.now() + RESEED_MS;
