@@ -24,8 +24,10 @@ def _wasmcell_asyncio_run(main, *, debug=None, loop_factory=None):
     return _pyodide_asyncio_run(main, debug=debug, loop_factory=loop_factory)
 asyncio.run = _wasmcell_asyncio_run
 
-# Bound here, before any guest code: a session's code may rebind `random.seed`, not this. (It can
-# still rewrite the function's code: the sidecar runs this under a deadline.)
+# Bound here, before any guest code, so a session rebinding `random.seed` does not change what a
+# fork's reseed calls. It is not a wall against the session itself: its code owns its interpreter and
+# can rewrite this too (or `random.random`), and its copies inherit whatever it left; the sidecar only
+# keeps the call bounded (a deadline, no output). Other sessions and stateless runs never see that state.
 _wasmcell_seed_random = random.seed
 
 def _wasmcell_reseed():
