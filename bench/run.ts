@@ -18,6 +18,7 @@ const AREAS = [
   "edge",
   "load",
   "scale",
+  "floors",
 ] as const;
 type Area = (typeof AREAS)[number];
 
