@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { pythonJailSpec, pythonLayout } from "../src/engines/native/binds.ts";
 import { cgroupSupport } from "../src/jail/index.ts";
 import { spawnJailed, type JailSpec } from "../src/jail/index.ts";
-import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../src/options.ts";
+import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../src/options/index.ts";
 import { createSandbox } from "../src/index.ts";
 
 const PYTHON = "/usr/bin/python3";

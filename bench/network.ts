@@ -3,10 +3,10 @@
 // that does not, a Pyodide run that calls urlopen vs one that does not, a native python3 run that
 // calls urlopen (and `requests`) through the host proxy vs one that does not.
 import { createServer } from "node:http";
-import { Deadline } from "../src/engines/run/deadline.ts";
-import { RunNetwork } from "../src/network/gate.ts";
+import { Deadline } from "../src/kit/deadline.ts";
+import { RunNetwork } from "../src/network/run-network.ts";
 import { createSandbox, type RunRequest } from "../src/index.ts";
-import { resolveOptions } from "../src/options.ts";
+import { resolveOptions } from "../src/options/index.ts";
 import { measure, type Row } from "./measure.ts";
 
 /** Network rows warm up with 20 calls (each Pyodide call costs tens of ms). */

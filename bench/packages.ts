@@ -7,11 +7,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createEngine as createNative, type NativeEngine } from "../src/engines/native/index.ts";
 import { createEngine, type PyodideEngine } from "../src/engines/pyodide/index.ts";
-import { cacheDir } from "../src/engines/pyodide/snapshot.ts";
-import { resolveOptions, resolveRequest, type ResolvedOptions } from "../src/options.ts";
+import { cacheDir } from "../src/engines/pyodide/boot-image.ts";
+import { resolveOptions, resolveRequest, type ResolvedOptions } from "../src/options/index.ts";
 import { createSandbox } from "../src/index.ts";
 import { setup } from "../src/setup/index.ts";
-import { installedLibrary } from "../src/setup/library.ts";
+import { installedLibrary } from "../src/library/library.ts";
 import { seedRecipe, timeoutKillToFull } from "./python.ts";
 
 const N = Number(process.env.BENCH_N ?? 200);

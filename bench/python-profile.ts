@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { sidecarFiles } from "../src/engines/pyodide/launch.ts";
 import { PyodideEngine } from "../src/engines/pyodide/index.ts";
-import { resolveOptions } from "../src/options.ts";
+import { resolveOptions } from "../src/options/index.ts";
 
 const args = process.argv.slice(2);
 const n = Number(args.find((a) => /^\d+$/.test(a)) ?? 300);

@@ -10,8 +10,8 @@ import { Worker } from "node:worker_threads";
 import { createEngine, type PyodideEngine } from "../src/engines/pyodide/index.ts";
 import { launchSidecar, sidecarFiles } from "../src/engines/pyodide/launch.ts";
 import { SidecarProcess } from "../src/engines/pyodide/sidecar-client.ts";
-import { getSnapshot, type Snapshot } from "../src/engines/pyodide/snapshot.ts";
-import { resolveOptions, resolveRequest, type ResolvedOptions, type ResolvedSeal } from "../src/options.ts";
+import { getSnapshot, type Snapshot } from "../src/engines/pyodide/boot-image.ts";
+import { resolveOptions, resolveRequest, type ResolvedOptions, type ResolvedSeal } from "../src/options/index.ts";
 import { createSandbox } from "../src/index.ts";
 
 const N = Number(process.env.BENCH_N ?? 200);

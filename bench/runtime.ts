@@ -1,4 +1,4 @@
-// Benchmark of the JavaScript guest runtime (src/engines/quickjs/runtime/): what the web-platform
+// Benchmark of the JavaScript guest runtime (src/engines/lib/quickjs/runtime/): what the web-platform
 // globals cost a run. An empty run names no family and installs nothing; code that reaches the global
 // object reflectively (`globalThis`, `this`) gets lazy stubs; code that names a family gets it parsed
 // and installed before it runs. Interleaved rounds, so machine noise hits every row alike.

@@ -1,11 +1,11 @@
 // The JavaScript half of `npm run bench sessions`: QuickJS sessions as data on the thread pool and
 // in-process, side by side in one run — opening a session, snapshot (and its size), fork, resume from
 // bytes, the next run after an eviction, and a run in a resident session for comparison.
-import { createEngine } from "../src/engines/javascript/index.ts";
-import type { DataSession, SnapshotEngine } from "../src/engines/javascript/session-state.ts";
-import { openSnapshot } from "../src/sessions/blob.ts";
-import { resolveOptions, resolveRequest } from "../src/options.ts";
-import type { RunResult } from "../src/types.ts";
+import { createEngine } from "../src/engines/quickjs/index.ts";
+import type { DataSession, SnapshotEngine } from "../src/engines/sessions/data-session.ts";
+import { openSnapshot } from "../src/engines/sessions/blob.ts";
+import { resolveOptions, resolveRequest } from "../src/options/index.ts";
+import type { RunResult } from "../src/core/types.ts";
 
 const RUNS = Number(process.env.BENCH_SESSION_RUNS ?? 30);
 /** Idle time between samples of the "with idle time" rows. */

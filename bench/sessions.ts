@@ -4,8 +4,8 @@
 // whole process tree with many evicted sessions on a pool of 2. Ratios within one run are the point.
 import { createEngine, type PyodideEngine } from "../src/engines/pyodide/index.ts";
 import type { PyodideSession } from "../src/engines/pyodide/session.ts";
-import { resolveOptions, resolveRequest, type ResolvedOptions } from "../src/options.ts";
-import type { RunResult } from "../src/types.ts";
+import { resolveOptions, resolveRequest, type ResolvedOptions } from "../src/options/index.ts";
+import type { RunResult } from "../src/core/types.ts";
 import { treeRssBytes } from "./python.ts";
 import { bench as javascriptSessions } from "./sessions-javascript.ts";
 

@@ -33,14 +33,14 @@ export const noCycles = {
 };
 
 /**
- * A run's deadline is made in one place (src/engines/run/deadline.ts): no other file turns
+ * A run's deadline is made in one place (src/kit/deadline.ts): no other file turns
  * `timeoutMs` into a point in time by adding it to a clock. The sidecar is exempt: it runs inside the
  * jail with only its own folder, so it cannot import the Deadline.
  * @type {import("eslint").Linter.Config}
  */
 export const oneDeadline = {
   files: ["src/**/*.ts"],
-  ignores: ["src/engines/run/deadline.ts", "src/engines/pyodide/sidecar/**"],
+  ignores: ["src/kit/deadline.ts", "src/engines/pyodide/sidecar/**"],
   rules: {
     "no-restricted-syntax": [
       "error",
@@ -48,7 +48,7 @@ export const oneDeadline = {
         selector:
           "BinaryExpression[operator=/^([-+<>]|<=|>=)$/]:has(MemberExpression[property.name='timeoutMs']):has(CallExpression:matches([callee.property.name='now'], [callee.name='now']))",
         message:
-          "a deadline is made by `new Deadline(timeoutMs)` (src/engines/run/deadline.ts), never by adding timeoutMs to a clock",
+          "a deadline is made by `new Deadline(timeoutMs)` (src/kit/deadline.ts), never by adding timeoutMs to a clock",
       },
     ],
   },
@@ -119,12 +119,10 @@ export const layers = [
         "error",
         {
           patterns: [
-            // The one exception: the run's deadline and its grace table (engines/run/deadline.ts imports
-            // nothing), which every rung that enforces a deadline reads, the gate included.
             {
-              regex: "(^|/)(engines/(?!run/deadline\\.ts$)|jail/|pool/|adapters/|cli/|setup/|sessions/|sandbox\\.ts$)",
+              regex: "(^|/)(engines/|jail/|pool/|adapters/|cli/|setup/|library/|stores/|sandbox\\.ts$)",
               message:
-                "the network floor must not import a higher floor (engines but engines/run/deadline.ts, jail, pool, adapters, cli, sandbox, setup, sessions): the layering is one-way",
+                "the network floor must not import a higher floor (engines, jail, pool, adapters, cli, sandbox, setup, library, stores): the layering is one-way",
             },
             {
               group: ["**/options.ts", "**/options/**"],
@@ -137,8 +135,7 @@ export const layers = [
   },
   {
     // The package library and the cache, which the engines mount and read: below the engines.
-    files: ["src/setup/**/*.ts"],
-    ignores: ["src/setup/index.ts", "src/setup/compile.ts"],
+    files: ["src/library/**/*.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
@@ -149,7 +146,7 @@ export const layers = [
   {
     // The setup command builds the Pyodide snapshot and checks the native python3: above the engines,
     // below the CLI and the adapters.
-    files: ["src/setup/index.ts", "src/setup/compile.ts"],
+    files: ["src/setup/**/*.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
@@ -159,7 +156,7 @@ export const layers = [
   },
   {
     // Session stores keep opaque blobs: they know nothing of the engines that make them.
-    files: ["src/sessions/**/*.ts"],
+    files: ["src/stores/**/*.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
@@ -209,8 +206,35 @@ export const layers = [
     rules: { "no-restricted-imports": ["error", { patterns: [JAIL_INTERNALS] }] },
   },
   {
-    files: ["src/*.ts"],
-    ignores: ["src/sandbox.ts", "src/index.ts", "src/edge.ts", "src/public.ts"],
+    // The kit every engine, the network gate, the queue and the front door share: below all of them.
+    files: ["src/kit/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            JAIL_INTERNALS,
+            UPWARD("the kit", [
+              "engines",
+              "jail",
+              "pool",
+              "adapters",
+              "cli",
+              "sandbox",
+              "options",
+              "network",
+              "stores",
+              "library",
+              "setup",
+              "queue",
+            ]),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ["src/core/**/*.ts", "src/options/**/*.ts"],
     rules: {
       "no-restricted-imports": [
         "error",

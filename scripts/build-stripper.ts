@@ -1,5 +1,5 @@
 // `npm run build` step: the TypeScript type stripper for every runtime that is not Node (Workers,
-// browsers, Vercel Edge), as one ES module, dist/engines/quickjs/stripper.js. package.json's `imports`
+// browsers, Vercel Edge), as one ES module, dist/engines/lib/quickjs/stripper.js. package.json's `imports`
 // (`#typescript`, `#ts-blank-space`) sends those runtimes here and Node to the packages themselves.
 //
 // Why not the `typescript` package as it is: typescript.js decides at load whether it runs on Node
@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 
 const root = new URL("..", import.meta.url).pathname;
-const out = join(root, "dist", "engines", "quickjs", "stripper.js");
+const out = join(root, "dist", "engines", "lib", "quickjs", "stripper.js");
 const require = createRequire(import.meta.url);
 const version = (name: string): string =>
   (JSON.parse(readFileSync(require.resolve(`${name}/package.json`), "utf8")) as { version: string }).version;
@@ -58,6 +58,6 @@ if (leftover) {
   console.error(`build-stripper: the stripper bundle still names Node: ${leftover[0]}`);
   process.exit(1);
 }
-mkdirSync(join(root, "dist", "engines", "quickjs"), { recursive: true });
+mkdirSync(join(root, "dist", "engines", "lib", "quickjs"), { recursive: true });
 writeFileSync(out, code);
-console.log(`build-stripper: ${(code.length / 1e6).toFixed(2)} MB written to dist/engines/quickjs/stripper.js`);
+console.log(`build-stripper: ${(code.length / 1e6).toFixed(2)} MB written to dist/engines/lib/quickjs/stripper.js`);

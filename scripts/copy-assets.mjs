@@ -1,6 +1,6 @@
 /* global console, URL */
 // `npm run build` step: tsc emits only JavaScript, but the Python engines ship Python files that run
-// inside the jail (src/engines/python/harness.py, src/engines/native/driver.py). Copy every .py
+// inside the jail (src/engines/lib/python/harness.py, src/engines/native/driver.py). Copy every .py
 // under src/ to the same place under dist/. The QuickJS engine's WebAssembly is exported as
 // `wasmcell/quickjs.wasm` (for hosts that import it as a module: Workers, Vercel Edge).
 import { cpSync, readdirSync } from "node:fs";

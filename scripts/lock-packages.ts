@@ -3,15 +3,15 @@
 // It downloads each .deb (apt-get download, no root changes), checks it against the sha256 in the
 // archive's Packages index, unpacks it and records the tree hash of what goes into the library.
 // To add a package: add a line below, run this, run `wasmcell setup`, add a smoke test to
-// test/setup/packages.test.ts, and commit the lock with the test.
+// test/library/packages.test.ts, and commit the lock with the test.
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fetchDebs, unpackDeb } from "../src/setup/deb.ts";
-import { DEFAULT_LOCK_PATH, debFileName, parseLock, type Lock, type LockedPackage } from "../src/setup/lock.ts";
-import { sha256File } from "../src/setup/tree.ts";
+import { fetchDebs, unpackDeb } from "../src/library/deb.ts";
+import { DEFAULT_LOCK_PATH, debFileName, parseLock, type Lock, type LockedPackage } from "../src/library/lock.ts";
+import { sha256File } from "../src/library/tree.ts";
 
 // [Debian package, distribution name, imports, preload into the snapshot]
 const PACKAGES: [string, string, string[], boolean][] = [

@@ -13,7 +13,7 @@ const SLOW = new Map([
   ["test/security/cross-run-pyodide-soak.test.ts", "~32 s: a soak of stateless Python runs"],
   ["test/security/cross-run-soak.test.ts", "a soak of stateless JavaScript runs"],
   [
-    "test/engines/javascript/session-state.test.ts",
+    "test/engines/sessions/data-session.test.ts",
     "~5 min: 1,000 sessions evicted and resumed, 2,000 fork/run/close cycles",
   ],
   ["test/security/cpu-loop.test.ts", "~21 s: CPU-bound loops past their deadlines"],

@@ -5,9 +5,9 @@
 // refuses to compile WebAssembly at run time (Workers, Vercel Edge).
 
 import { EDGE_ENGINES } from "./engines/registry.edge.ts";
-import type { SandboxOptions } from "./options.ts";
+import type { SandboxOptions } from "./options/index.ts";
 import { openSandbox, runOnce, type Sandbox } from "./sandbox.ts";
-import type { RunRequest, RunResult } from "./types.ts";
+import type { RunRequest, RunResult } from "./core/types.ts";
 
 /** Creates a sandbox that runs JavaScript and TypeScript (Python runs answer with an error result). */
 export function createSandbox(options?: SandboxOptions): Promise<Sandbox> {

@@ -4,9 +4,9 @@
 // that the names match).
 
 import { NODE_ENGINES } from "./engines/registry.node.ts";
-import type { SandboxOptions } from "./options.ts";
+import type { SandboxOptions } from "./options/index.ts";
 import { openSandbox, runOnce, type Sandbox } from "./sandbox.ts";
-import type { RunRequest, RunResult } from "./types.ts";
+import type { RunRequest, RunResult } from "./core/types.ts";
 
 /** Creates a sandbox. With a `python` option, the Python pool starts warming before this resolves. */
 export function createSandbox(options?: SandboxOptions): Promise<Sandbox> {

@@ -14,9 +14,9 @@ export {
   type SandboxOptions,
   type SealOptions,
   type SessionsOptions,
-} from "./options.ts";
-export * from "./types.ts";
-export * from "./errors.ts";
+} from "./options/index.ts";
+export * from "./core/types.ts";
+export * from "./core/errors.ts";
 export type {
   DenialEvent,
   EgressEvent,
@@ -29,7 +29,7 @@ export type {
   SandboxEvent,
   SandboxEventListener,
   SessionEvent,
-} from "./events.ts";
-export type { SessionStore, SessionLock } from "./sessions/store.ts";
+} from "./core/events.ts";
+export type { SessionStore, SessionLock } from "./stores/store.ts";
 export type { NetworkAllowEntry } from "./network/allowlist.ts";
 export type { Resolver } from "./network/policy.ts";

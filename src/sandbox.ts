@@ -4,19 +4,19 @@
 // reaches the Python engines, the edge entry's does not, so bundling for an edge runtime pulls in
 // nothing Node-only.
 
-import { ClosedError, InvalidOptionError, SnapshotRejectedError, SnapshotUnsupportedError } from "./errors.ts";
+import { ClosedError, InvalidOptionError, SnapshotRejectedError, SnapshotUnsupportedError } from "./core/errors.ts";
 import type { Engine, EngineSession } from "./engines/engine.ts";
 import type { EngineRegistry } from "./engines/registry.ts";
-import { InFlight } from "./engines/run/in-flight.ts";
-import { describeRuntime, SEALED } from "./engines/javascript/describe.ts";
-import { resultEvents } from "./events.ts";
+import { InFlight } from "./kit/in-flight.ts";
+import { describeRuntime, SEALED } from "./engines/quickjs/describe.ts";
+import { resultEvents } from "./core/events.ts";
 import {
   resolveOptions,
   resolveRequest,
   type ResolvedOptions,
   type ResolvedRequest,
   type SandboxOptions,
-} from "./options.ts";
+} from "./options/index.ts";
 import {
   LANGUAGES,
   type EngineName,
@@ -24,7 +24,7 @@ import {
   type ResumeOptions,
   type RunRequest,
   type RunResult,
-} from "./types.ts";
+} from "./core/types.ts";
 
 export class Sandbox implements AsyncDisposable {
   readonly options: ResolvedOptions;

@@ -1,11 +1,11 @@
-// The event channel (src/events.ts): what a finished run tells by its result, and restarts counted once
+// The event channel (src/core/events.ts): what a finished run tells by its result, and restarts counted once
 // per thing replaced — a lost worker thread that took several runs down with it is one restart.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createSandbox, type SandboxEvent } from "../src/index.ts";
-import { resultEvents, type EventInput } from "../src/events.ts";
-import { DEFAULT_LIMITS } from "../src/options.ts";
-import type { RunResult } from "../src/types.ts";
+import { resultEvents, type EventInput } from "../src/core/events.ts";
+import { DEFAULT_LIMITS } from "../src/options/index.ts";
+import type { RunResult } from "../src/core/types.ts";
 
 const crashed: RunResult = {
   ok: false,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InvalidOptionError } from "../src/errors.ts";
+import { InvalidOptionError } from "../src/core/errors.ts";
 import { documents } from "./helpers/docs.ts";
 import { DEFAULT_MCP_HTTP } from "../src/adapters/mcp/defaults.ts";
 import { DEFAULT_CODE_MODE, DEFAULT_FORMAT } from "../src/adapters/tools/defaults.ts";
@@ -13,7 +13,7 @@ import {
   DEFAULT_SESSIONS,
   resolveOptions,
   resolveRequest,
-} from "../src/options.ts";
+} from "../src/options/index.ts";
 
 describe("options", () => {
   it("fills every default from one place", () => {
@@ -91,7 +91,7 @@ describe("the options tables in README.md and docs/", () => {
     return rows;
   }
 
-  it("limits: every limit with the default src/options.ts really has", () => {
+  it("limits: every limit with the default src/options/index.ts really has", () => {
     assert.deepEqual(table("limits"), { ...DEFAULT_LIMITS });
   });
 

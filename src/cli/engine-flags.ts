@@ -2,7 +2,7 @@
 // Python pools)
 // and waiting for the signal that starts a drain.
 
-import type { Limits } from "../types.ts";
+import type { Limits } from "../core/types.ts";
 import { UsageError, positiveInt } from "./usage.ts";
 
 export function limitsFromFlags(values: { "timeout-ms"?: string; "memory-mb"?: string }): Partial<Limits> {

@@ -4,8 +4,8 @@
 // and limits; `wasmcell mcp` logs every event (stderr is the MCP server's log; stdout carries the
 // protocol). --json keeps stdout to one JSON object: these lines go to stderr.
 
-import type { SandboxEvent } from "../events.ts";
-import type { SandboxOptions } from "../options.ts";
+import type { SandboxEvent } from "../core/events.ts";
+import type { SandboxOptions } from "../options/index.ts";
 import { forTerminal } from "./terminal.ts";
 
 /** `--allow HOST` (repeatable) → the sandbox's network option (none without the flag). */

@@ -4,13 +4,13 @@
 
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { InvalidOptionError, WasmcellError } from "../errors.ts";
+import { InvalidOptionError, WasmcellError } from "../core/errors.ts";
 import { doctorCommand } from "./doctor.ts";
 import { runCommand } from "./run.ts";
 import { setupCommand } from "./setup.ts";
 import type * as McpModule from "./mcp.ts";
 import { EXIT, HELP, UsageError, type Io } from "./usage.ts";
-import { packageVersion } from "../version.ts";
+import { packageVersion } from "../core/version.ts";
 
 export async function main(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;

@@ -11,7 +11,7 @@ import { javascriptFromFlags, limitsFromFlags, pythonFromFlags, untilSignal } fr
 import { eventPrinter, networkFromFlags } from "./events.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
 import { sessionKey } from "./session-file.ts";
-import type { SessionStore } from "../sessions/store.ts";
+import type { SessionStore } from "../stores/store.ts";
 
 const HTTP_ONLY = [
   "port",
@@ -172,8 +172,8 @@ async function storeFromFlags(
   // Loaded only when asked for: a stdio server (what desktop clients launch) never pays for ioredis.
   const store: SessionStore =
     dir !== undefined
-      ? new (await import("../sessions/disk.ts")).DiskSessionStore({ dir })
-      : new (await import("../sessions/redis.ts")).RedisSessionStore({
+      ? new (await import("../stores/disk.ts")).DiskSessionStore({ dir })
+      : new (await import("../stores/redis.ts")).RedisSessionStore({
           redis: (await import("../queue/connection.ts")).checkRedisUrl(redis),
         });
   return Object.assign(store, { where: dir !== undefined ? dir : "Redis", [Symbol.asyncDispose]: () => store.close() });

@@ -4,11 +4,11 @@
 import { lstat, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from "node:path";
 import { inspect, parseArgs } from "node:util";
-import { encodeValue } from "../adapters/tools/values.ts";
+import { encodeValue } from "../core/values.ts";
 import { formatBytes } from "../adapters/tools/format.ts";
-import { checkRelativePath } from "../options.ts";
+import { checkRelativePath } from "../options/index.ts";
 import { createSandbox } from "../index.ts";
-import type { Language, Limits, OutputFile, RunRequest, RunResult } from "../types.ts";
+import type { Language, Limits, OutputFile, RunRequest, RunResult } from "../core/types.ts";
 import { eventPrinter, networkFromFlags } from "./events.ts";
 import { openSessionFile, saveSessionFile, sessionKey } from "./session-file.ts";
 import { forTerminal } from "./terminal.ts";

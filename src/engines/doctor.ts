@@ -1,7 +1,7 @@
 // `wasmcell doctor`: the seal layers this machine supports (asked of the jail) and each engine's own
 // answer about whether it can run here (asked of the engine). Returns data; the CLI prints it.
 
-import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../options.ts";
+import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../options/index.ts";
 import {
   sealReport,
   stagingStatus,
@@ -14,9 +14,9 @@ import { nativeStatus } from "./native/doctor.ts";
 import { NATIVE_RUNTIME_FILES } from "./native/index.ts";
 import { sidecarFiles } from "./pyodide/launch.ts";
 import { packageStatus, type EngineStatus } from "./status.ts";
-import { cacheDir } from "../setup/cache.ts";
-import { installedLibrary } from "../setup/library.ts";
-import { snapshotCached } from "./pyodide/snapshot.ts";
+import { cacheDir } from "../library/cache.ts";
+import { installedLibrary } from "../library/library.ts";
+import { snapshotCached } from "./pyodide/boot-image.ts";
 
 export type { EngineStatus } from "./status.ts";
 

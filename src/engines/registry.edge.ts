@@ -9,7 +9,7 @@ const WHY =
 export const EDGE_ENGINES: EngineRegistry = {
   // In-process: these runtimes have no worker threads the bundle may use (each import() here is
   // followed by bundlers, so the thread pool's Node-only module is never named in this file).
-  quickjs: () => import("./javascript/in-process.ts"),
+  quickjs: () => import("./quickjs/in-process.ts"),
   pyodide: unavailable("pyodide", WHY),
   native: unavailable("native", WHY),
 };

@@ -4,10 +4,10 @@ import type { EngineRegistry } from "./registry.ts";
 
 export const NODE_ENGINES: EngineRegistry = {
   // Worker threads by default, or in-process (`javascript.isolation`).
-  quickjs: () => import("./javascript/index.ts"),
+  quickjs: () => import("./quickjs/index.ts"),
   pyodide: () => import("./pyodide/index.ts"),
   native: () => import("./native/index.ts"),
   // Loaded only here, when a sandbox opens with `python.packages` on (a quick look, no hashing).
-  pythonPackages: async () => (await import("../setup/library.ts")).installedImports(),
-  snapshots: () => import("../sessions/blob.ts"),
+  pythonPackages: async () => (await import("../library/library.ts")).installedImports(),
+  snapshots: () => import("./sessions/blob.ts"),
 };

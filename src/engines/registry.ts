@@ -3,11 +3,11 @@
 // (src/edge.ts) loads only the JavaScript engine, so a bundler following it never meets
 // node:child_process or node:fs. There the Python engines answer every run with an error result.
 
-import type { ResolvedRequest } from "../options.ts";
-import type { EngineName, RunFailure } from "../types.ts";
-import type { checkMadeFor, openSnapshot } from "../sessions/blob.ts";
+import type { ResolvedRequest } from "../options/index.ts";
+import type { EngineName, RunFailure } from "../core/types.ts";
+import type { checkMadeFor, openSnapshot } from "./sessions/blob.ts";
 import type { Engine, EngineFactory } from "./engine.ts";
-import { failedRun } from "./run/failures.ts";
+import { failedRun } from "../kit/failures.ts";
 
 export interface SnapshotReader {
   openSnapshot: typeof openSnapshot;

@@ -1,6 +1,6 @@
 // What `wasmcell doctor` says about one engine: available or not, and why.
 
-import type { EngineName } from "../types.ts";
+import type { EngineName } from "../core/types.ts";
 
 export interface EngineStatus {
   engine: EngineName;

@@ -3,8 +3,8 @@
 // silent downgrade anywhere on this path.
 
 import { execFile } from "node:child_process";
-import { SealUnavailableError } from "../errors.ts";
-import type { ResolvedSeal } from "../options.ts";
+import { SealUnavailableError } from "../core/errors.ts";
+import type { ResolvedSeal } from "../options/index.ts";
 import { DEFAULT_TOOLS, isExecutable, isRoot, kernelHasSeccomp, maxUserNamespaces, type HostTools } from "./host.ts";
 import { ISOLATION_FLAGS } from "./bwrap.ts";
 

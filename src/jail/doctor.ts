@@ -3,8 +3,8 @@
 // CLI prints it. Every answer comes from a real check here (a binary that runs, a cgroup that can be
 // made), not from the platform name. The jail knows nothing of engines.
 
-import { WasmcellError } from "../errors.ts";
-import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../options.ts";
+import { WasmcellError } from "../core/errors.ts";
+import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../options/index.ts";
 import { checkSeal } from "./check.ts";
 import {
   cgroupSupport,

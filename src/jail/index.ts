@@ -64,7 +64,7 @@ export { nodePermissionStatus, sealReport, type LayerStatus, type SealReport } f
 export { cgroupSupport, isExecutable, isRoot, jailScratchParent, sharedLibraries, type HostTools } from "./host.ts";
 export { stagingStatus, type StagedPath, type StagingStatus } from "./stage-status.ts";
 export type { StageStore } from "./stage-store.ts";
-// For the other shared store a process holds entries of (the cache, src/setup/cache.ts).
+// For the other shared store a process holds entries of (the cache, src/library/cache.ts).
 export { isAlive, startTime, treeBytes } from "./stage-store.ts";
 export { NODE_PYODIDE, PROFILES, PYTHON_NATIVE, PYTHON_NATIVE_NET, type SeccompProfileName } from "./profiles.ts";
 export { compileProfile, disassemble, encodeFilter, type SeccompProfile } from "./seccomp.ts";

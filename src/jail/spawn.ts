@@ -15,8 +15,8 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { chownSync, fstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type { Duplex, Readable, Writable } from "node:stream";
-import { SealUnavailableError } from "../errors.ts";
-import type { ResolvedSeal } from "../options.ts";
+import { SealUnavailableError } from "../core/errors.ts";
+import type { ResolvedSeal } from "../options/index.ts";
 import { bwrapArgs, type Bind } from "./bwrap.ts";
 import { JailCgroup, type CgroupStats } from "./cgroup.ts";
 import { checkSeal, type SealPlan } from "./check.ts";

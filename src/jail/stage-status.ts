@@ -4,7 +4,7 @@
 // run would; the copies are then reused) and checking that the drop uid can read the result.
 
 import { realpathSync } from "node:fs";
-import type { ResolvedSeal } from "../options.ts";
+import type { ResolvedSeal } from "../options/index.ts";
 import { isRoot, readableBy } from "./host.ts";
 import { fingerprint, isRuntimeFile, stageReadable, stageStore } from "./stage.ts";
 import { treeBytes, type StageStore } from "./stage-store.ts";

@@ -1,7 +1,7 @@
 // The network policy of one run, and the decisions the gate takes with it. Pure: the gate does the
 // I/O (DNS, sockets) and asks this file, at each step, whether it may go on.
 
-import { NetworkDeniedError } from "../errors.ts";
+import { NetworkDeniedError } from "../core/errors.ts";
 import { lookup, parseAddress, type ParsedAddress } from "./address.ts";
 import { covers, defaultPort, matchRule, type AllowRule } from "./allowlist.ts";
 

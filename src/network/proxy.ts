@@ -24,11 +24,11 @@ import { chmodSync, chownSync } from "node:fs";
 import * as http from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { NetworkDeniedError } from "../errors.ts";
-import type { EventInput } from "../events.ts";
-import type { EngineName } from "../types.ts";
-import { printable, type RunNetwork } from "./gate.ts";
-import { emitNoNetwork } from "./run.ts";
+import { NetworkDeniedError } from "../core/errors.ts";
+import type { EventInput } from "../core/events.ts";
+import type { EngineName } from "../core/types.ts";
+import { printable, type RunNetwork } from "./run-network.ts";
+import { emitNoNetwork } from "./open.ts";
 
 /** Headers of the upstream answer that belong to one hop and are not passed on. */
 const HOP_HEADERS = new Set([

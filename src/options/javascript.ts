@@ -4,7 +4,7 @@
 
 import { z } from "zod";
 import type { AsParsed, Same } from "./zod.ts";
-import type { HostFunction, WasmModuleSource } from "../types.ts";
+import type { HostFunction, WasmModuleSource } from "../core/types.ts";
 
 /**
  * Runs one QuickJS engine (in a worker, or in-process) takes at once: the most `runsPerWorker` may be.

@@ -2,10 +2,10 @@
 // narrower one. The option, its defaults, its schemas and its resolution side by side.
 
 import { z } from "zod";
-import { InvalidOptionError } from "../errors.ts";
+import { InvalidOptionError } from "../core/errors.ts";
 import { AllowEntryError, parseAllowEntry, type AllowEntryInput, type AllowRule } from "../network/allowlist.ts";
 import { narrowPolicy, type NetworkPolicy, type Resolver } from "../network/policy.ts";
-import type { NetworkCaps, RunRequest } from "../types.ts";
+import type { NetworkCaps, RunRequest } from "../core/types.ts";
 import { positiveInt } from "./limits.ts";
 import { stripUndefined } from "./zod.ts";
 

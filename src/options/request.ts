@@ -1,10 +1,10 @@
 // A run's request: validated, defaults merged, files turned into bytes, the engine chosen.
 
 import { z } from "zod";
-import { InvalidOptionError } from "../errors.ts";
-import type { EventInput } from "../events.ts";
+import { InvalidOptionError } from "../core/errors.ts";
+import type { EventInput } from "../core/events.ts";
 import type { NetworkPolicy } from "../network/policy.ts";
-import { checkRelativePath, normalizePath } from "../paths.ts";
+import { checkRelativePath, normalizePath } from "../core/paths.ts";
 import {
   ENGINES,
   LANGUAGES,
@@ -13,7 +13,7 @@ import {
   type Language,
   type Limits,
   type RunRequest,
-} from "../types.ts";
+} from "../core/types.ts";
 import { hostFunctionsSchema } from "./javascript.ts";
 import { limitsSchema } from "./limits.ts";
 import { requestNetworkSchema, resolveRequestNetwork } from "./network.ts";

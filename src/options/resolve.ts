@@ -2,10 +2,10 @@
 // schema live in its own room beside this one (limits, javascript, python, seal, network).
 
 import { z } from "zod";
-import { InvalidOptionError } from "../errors.ts";
-import { eventSink, type EventInput, type SandboxEventListener } from "../events.ts";
+import { InvalidOptionError } from "../core/errors.ts";
+import { eventSink, type EventInput, type SandboxEventListener } from "../core/events.ts";
 import type { NetworkPolicy } from "../network/policy.ts";
-import type { HostFunction, Limits, WasmModuleSource } from "../types.ts";
+import type { HostFunction, Limits, WasmModuleSource } from "../core/types.ts";
 import {
   DEFAULT_JAVASCRIPT,
   defaultWorkers,
@@ -42,7 +42,7 @@ export interface SandboxOptions {
   sessions?: SessionsOptions;
   /**
    * Receives what the sandbox did that a caller or a security reviewer needs to see, as plain data
-   * (src/events.ts): egress decisions, limits that fired, denials, engine restarts, an engine being built
+   * (src/core/events.ts): egress decisions, limits that fired, denials, engine restarts, an engine being built
    * on first use and how long that takes, the package library missing. Called synchronously; a
    * listener that throws is ignored.
    * @defaultValue none

@@ -2,7 +2,7 @@
 // its default, its schema, and what it resolves to, side by side.
 
 import { z } from "zod";
-import type { SessionStore } from "../sessions/store.ts";
+import type { SessionStore } from "../stores/store.ts";
 import type { AsParsed, Same } from "./zod.ts";
 
 export interface SessionsOptions {
@@ -26,7 +26,7 @@ export interface SessionsOptions {
    */
   idleMs?: number | false;
   /**
-   * Where evicted sessions wait (src/sessions/store.ts): MemorySessionStore by default; a
+   * Where evicted sessions wait (src/stores/store.ts): MemorySessionStore by default; a
    * DiskSessionStore (with a configured `key`) lets sessions outlive the process.
    * @defaultValue a MemorySessionStore
    */

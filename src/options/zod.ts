@@ -2,7 +2,7 @@
 // field, and dropping the fields a caller left undefined before defaults are merged.
 
 import type { z } from "zod";
-import { InvalidOptionError } from "../errors.ts";
+import { InvalidOptionError } from "../core/errors.ts";
 
 /** Turns the first zod issue into an InvalidOptionError naming the field path. */
 export function fail(prefix: string, error: z.ZodError): never {

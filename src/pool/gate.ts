@@ -3,7 +3,7 @@
 // together from becoming 10,000 runtimes (or 10,000 parked promises with their requests): the excess is
 // refused, the rest wait their turn. A waiter whose signal aborts leaves the queue.
 
-import { ClosedError, QueueFullError } from "../errors.ts";
+import { ClosedError, QueueFullError } from "../core/errors.ts";
 
 interface Waiter {
   resolve(): void;

@@ -16,7 +16,7 @@
 //   most of a second) while a new standby starts in the background. Standbys start only once every
 //   serving slot is up, so they never slow a start a caller waits for.
 
-import { ClosedError, QueueFullError } from "../errors.ts";
+import { ClosedError, QueueFullError } from "../core/errors.ts";
 
 export interface PoolOptions<T> {
   /** What the pool holds, for error messages (`"python pool"`). */

@@ -6,8 +6,8 @@
 
 import { randomUUID } from "node:crypto";
 import { Queue, Job } from "bullmq";
-import { ClosedError, InvalidOptionError, QueueWaitError } from "../errors.ts";
-import { LANGUAGES, type Language, type RunResult } from "../types.ts";
+import { ClosedError, InvalidOptionError, QueueWaitError } from "../core/errors.ts";
+import { LANGUAGES, type Language, type RunResult } from "../core/types.ts";
 import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
 import { replyChannel, ReplyWaiters, type Outcome } from "./replies.ts";
 import { crashed, decodeReply, encodeJob, tenantSchema, type QueueRequest } from "./wire.ts";

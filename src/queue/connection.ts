@@ -2,7 +2,7 @@
 // prefix, and one ioredis connection built the way BullMQ requires (maxRetriesPerRequest: null).
 
 import { Redis } from "ioredis";
-import { InvalidOptionError } from "../errors.ts";
+import { InvalidOptionError } from "../core/errors.ts";
 
 export const DEFAULT_QUEUE = "wasmcell-runs";
 /** BullMQ's key prefix, so wasmcell's keys stand apart from other users of the same Redis. */

@@ -11,4 +11,4 @@ export {
 export { createQueueClient, type EnqueueOptions, type QueueClient, type QueueClientOptions } from "./client.ts";
 export type { TenantLimits } from "./tenants.ts";
 export type { QueueRequest } from "./wire.ts";
-export { RedisSessionStore, type RedisSessionStoreOptions } from "../sessions/redis.ts";
+export { RedisSessionStore, type RedisSessionStoreOptions } from "../stores/redis.ts";

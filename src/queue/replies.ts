@@ -15,7 +15,7 @@
 // Everything read here is untrusted and goes through wire.ts's decodeReply before a caller sees it.
 
 import type { Redis } from "ioredis";
-import { ClosedError } from "../errors.ts";
+import { ClosedError } from "../core/errors.ts";
 
 /** Replies up to this many characters travel in the message; larger ones are read from the job. */
 export const INLINE_MAX = 256 << 10;

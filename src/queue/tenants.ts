@@ -15,7 +15,7 @@
 
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import { InvalidOptionError } from "../errors.ts";
+import { InvalidOptionError } from "../core/errors.ts";
 
 export interface TenantLimits {
   /** Runs of this tenant in flight at once, across every worker. */

@@ -3,15 +3,15 @@
 // each is parsed with zod here, with every string, list and byte count bounded, before anything else
 // reads it. The request's shape is the front door's own (src/options/request.ts) minus what cannot
 // cross a process (host functions, output callbacks, abort signals); file bytes travel as base64 and a
-// result's value as the tagged JSON of encodeValue (src/adapters/tools/values.ts).
+// result's value as the tagged JSON of encodeValue (src/core/values.ts).
 
 import { z } from "zod";
-import { encodeValue } from "../adapters/tools/values.ts";
-import { InvalidOptionError, WasmcellError, type WasmcellErrorCode } from "../errors.ts";
+import { encodeValue } from "../core/values.ts";
+import { InvalidOptionError, WasmcellError, type WasmcellErrorCode } from "../core/errors.ts";
 import { requestSchema } from "../options/request.ts";
 import { fail } from "../options/zod.ts";
-import { ENGINES, ERROR_KINDS, LANGUAGES, type RunFailure, type RunRequest, type RunResult } from "../types.ts";
-import { decodeValue, ValueShapeError } from "./values.ts";
+import { ENGINES, ERROR_KINDS, LANGUAGES, type RunFailure, type RunRequest, type RunResult } from "../core/types.ts";
+import { decodeValue, ValueShapeError } from "../core/values-decode.ts";
 
 /** Bounds on what one job or one result may carry across Redis (the engines' own limits apply after). */
 export const WIRE = Object.freeze({

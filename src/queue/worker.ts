@@ -12,11 +12,11 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { DelayedError, Queue, Worker, type Job } from "bullmq";
-import { InvalidOptionError, WasmcellError } from "../errors.ts";
+import { InvalidOptionError, WasmcellError } from "../core/errors.ts";
 import { createSandbox } from "../index.ts";
-import type { SandboxOptions } from "../options.ts";
+import type { SandboxOptions } from "../options/index.ts";
 import type { Sandbox } from "../sandbox.ts";
-import type { HostFunction } from "../types.ts";
+import type { HostFunction } from "../core/types.ts";
 import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
 import { WorkerMetrics } from "./metrics.ts";
 import { replyChannel, replyMessage } from "./replies.ts";

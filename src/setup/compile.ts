@@ -7,7 +7,7 @@
 
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { SetupError } from "../errors.ts";
+import { SetupError } from "../core/errors.ts";
 import { isExecutable } from "../jail/index.ts";
 import { NATIVE_PYTHON } from "../engines/native/doctor.ts";
 

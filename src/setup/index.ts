@@ -25,7 +25,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { ChecksumError, SetupError } from "../errors.ts";
+import { ChecksumError, SetupError } from "../core/errors.ts";
 import {
   cacheDir,
   getSnapshot,
@@ -33,19 +33,25 @@ import {
   snapshotKey,
   snapshotPath,
   snapshotProblem,
-} from "../engines/pyodide/snapshot.ts";
-import { resolveOptions, type SealOptions } from "../options.ts";
-import { packageVersion } from "../version.ts";
-import { evictCache, evictionMessage, type Eviction } from "./cache.ts";
+} from "../engines/pyodide/boot-image.ts";
+import { resolveOptions, type SealOptions } from "../options/index.ts";
+import { packageVersion } from "../core/version.ts";
+import { evictCache, evictionMessage, type Eviction } from "../library/cache.ts";
 import { compileForNative, compileForPyodide } from "./compile.ts";
-import { fetchDebs, unpackDeb, verifyDeb } from "./deb.ts";
-import { installedLibrary, libraryDir, libraryPreload, type InstalledLibrary, type Manifest } from "./library.ts";
-import { debFileName, loadLock, type LoadedLock } from "./lock.ts";
-import { treeEntries, treeHash, type TreeEntry } from "./tree.ts";
-import { stampTree, writeStamps } from "./verify.ts";
+import { fetchDebs, unpackDeb, verifyDeb } from "../library/deb.ts";
+import {
+  installedLibrary,
+  libraryDir,
+  libraryPreload,
+  type InstalledLibrary,
+  type Manifest,
+} from "../library/library.ts";
+import { debFileName, loadLock, type LoadedLock } from "../library/lock.ts";
+import { treeEntries, treeHash, type TreeEntry } from "../library/tree.ts";
+import { stampTree, writeStamps } from "../library/verify.ts";
 
-export { ChecksumError, SetupError } from "../errors.ts";
-export type { InstalledLibrary, Manifest } from "./library.ts";
+export { ChecksumError, SetupError } from "../core/errors.ts";
+export type { InstalledLibrary, Manifest } from "../library/library.ts";
 
 export interface SetupOptions {
   /** The cache to install into. @defaultValue `$WASMCELL_CACHE_DIR`, else `~/.cache/wasmcell` */

@@ -17,7 +17,9 @@ function newestSource(): number {
 
 export function ensureBuilt(): void {
   const built = join(root, "dist", "edge.js");
-  const assets = ["quickjs.wasm", "engines/quickjs/stripper.js"].every((file) => existsSync(join(root, "dist", file)));
+  const assets = ["quickjs.wasm", "engines/lib/quickjs/stripper.js"].every((file) =>
+    existsSync(join(root, "dist", file)),
+  );
   if (existsSync(built) && assets && statSync(built).mtimeMs >= newestSource()) return;
   execFileSync("npm", ["run", "build"], { cwd: root, stdio: "ignore" });
 }

@@ -3,7 +3,7 @@
 // exports (the edge entry) to this checkout's sources — or, for the edge bench, to the built files in
 // dist/ (what a user's bundler meets); the engine's `.wasm` stays a separate module, as wrangler and
 // Vercel keep it. Either way the TypeScript stripper is the built one: package.json's `#typescript`
-// import sends these conditions to dist/engines/quickjs/stripper.js, so bundling builds first if needed.
+// import sends these conditions to dist/engines/lib/quickjs/stripper.js, so bundling builds first if needed.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";

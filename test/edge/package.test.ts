@@ -54,11 +54,11 @@ describe("edge package", () => {
       const map = pkg.imports[name]!;
       const order = Object.keys(map);
       for (const condition of ["workerd", "worker", "browser", "edge-light"]) {
-        assert.equal(map[condition], "./dist/engines/quickjs/stripper.js", `${name} ${condition}`);
+        assert.equal(map[condition], "./dist/engines/lib/quickjs/stripper.js", `${name} ${condition}`);
         assert.ok(order.indexOf(condition) < order.indexOf("node"), `${name}: ${condition} before node`);
       }
       assert.equal(map.node, name.slice(1));
-      assert.equal(map.default, "./dist/engines/quickjs/stripper.js");
+      assert.equal(map.default, "./dist/engines/lib/quickjs/stripper.js");
     }
   });
 
@@ -76,7 +76,7 @@ describe("edge package", () => {
         logLevel: "silent",
       });
       const inputs = Object.keys(result.metafile.inputs);
-      assert.ok(inputs.some((f) => f.includes("src/engines/quickjs/") || f.includes("dist/engines/quickjs/")));
+      assert.ok(inputs.some((f) => f.includes("src/engines/lib/quickjs/") || f.includes("dist/engines/lib/quickjs/")));
       // The MCP SDK is a dependency for `wasmcell mcp`, and Node-only (stdio, express): never in an edge bundle.
       const NODE_ONLY =
         /engines\/(pyodide|native)\/|engines\/registry\.node|^node:|jail\/|@modelcontextprotocol\/|adapters\/mcp\//;
@@ -84,7 +84,7 @@ describe("edge package", () => {
       assert.deepEqual(nodeOnly, []);
       // TypeScript comes from the stripper built without Node detection, never typescript.js itself
       // (which, under nodejs_compat, believes it is on Node and throws at load).
-      assert.ok(inputs.includes("dist/engines/quickjs/stripper.js"), inputs.join("\n"));
+      assert.ok(inputs.includes("dist/engines/lib/quickjs/stripper.js"), inputs.join("\n"));
       assert.deepEqual(
         inputs.filter((f) => /node_modules\/(typescript|ts-blank-space)\//.test(f)),
         [],
@@ -94,7 +94,7 @@ describe("edge package", () => {
 
   it("the edge stripper strips exactly as the packages do on Node, and probes nothing of Node", async () => {
     ensureBuilt();
-    const built = (await import(`${root}dist/engines/quickjs/stripper.js`)) as {
+    const built = (await import(`${root}dist/engines/lib/quickjs/stripper.js`)) as {
       default: typeof TypeScript;
       blankSourceFile: typeof blankSourceFile;
     };

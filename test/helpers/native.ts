@@ -1,6 +1,6 @@
 // One native-tier sandbox for a test file, with the production seal (seccomp answers EPERM).
 import { createSandbox, type Sandbox } from "../../src/index.ts";
-import type { Limits, RunResult } from "../../src/types.ts";
+import type { Limits, RunResult } from "../../src/core/types.ts";
 
 let shared: Promise<Sandbox> | undefined;
 

@@ -2,8 +2,8 @@
 // one it does not) and a sandbox running JavaScript, Pyodide and native python3 under the full seal. Every test ends
 // by asking the second server what it saw: nothing.
 import { createSandbox, type Sandbox } from "../../src/index.ts";
-import type { NetworkOptions } from "../../src/options.ts";
-import type { SandboxEvent } from "../../src/events.ts";
+import type { NetworkOptions } from "../../src/options/index.ts";
+import type { SandboxEvent } from "../../src/core/events.ts";
 import { startHttpServer, type TestServer } from "./http.ts";
 import { FULL } from "./pyodide.ts";
 

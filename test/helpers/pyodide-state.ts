@@ -4,8 +4,8 @@
 // that sees a different one is seeing what an earlier run left behind.
 import assert from "node:assert/strict";
 import { createEngine, type PyodideEngine } from "../../src/engines/pyodide/index.ts";
-import { resolveOptions, resolveRequest, type ResolvedOptions } from "../../src/options.ts";
-import type { Limits, RunResult } from "../../src/types.ts";
+import { resolveOptions, resolveRequest, type ResolvedOptions } from "../../src/options/index.ts";
+import type { Limits, RunResult } from "../../src/core/types.ts";
 import { FULL } from "./pyodide.ts";
 
 export const STATE_PROBE = String.raw`

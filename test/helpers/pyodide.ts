@@ -2,9 +2,9 @@
 // (a sidecar start is ~1 s from the cached snapshot). Seccomp runs in the "kill" mode, so a syscall
 // missing from the allowlist kills the sidecar and shows up as a failure.
 import { launchSidecar } from "../../src/engines/pyodide/launch.ts";
-import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal, type SealOptions } from "../../src/options.ts";
+import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal, type SealOptions } from "../../src/options/index.ts";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
-import type { Limits, RunResult } from "../../src/types.ts";
+import type { Limits, RunResult } from "../../src/core/types.ts";
 
 /** The full seal: bubblewrap, seccomp (kill mode), Node's permission model, the uid drop. */
 export const FULL: SealOptions = { seccomp: "kill" };

@@ -2,10 +2,10 @@
 // in-process equivalent of `pool: 1`), with a way to see which cell served a run so a test can prove the
 // cell really was reused, or really was retired.
 import assert from "node:assert/strict";
-import { QuickJSEngine } from "../../src/engines/quickjs/index.ts";
-import type { Cell } from "../../src/engines/quickjs/cell.ts";
-import { resolveOptions, resolveRequest } from "../../src/options.ts";
-import type { ErrorKind, Limits, RunRequest, RunResult } from "../../src/types.ts";
+import { QuickJSEngine } from "../../src/engines/lib/quickjs/index.ts";
+import type { Cell } from "../../src/engines/lib/quickjs/cell.ts";
+import { resolveOptions, resolveRequest } from "../../src/options/index.ts";
+import type { ErrorKind, Limits, RunRequest, RunResult } from "../../src/core/types.ts";
 
 export interface WarmCell {
   engine: QuickJSEngine;

@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { hostname } from "node:os";
 import { describe, it } from "node:test";
-import { SealUnavailableError } from "../../src/errors.ts";
+import { SealUnavailableError } from "../../src/core/errors.ts";
 import { checkSeal, spawnJailed } from "../../src/jail/index.ts";
-import { RESOLVED_DEFAULT_SEAL } from "../../src/options.ts";
+import { RESOLVED_DEFAULT_SEAL } from "../../src/options/index.ts";
 import { collect, pythonSpec, TEST_SEAL } from "./helpers.ts";
 
 const MISSING = "/nonexistent/wasmcell-test/bwrap";

@@ -1,7 +1,7 @@
 // Shared by the jail tests: run a snippet of Debian python3 in the jail and collect what it printed.
 import { pythonJailSpec, pythonLayout } from "../../src/engines/native/binds.ts";
 import { spawnJailed, type JailExit, type JailSpec, type JailedProcess } from "../../src/jail/index.ts";
-import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../../src/options.ts";
+import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../../src/options/index.ts";
 
 export const layout = pythonLayout("/usr/bin/python3");
 

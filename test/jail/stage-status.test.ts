@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { stagingStatus } from "../../src/jail/index.ts";
-import { RESOLVED_DEFAULT_SEAL } from "../../src/options.ts";
+import { RESOLVED_DEFAULT_SEAL } from "../../src/options/index.ts";
 import { STAGE_ROOT } from "../../src/jail/stage.ts";
 import { jailReachableTempDir } from "../helpers/tmp.ts";
 
@@ -77,7 +77,7 @@ describe("doctor: staging of runtime files", () => {
         const names = s.paths.map((p: { path: string }) => p.path.slice(project.length));
         for (const f of [
           "/src/engines/pyodide/sidecar",
-          "/src/engines/python/harness.py",
+          "/src/engines/lib/python/harness.py",
           "/src/engines/native/driver.py",
         ])
           assert.ok(names.includes(f), `${f} in ${names.join(", ")}`);
@@ -110,7 +110,7 @@ describe("doctor: staging of runtime files", () => {
           import { doctor } from "./src/engines/doctor.ts";
           import { stagingStatus } from "./src/jail/index.ts";
           import { StageStore } from "./src/jail/stage-store.ts";
-          import { RESOLVED_DEFAULT_SEAL } from "./src/options.ts";
+          import { RESOLVED_DEFAULT_SEAL } from "./src/options/index.ts";
           import { writeFileSync } from "node:fs";
           const hidden = new StageStore(${JSON.stringify(join(dir, "store"))});
           const own = ${JSON.stringify(join(dir, "secret.txt"))};

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { SealUnavailableError } from "../../src/errors.ts";
+import { SealUnavailableError } from "../../src/core/errors.ts";
 import { isRoot } from "../../src/jail/host.ts";
 import { spawnJailed, type JailedProcess } from "../../src/jail/index.ts";
 import { collect, layout, pythonSpec, TEST_SEAL } from "./helpers.ts";

@@ -33,9 +33,9 @@ async function fired(path: string, code: string): Promise<string[]> {
 const cases: Array<{ invariant: string; path: string; bad: string; good: string }> = [
   {
     invariant: "engines never import adapters",
-    path: "src/engines/quickjs/x.ts",
-    bad: `import { formatResult } from "../../adapters/tools/format.ts";`,
-    good: `import { InvalidOptionError } from "../../errors.ts";`,
+    path: "src/engines/lib/quickjs/x.ts",
+    bad: `import { formatResult } from "../../../adapters/tools/format.ts";`,
+    good: `import { InvalidOptionError } from "../../../core/errors.ts";`,
   },
   {
     invariant: "engines never import the front door",
@@ -59,7 +59,7 @@ const cases: Array<{ invariant: string; path: string; bad: string; good: string 
     invariant: "the pool knows nothing of engines or the jail",
     path: "src/pool/x.ts",
     bad: `import { spawnJailed } from "../jail/index.ts";`,
-    good: `import { QueueFullError } from "../errors.ts";`,
+    good: `import { QueueFullError } from "../core/errors.ts";`,
   },
   {
     invariant: "adapters reach engines only through the front door",
@@ -70,7 +70,7 @@ const cases: Array<{ invariant: string; path: string; bad: string; good: string 
   {
     invariant: "the queue reaches engines only through the front door",
     path: "src/queue/x.ts",
-    bad: `import { GRACE } from "../engines/run/deadline.ts";`,
+    bad: `import { createEngine } from "../engines/quickjs/index.ts";`,
     good: `import type { Sandbox } from "../sandbox.ts";`,
   },
   {
@@ -81,44 +81,50 @@ const cases: Array<{ invariant: string; path: string; bad: string; good: string 
   },
   {
     invariant: "the root floor imports no higher floor",
-    path: "src/options.ts",
-    bad: `import { Sandbox } from "./sandbox.ts";`,
-    good: `import { InvalidOptionError } from "./errors.ts";`,
+    path: "src/options/index.ts",
+    bad: `import { Sandbox } from "../sandbox.ts";`,
+    good: `import { InvalidOptionError } from "../core/errors.ts";`,
   },
   {
     invariant: "the network floor knows no engine, no option and nothing above",
     path: "src/network/x.ts",
-    bad: `import { resolveOptions } from "../options.ts";`,
-    good: `import { NetworkDeniedError } from "../errors.ts";`,
+    bad: `import { resolveOptions } from "../options/index.ts";`,
+    good: `import { NetworkDeniedError } from "../core/errors.ts";`,
   },
   {
-    invariant: "the network floor reads the run's deadline, and nothing else of the engines",
+    invariant: "the network floor reads the kit (the run's deadline), and nothing of the engines",
     path: "src/network/x.ts",
-    bad: `import { failedRun } from "../engines/run/failures.ts";`,
-    good: `import { GRACE } from "../engines/run/deadline.ts";`,
+    bad: `import { createEngine } from "../engines/quickjs/index.ts";`,
+    good: `import { GRACE } from "../kit/deadline.ts";`,
+  },
+  {
+    invariant: "the kit sits below everything that runs code",
+    path: "src/kit/x.ts",
+    bad: `import { WarmPool } from "../pool/pool.ts";`,
+    good: `import { InvalidOptionError } from "../core/errors.ts";`,
   },
   {
     invariant: "the package library and the cache sit below the engines",
-    path: "src/setup/library.ts",
-    bad: `import { snapshotKey } from "../engines/pyodide/snapshot.ts";`,
+    path: "src/library/library.ts",
+    bad: `import { snapshotKey } from "../engines/pyodide/boot-image.ts";`,
     good: `import { isAlive } from "../jail/index.ts";`,
   },
   {
     invariant: "the setup command may use the engines, never the CLI",
     path: "src/setup/index.ts",
     bad: `import { HELP } from "../cli/usage.ts";`,
-    good: `import { getSnapshot } from "../engines/pyodide/snapshot.ts";`,
+    good: `import { getSnapshot } from "../engines/pyodide/boot-image.ts";`,
   },
   {
     invariant: "session stores know nothing of the engines",
-    path: "src/sessions/x.ts",
+    path: "src/stores/x.ts",
     bad: `import { PyodideEngine } from "../engines/pyodide/index.ts";`,
     good: `import type { SessionStore } from "./store.ts";`,
   },
   {
     invariant: "a sidecar folder imports only node:*, its own files and types",
     path: "src/engines/pyodide/sidecar/main.ts",
-    bad: `import { snapshotKey } from "../snapshot.ts";`,
+    bad: `import { snapshotKey } from "../boot-image.ts";`,
     good: `import { format } from "node:util";\nimport { channel } from "./channel.ts";\nimport type { RunMessage } from "../protocol.ts";`,
   },
 ];
@@ -192,21 +198,21 @@ describe("lint invariant: a deadline is made in one place", () => {
       "const left = Date.now() + limits.timeoutMs - 150;",
       "if (now() - begun > job.req.limits.timeoutMs) stop();",
     ])
-      assert.deepEqual(await fire("src/engines/quickjs/x.ts", code), ["no-restricted-syntax"], code);
+      assert.deepEqual(await fire("src/engines/lib/quickjs/x.ts", code), ["no-restricted-syntax"], code);
     assert.deepEqual(await fire("src/network/x.ts", "const d = performance.now() + p.timeoutMs;"), [
       "no-restricted-syntax",
     ]);
   });
 
   it("allows the Deadline, arithmetic without a clock, and the sidecar (which cannot import it)", async () => {
-    assert.deepEqual(await fire("src/engines/quickjs/x.ts", "const d = new Deadline(req.limits.timeoutMs);"), []);
+    assert.deepEqual(await fire("src/engines/lib/quickjs/x.ts", "const d = new Deadline(req.limits.timeoutMs);"), []);
     assert.deepEqual(await fire("src/queue/x.ts", "const need = limits.timeoutMs + LOCK_MARGIN_MS;"), []);
     assert.deepEqual(
       await fire("src/engines/pyodide/sidecar/x.ts", "deadline.at = performance.now() + limits.timeoutMs;"),
       [],
     );
     assert.deepEqual(
-      await fire("src/engines/run/deadline.ts", "const at = performance.now() + timeoutMs;"),
+      await fire("src/kit/deadline.ts", "const at = performance.now() + timeoutMs;"),
       [],
       "the Deadline itself",
     );

@@ -9,10 +9,10 @@ import * as http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { Deadline } from "../../src/engines/run/deadline.ts";
-import { RunNetwork } from "../../src/network/gate.ts";
+import { Deadline } from "../../src/kit/deadline.ts";
+import { RunNetwork } from "../../src/network/run-network.ts";
 import { NetworkProxy } from "../../src/network/proxy.ts";
-import { resolveOptions } from "../../src/options.ts";
+import { resolveOptions } from "../../src/options/index.ts";
 import { fuzzAnswerFor } from "../helpers/fuzz-answers.ts";
 import { startRawServer, type RawServer } from "../helpers/raw-http.ts";
 

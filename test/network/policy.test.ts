@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InvalidOptionError } from "../../src/errors.ts";
-import { DEFAULT_NETWORK, resolveOptions, resolveRequest } from "../../src/options.ts";
+import { InvalidOptionError } from "../../src/core/errors.ts";
+import { DEFAULT_NETWORK, resolveOptions, resolveRequest } from "../../src/options/index.ts";
 
 const field = (name: string) => (e: unknown) => e instanceof InvalidOptionError && e.field === name;
 

@@ -2,7 +2,7 @@
 // aborted waiter leaves the queue, close() fails waiters.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ClosedError, QueueFullError } from "../../src/errors.ts";
+import { ClosedError, QueueFullError } from "../../src/core/errors.ts";
 import { Gate, GateAbortedError } from "../../src/pool/gate.ts";
 
 describe("Gate", () => {

@@ -2,7 +2,7 @@
 // replaces them; the Pyodide tests exercise it with real sidecars.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ClosedError, QueueFullError } from "../../src/errors.ts";
+import { ClosedError, QueueFullError } from "../../src/core/errors.ts";
 import { WarmPool } from "../../src/pool/pool.ts";
 
 interface Member {

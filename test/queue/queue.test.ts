@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { Worker as BullWorker } from "bullmq";
 import { Redis } from "ioredis";
 import { createSandbox } from "../../src/index.ts";
-import { InvalidOptionError, QueueWaitError, WasmcellError } from "../../src/errors.ts";
+import { InvalidOptionError, QueueWaitError, WasmcellError } from "../../src/core/errors.ts";
 import { createQueueClient, createWorker, type QueueClient, type QueueWorker } from "../../src/queue/index.ts";
 import type { Sandbox } from "../../src/sandbox.ts";
 import { startRedis, type RedisServer } from "../helpers/redis.ts";

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Redis } from "ioredis";
-import { ClosedError } from "../../src/errors.ts";
+import { ClosedError } from "../../src/core/errors.ts";
 import { createQueueClient } from "../../src/queue/index.ts";
 import { ReplyWaiters } from "../../src/queue/replies.ts";
 import { startRedis, type RedisServer } from "../helpers/redis.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
-import { GRACE } from "../../src/engines/run/deadline.ts";
+import { GRACE } from "../../src/kit/deadline.ts";
 
 const TIMEOUT_MS = 300;
 const HANGS: [string, string][] = [

@@ -10,7 +10,7 @@ import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
-import { openSockets } from "../../src/network/gate.ts";
+import { openSockets } from "../../src/network/run-network.ts";
 
 /** Headers at once, then a byte now and then: a body that would hold a socket until the deadline. */
 interface SlowServer {

@@ -1,14 +1,14 @@
 // Threat: CPU loops starve the host and the short runs beside them. With more spinning guests than
 // cores the kernel gives every thread an equal share, so the host's own thread (which parses requests
 // and sends results) and a benign run get a sliver each. A thread held by one synchronous stretch lowers
-// itself to nice 19 (src/engines/javascript/priority.ts) and is put back when the stretch ends or
+// itself to nice 19 (src/engines/quickjs/threads/priority.ts) and is put back when the stretch ends or
 // its deadline comes. Asserted from the kernel's own record of each thread's nice value, not timings.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import { describe, it } from "node:test";
-import { ThreadEngine } from "../../src/engines/javascript/threads.ts";
-import { resolveOptions, resolveRequest } from "../../src/options.ts";
+import { ThreadEngine } from "../../src/engines/quickjs/threads/threads.ts";
+import { resolveOptions, resolveRequest } from "../../src/options/index.ts";
 
 const linux = process.platform === "linux";
 const options = resolveOptions({});

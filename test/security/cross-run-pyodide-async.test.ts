@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { PyodideEngine } from "../../src/engines/pyodide/index.ts";
-import type { RunResult } from "../../src/types.ts";
+import type { RunResult } from "../../src/core/types.ts";
 import { STATE_PROBE, warmPyodide } from "../helpers/pyodide-state.ts";
 
 // What an async run sees of the event loop, after waiting for what an earlier run scheduled to fire.

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { PyodideEngine } from "../../src/engines/pyodide/index.ts";
-import type { RunResult } from "../../src/types.ts";
+import type { RunResult } from "../../src/core/types.ts";
 import { warmPyodide } from "../helpers/pyodide-state.ts";
 
 // The marker is built at run time (XOR 1), so the code's own constants do not contain it.

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { PyodideEngine } from "../../src/engines/pyodide/index.ts";
-import type { Limits, RunResult } from "../../src/types.ts";
+import type { Limits, RunResult } from "../../src/core/types.ts";
 import { STATE_PROBE, warmPyodide } from "../helpers/pyodide-state.ts";
 
 const RUNS = 1000;

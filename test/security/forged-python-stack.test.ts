@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
-import type { SandboxEvent } from "../../src/events.ts";
-import type { RunResult } from "../../src/types.ts";
+import type { SandboxEvent } from "../../src/core/events.ts";
+import type { RunResult } from "../../src/core/types.ts";
 import { FULL } from "../helpers/pyodide.ts";
 
 const ATTACKS: { name: string; code: string; message: RegExp }[] = [

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
-import type { RunRequest } from "../../src/types.ts";
+import type { RunRequest } from "../../src/core/types.ts";
 import { networkWorld, type NetworkWorld } from "../helpers/network.ts";
 import { fuzzAnswerFor } from "../helpers/fuzz-answers.ts";
 import { HOSTILE_ANSWERS, hostileAnswer, hostileOutcome, startRawServer, type RawServer } from "../helpers/raw-http.ts";

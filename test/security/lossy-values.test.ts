@@ -4,7 +4,7 @@
 // and code must not be taken for a module because a template literal has a line starting with export.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { ERROR_FIELD_CAPS } from "../../src/engines/quickjs/service.ts";
+import { ERROR_FIELD_CAPS } from "../../src/engines/lib/quickjs/service.ts";
 import { warmCell, type WarmCell } from "../helpers/quickjs.ts";
 
 describe("quickjs: values come back bounded and exact", () => {

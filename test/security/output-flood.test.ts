@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
-import { truncationMarker } from "../../src/engines/output.ts";
+import { truncationMarker } from "../../src/kit/truncation.ts";
 import { closeNative, runNative } from "../helpers/native.ts";
 import { closePyodide, runPy } from "../helpers/pyodide.ts";
 

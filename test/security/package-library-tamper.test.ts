@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createSandbox, IntegrityError, type Sandbox, type SandboxEvent } from "../../src/index.ts";
 import { checkSetup } from "../../src/setup/index.ts";
-import { installedLibrary } from "../../src/setup/library.ts";
+import { installedLibrary } from "../../src/library/library.ts";
 
 const ATTACKS = (root: string) => `
 import os, shutil

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { createSandbox, type Sandbox, type Session } from "../../src/index.ts";
-import type { RunResult } from "../../src/types.ts";
+import type { RunResult } from "../../src/core/types.ts";
 import { closeNative, runNative } from "../helpers/native.ts";
 
 const value = (r: RunResult): unknown => {

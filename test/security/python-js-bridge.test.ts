@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { SealOptions } from "../../src/options.ts";
+import type { SealOptions } from "../../src/options/index.ts";
 import { startListener, startVictim } from "../helpers/host.ts";
 import { closePyodide, probeSeal, PY_FIND_JS, PY_PROBE, runPy } from "../helpers/pyodide.ts";
 

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../src/index.ts";
-import { HOST_FUNCTION_PREFIX } from "../../src/engines/quickjs/runtime/install.ts";
-import { familiesFor, SEALED } from "../../src/engines/quickjs/runtime/table.ts";
+import { HOST_FUNCTION_PREFIX } from "../../src/engines/lib/quickjs/runtime/install.ts";
+import { familiesFor, SEALED } from "../../src/engines/lib/quickjs/runtime/table.ts";
 
 // Builds instances of every runtime class, then walks every object reachable through own properties
 // (values and, on instances, getters), prototypes and function results that are objects.
@@ -100,7 +100,7 @@ describe("quickjs: the runtime globals hand out nothing of the host", () => {
   }
 
   it("every family's globals are present and from the user's realm", async () => {
-    // (fetch, present only with the network, is checked in test/engines/quickjs/runtime/table.test.ts)
+    // (fetch, present only with the network, is checked in test/engines/lib/quickjs/runtime/table.test.ts)
     const names = familiesFor(SEALED).flatMap((f) => f.globals);
     const r = await js(
       `${JSON.stringify(names)}.filter((n) => { const g = globalThis[n]; return !g || (typeof g === "function" ? g.constructor !== Function : Object.getPrototypeOf(Object.getPrototypeOf(g) ?? {}) === undefined); })`,

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { describe, it } from "node:test";
-import { ThreadEngine } from "../../src/engines/javascript/threads.ts";
-import { resolveOptions, resolveRequest } from "../../src/options.ts";
+import { ThreadEngine } from "../../src/engines/quickjs/threads/threads.ts";
+import { resolveOptions, resolveRequest } from "../../src/options/index.ts";
 
 const KILLS = Number(process.env.WASMCELL_KILLS ?? 200);
 /** OS threads of this process (Linux), or undefined elsewhere. */

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { cacheDir } from "../../src/engines/pyodide/snapshot.ts";
-import { installedLibrary } from "../../src/setup/library.ts";
+import { cacheDir } from "../../src/engines/pyodide/boot-image.ts";
+import { installedLibrary } from "../../src/library/library.ts";
 import { runNode } from "../helpers/process.ts";
 
 const INDEX = fileURLToPath(new URL("../../src/index.ts", import.meta.url));

@@ -21,12 +21,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { ChecksumError, IntegrityError, SetupError } from "../../src/errors.ts";
+import { ChecksumError, IntegrityError, SetupError } from "../../src/core/errors.ts";
 import { checkSetup, setup } from "../../src/setup/index.ts";
-import { installedLibrary } from "../../src/setup/library.ts";
-import { loadLock } from "../../src/setup/lock.ts";
-import { sha256File } from "../../src/setup/tree.ts";
-import { STAMPS_FILE, verifyLibrary } from "../../src/setup/verify.ts";
+import { installedLibrary } from "../../src/library/library.ts";
+import { loadLock } from "../../src/library/lock.ts";
+import { sha256File } from "../../src/library/tree.ts";
+import { STAMPS_FILE, verifyLibrary } from "../../src/library/verify.ts";
 import { runNode } from "../helpers/process.ts";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));

@@ -2,7 +2,7 @@
 // pwd, cd, mkdir, rm, true, false. Each does what GNU coreutils/bash do for the options it accepts,
 // and refuses any other option (exit 2) rather than ignore it.
 
-import { WorkspaceError } from "../../errors.ts";
+import { WorkspaceError } from "../../core/errors.ts";
 import type { CommandContext } from "./command-context.ts";
 
 type Builtin = (args: string[], ctx: CommandContext) => number;

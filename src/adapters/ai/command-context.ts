@@ -2,7 +2,7 @@
 // only, so the command runner and the built-ins can both name them without importing each other.
 
 import type { Sandbox } from "../../sandbox.ts";
-import type { Limits } from "../../types.ts";
+import type { Limits } from "../../core/types.ts";
 import type { Workspace } from "./workspace.ts";
 
 export type Stream = "stdout" | "stderr";

@@ -9,8 +9,8 @@
 // Deleting a file inside a run does not delete it from the workspace (runs report writes, not removals);
 // use `rm` or `deleteFile`.
 
-import { WasmcellError, WorkspaceError } from "../../errors.ts";
-import type { Language, RunRequest, RunResult } from "../../types.ts";
+import { WasmcellError, WorkspaceError } from "../../core/errors.ts";
+import type { Language, RunRequest, RunResult } from "../../core/types.ts";
 import { BUILTINS, concat, readArgument } from "./builtins.ts";
 import { parseCommandLine, type Redirect } from "./shell-words.ts";
 import type { CommandContext, Stream } from "./command-context.ts";

@@ -13,9 +13,9 @@
 // QuickJS) would also ship with every install. A simple-command parser covers what agents run.
 
 import type { Experimental_SandboxProcess, Experimental_SandboxSession } from "ai";
-import { InvalidOptionError, WorkspaceError } from "../../errors.ts";
+import { InvalidOptionError, WorkspaceError } from "../../core/errors.ts";
 import { Sandbox } from "../../sandbox.ts";
-import type { FileInput, Limits } from "../../types.ts";
+import type { FileInput, Limits } from "../../core/types.ts";
 import { EXIT, runCommandLine, type CommandContext, type Stream } from "./commands.ts";
 import { Workspace } from "./workspace.ts";
 

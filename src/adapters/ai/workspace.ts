@@ -6,8 +6,8 @@
 // so `a\b` would land at `a/b` inside the guest). Caps bound the whole tree (bytes and entries), so a
 // model cannot grow host memory without limit by writing files.
 
-import { WorkspaceError } from "../../errors.ts";
-import { checkRelativePath } from "../../options.ts";
+import { WorkspaceError } from "../../core/errors.ts";
+import { checkRelativePath } from "../../options/index.ts";
 
 export interface WorkspaceCaps {
   /** All file bytes together. */

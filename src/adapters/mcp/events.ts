@@ -3,7 +3,7 @@
 // its /metrics counters (engine restarts come from `restart` events, the engines' own word that a
 // process, worker or module was replaced, never from how a call ended).
 
-import type { SandboxEvent, SandboxEventListener } from "../../events.ts";
+import type { SandboxEvent, SandboxEventListener } from "../../core/events.ts";
 
 export class EventTap {
   readonly #listeners = new Set<SandboxEventListener>();

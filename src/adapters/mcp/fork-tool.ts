@@ -4,8 +4,8 @@
 
 import { z } from "zod";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { WasmcellError } from "../../errors.ts";
-import type { Language } from "../../types.ts";
+import { WasmcellError } from "../../core/errors.ts";
+import type { Language } from "../../core/types.ts";
 import { sessionField, toJsonSchema, zodMessage } from "../tools/run-code.ts";
 import type { StoredSessions } from "./stored-sessions.ts";
 

@@ -10,7 +10,7 @@
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { InvalidOptionError } from "../../errors.ts";
+import { InvalidOptionError } from "../../core/errors.ts";
 
 /** The shortest token accepted: anything shorter is guessable over a network. */
 const MIN_TOKEN_CHARS = 16;

@@ -17,7 +17,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { InvalidOptionError } from "../../errors.ts";
+import { InvalidOptionError } from "../../core/errors.ts";
 import { DEFAULT_MCP_HTTP } from "./defaults.ts";
 import type { Sandbox } from "../../sandbox.ts";
 import { Admission, FairQueue, type Refusal } from "./admission.ts";
@@ -28,7 +28,7 @@ import { mcpServerFactory, type CallGate } from "./server.ts";
 import type { RunCodeToolOptions } from "../tools/run-code.ts";
 import { SessionTable } from "./sessions.ts";
 import type { EventTap } from "./events.ts";
-import type { SessionStore } from "../../sessions/store.ts";
+import type { SessionStore } from "../../stores/store.ts";
 import { checkStoreKey, StoredSessions } from "./stored-sessions.ts";
 import { SESSION_ID } from "../tools/run-code.ts";
 

@@ -11,7 +11,7 @@
 // authenticated — whoever can write the store can already put back any older snapshot — so a forged
 // generation can at most make a server keep a state this session really had.
 
-import { InvalidOptionError, SnapshotRejectedError } from "../../errors.ts";
+import { InvalidOptionError, SnapshotRejectedError } from "../../core/errors.ts";
 
 const MAGIC = [0x57, 0x43, 0x4d, 0x52]; // "WCMR"
 const VERSION = 1;

@@ -18,8 +18,8 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { ToolOutput } from "../tools/format.ts";
 import { runCodeToolFactory, type RunCodeToolOptions } from "../tools/run-code.ts";
-import { LANGUAGES, type Language, type OutputChunk } from "../../types.ts";
-import { packageVersion } from "../../version.ts";
+import { LANGUAGES, type Language, type OutputChunk } from "../../core/types.ts";
+import { packageVersion } from "../../core/version.ts";
 import { FORK_TOOL_NAME, forkTool } from "./fork-tool.ts";
 import type { StoredSessions } from "./stored-sessions.ts";
 

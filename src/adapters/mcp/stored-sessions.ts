@@ -19,12 +19,17 @@
 // restart, gets an error saying the state is gone, once, and then a fresh session — never a silent one.
 
 import { randomUUID } from "node:crypto";
-import { InvalidOptionError, SessionBusyError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../errors.ts";
+import {
+  InvalidOptionError,
+  SessionBusyError,
+  SnapshotRejectedError,
+  SnapshotUnsupportedError,
+} from "../../core/errors.ts";
 import type { Sandbox, Session } from "../../sandbox.ts";
-import { holdSessionLock, type HeldSessionLock } from "../../sessions/lock.ts";
-import { MemorySessionStore } from "../../sessions/memory.ts";
-import type { SessionStore } from "../../sessions/store.ts";
-import { LANGUAGES, type Language, type RunRequest, type RunResult } from "../../types.ts";
+import { holdSessionLock, type HeldSessionLock } from "../../stores/lock.ts";
+import { MemorySessionStore } from "../../stores/memory.ts";
+import type { SessionStore } from "../../stores/store.ts";
+import { LANGUAGES, type Language, type RunRequest, type RunResult } from "../../core/types.ts";
 import { ENDS_SESSION, type SessionRunner } from "../tools/run-code.ts";
 import { decodeRecord, encodeRecord, newId, type StoredSession } from "./record.ts";
 

@@ -6,8 +6,8 @@
 // server (or a crash) continues where the last completed call left off, and fork_session is offered.
 
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { InvalidOptionError } from "../../errors.ts";
-import type { SessionStore } from "../../sessions/store.ts";
+import { InvalidOptionError } from "../../core/errors.ts";
+import type { SessionStore } from "../../stores/store.ts";
 import { DEFAULT_MCP_HTTP, DEFAULT_MCP_STDIO } from "./defaults.ts";
 import { createMcpServer, mcpServerFactory, type McpServerOptions } from "./server.ts";
 import { checkStoreKey, StoredSessions } from "./stored-sessions.ts";

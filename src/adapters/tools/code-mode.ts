@@ -12,9 +12,9 @@
 // do the same.
 
 import { z } from "zod";
-import { InvalidOptionError } from "../../errors.ts";
+import { InvalidOptionError } from "../../core/errors.ts";
 import { DEFAULT_CODE_MODE } from "./defaults.ts";
-import type { HostFunction, RunRequest } from "../../types.ts";
+import type { HostFunction, RunRequest } from "../../core/types.ts";
 import type { ToolOutput } from "./format.ts";
 import {
   codeField,

@@ -2,8 +2,8 @@
 // raw function calling. Written for a model that has to act on it: the error kind and a message it can
 // fix first, then what the code printed, every cut marked as a cut, and files listed by name and size.
 
-import type { Limits, OutputFile, RunResult } from "../../types.ts";
-import { renderValue } from "./values.ts";
+import type { Limits, OutputFile, RunResult } from "../../core/types.ts";
+import { renderValue } from "../../core/values.ts";
 
 /** A file the run wrote, as a model-facing tool returns it. Content is inlined only where useful. */
 export interface ToolOutputFile {

@@ -26,7 +26,7 @@ export {
   type RunCodeInput,
   type RunCodeToolOptions,
 } from "./run-code.ts";
-export { encodeValue, renderValue } from "./values.ts";
+export { encodeValue, renderValue } from "../../core/values.ts";
 
 export interface ToolkitOptions extends RunCodeToolOptions {
   /** Also offer code mode over these host tools (JSON in, JSON out). */

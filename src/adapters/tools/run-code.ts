@@ -10,7 +10,7 @@
 
 import { describeNetwork } from "./network.ts";
 import { z } from "zod";
-import { InvalidOptionError, WasmcellError } from "../../errors.ts";
+import { InvalidOptionError, WasmcellError } from "../../core/errors.ts";
 import type { Sandbox, Session } from "../../sandbox.ts";
 import {
   LANGUAGES,
@@ -19,7 +19,7 @@ import {
   type OutputChunk,
   type RunRequest,
   type RunResult,
-} from "../../types.ts";
+} from "../../core/types.ts";
 import { DEFAULT_FORMAT, formatBadInput, formatResult, type FormatOptions, type ToolOutput } from "./format.ts";
 
 export const RUN_CODE_TOOL_NAME = "run_code";

@@ -6,7 +6,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { basename } from "node:path";
 import type { Bind, JailSpec } from "../../jail/index.ts";
-import type { ResolvedSeal } from "../../options.ts";
+import type { ResolvedSeal } from "../../options/index.ts";
 
 export interface PythonLayout {
   /** Host interpreter binary (resolved: /usr/bin/python3 → /usr/bin/python3.11). */

@@ -6,8 +6,8 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { WasmcellError } from "../../errors.ts";
-import type { ResolvedSeal } from "../../options.ts";
+import { WasmcellError } from "../../core/errors.ts";
+import type { ResolvedSeal } from "../../options/index.ts";
 import { checkSeal, isExecutable, type HostTools } from "../../jail/index.ts";
 import type { EngineStatus } from "../status.ts";
 

@@ -17,28 +17,28 @@
 // members here are just run slots) as the Pyodide engine. Without it, N concurrent runs would start N
 // jailed interpreters at once.
 
-import { Deadline, GRACE } from "../run/deadline.ts";
-import { EngineLifecycle } from "../run/lifecycle.ts";
-import { EngineUnavailableError } from "../../errors.ts";
-import { aborted as abortedError, failedRun } from "../run/failures.ts";
+import { Deadline, GRACE } from "../../kit/deadline.ts";
+import { EngineLifecycle } from "../../kit/lifecycle.ts";
+import { EngineUnavailableError } from "../../core/errors.ts";
+import { aborted as abortedError, failedRun } from "../../kit/failures.ts";
 import { existsSync } from "node:fs";
 import type { Duplex } from "node:stream";
 import { checkSeal, isExecutable, spawnJailed, type JailedProcess } from "../../jail/index.ts";
-import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
+import type { ResolvedOptions, ResolvedRequest } from "../../options/index.ts";
 import { WarmPool } from "../../pool/pool.ts";
-import type { GuestError, Limits, OutputFile, RunResult } from "../../types.ts";
+import type { GuestError, Limits, OutputFile, RunResult } from "../../core/types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
-import { exitError, parseEnvelope, parseFiles, type Observed } from "../python/result.ts";
-import { leasedLibrary, type InstalledLibrary } from "../../setup/library.ts";
-import { checkLibrary } from "../../setup/verify.ts";
+import { exitError, parseEnvelope, parseFiles, type Observed } from "../lib/python/result.ts";
+import { leasedLibrary, type InstalledLibrary } from "../../library/library.ts";
+import { checkLibrary } from "../../library/verify.ts";
 import { pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { BRIDGE, DRIVER, HARNESS, nativeJailSpec, openNetDir, PROXY_SOCKET, withProxy } from "./jail.ts";
-import { CappedOutput } from "./output.ts";
+import { CappedOutput } from "./capped-output.ts";
 
 export { NATIVE_RUNTIME_FILES } from "./jail.ts";
 import type { NetworkProxy } from "../../network/proxy.ts";
-import { openRunNetwork } from "../../network/run.ts";
+import { openRunNetwork } from "../../network/open.ts";
 
 export const createEngine: EngineFactory = async (options) => {
   if (process.platform !== "linux")
@@ -433,7 +433,7 @@ type Envelope = { ok: true; value: unknown; files: OutputFile[] } | { ok: false;
 
 /**
  * The driver's line, as the host's verdict. It comes from the guest's own process, so it is untrusted
- * (src/engines/python/result.ts parses it): plain JSON, checked field by field, files re-checked
+ * (src/engines/lib/python/result.ts parses it): plain JSON, checked field by field, files re-checked
  * against the caps and their paths validated. Undefined: no line at all, or not a result line.
  */
 function parseResult(

@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { jailScratchParent, type JailSpec } from "../../jail/index.ts";
 import { NetworkProxy } from "../../network/proxy.ts";
-import type { ResolvedSeal } from "../../options.ts";
-import type { InstalledLibrary } from "../../setup/library.ts";
-import type { Limits } from "../../types.ts";
+import type { ResolvedSeal } from "../../options/index.ts";
+import type { InstalledLibrary } from "../../library/library.ts";
+import type { Limits } from "../../core/types.ts";
 import { pythonJailSpec, type PythonLayout } from "./binds.ts";
 
 /**
@@ -41,7 +41,7 @@ function removeNetDir(dir: string): void {
 }
 
 export const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
-export const HARNESS = fileURLToPath(new URL("../python/harness.py", import.meta.url));
+export const HARNESS = fileURLToPath(new URL("../lib/python/harness.py", import.meta.url));
 export const BRIDGE = fileURLToPath(new URL("./bridge.py", import.meta.url));
 /** The package's own files the native tier binds into its jail (doctor checks the drop uid reaches them). */
 export const NATIVE_RUNTIME_FILES = [DRIVER, HARNESS, BRIDGE] as const;

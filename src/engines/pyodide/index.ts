@@ -11,25 +11,25 @@
 //   pool sidecar holds). A run that finds every pool sidecar busy takes the least recently used idle
 //   session's sidecar (that session is evicted first).
 
-import { aborted, failedRun } from "../run/failures.ts";
+import { aborted, failedRun } from "../../kit/failures.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { EngineLifecycle } from "../run/lifecycle.ts";
-import { PoolHeldError, SealUnavailableError, SnapshotRejectedError } from "../../errors.ts";
-import type { SnapshotHeader } from "../../sessions/blob.ts";
-import { MemorySessionStore } from "../../sessions/memory.ts";
-import type { SessionStore } from "../../sessions/store.ts";
+import { EngineLifecycle } from "../../kit/lifecycle.ts";
+import { PoolHeldError, SealUnavailableError, SnapshotRejectedError } from "../../core/errors.ts";
+import type { SnapshotHeader } from "../sessions/blob.ts";
+import { MemorySessionStore } from "../../stores/memory.ts";
+import type { SessionStore } from "../../stores/store.ts";
 import { checkSeal } from "../../jail/index.ts";
-import type { ResolvedOptions, ResolvedRequest } from "../../options.ts";
+import type { ResolvedOptions, ResolvedRequest } from "../../options/index.ts";
 import { WarmPool } from "../../pool/pool.ts";
-import type { ResumeOptions, RunResult } from "../../types.ts";
+import type { ResumeOptions, RunResult } from "../../core/types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { permissionFlag, sidecarFiles } from "./launch.ts";
 import { PyodideSession, type SessionHost } from "./session.ts";
 import { SidecarProcess, type SidecarStartOptions } from "./sidecar-client.ts";
-import { evictedEvent, type Eviction } from "../../setup/cache.ts";
-import { leasedLibrary, type InstalledLibrary } from "../../setup/library.ts";
-import { checkLibrary } from "../../setup/verify.ts";
+import { evictedEvent, type Eviction } from "../../library/cache.ts";
+import { leasedLibrary, type InstalledLibrary } from "../../library/library.ts";
+import { checkLibrary } from "../../library/verify.ts";
 import {
   checkedSnapshot,
   getSnapshot,
@@ -38,7 +38,7 @@ import {
   snapshotKey,
   type Snapshot,
   type SnapshotRejection,
-} from "./snapshot.ts";
+} from "./boot-image.ts";
 
 // The process cap is fixed when a sidecar starts; a run's own `memoryMb` caps the WASM heap inside.
 const MIN_PROCESS_MEMORY_MB = 512;

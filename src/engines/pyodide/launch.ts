@@ -4,9 +4,9 @@
 import { existsSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SealUnavailableError } from "../../errors.ts";
+import { SealUnavailableError } from "../../core/errors.ts";
 import { cgroupSupport, spawnJailed, type JailedProcess } from "../../jail/index.ts";
-import type { ResolvedSeal } from "../../options.ts";
+import type { ResolvedSeal } from "../../options/index.ts";
 
 /** Host paths of what the sidecar needs to read: nothing else is bound into its jail. */
 export interface SidecarFiles {
@@ -31,7 +31,7 @@ export function sidecarFiles(): SidecarFiles {
     pyodideDir: dirname(fileURLToPath(import.meta.resolve("pyodide/pyodide.mjs"))),
     sidecarDir: fileURLToPath(new URL("./sidecar", import.meta.url)),
     sidecar: fileURLToPath(new URL(`./sidecar/main${ext}`, import.meta.url)),
-    harness: fileURLToPath(new URL("../python/harness.py", import.meta.url)),
+    harness: fileURLToPath(new URL("../lib/python/harness.py", import.meta.url)),
     ...(existsSync(ZONEINFO) ? { zoneinfo: realpathSync(ZONEINFO) } : {}),
   };
 }

@@ -4,10 +4,10 @@
 // (status, header pairs, the body as base64). A run without network gets a refusal at once, so
 // guest code fails fast instead of waiting for its deadline.
 
-import { NetworkDeniedError } from "../../errors.ts";
-import type { RunNetwork } from "../../network/gate.ts";
-import { emitNoNetwork } from "../../network/run.ts";
-import type { ResolvedRequest } from "../../options.ts";
+import { NetworkDeniedError } from "../../core/errors.ts";
+import type { RunNetwork } from "../../network/run-network.ts";
+import { emitNoNetwork } from "../../network/open.ts";
+import type { ResolvedRequest } from "../../options/index.ts";
 import type { NetReplyMessage } from "./protocol.ts";
 
 const MAX_HEADERS = 256;

@@ -41,7 +41,7 @@ export interface RunMessage {
   files: Record<string, string>;
   limits: RunLimits;
   /**
-   * Appended where output is cut at `limits.maxOutputBytes` (src/engines/output.ts, the same text
+   * Appended where output is cut at `limits.maxOutputBytes` (src/kit/truncation.ts, the same text
    * every engine uses). Sent rather than built in the sidecar, which imports nothing from src/.
    */
   truncationMarker: string;
@@ -122,7 +122,7 @@ export interface ResultMessage {
   t: "result";
   id: number;
   /**
-   * The harness's JSON envelope (see src/engines/python/harness.py). It is made by code in the guest's
+   * The harness's JSON envelope (see src/engines/lib/python/harness.py). It is made by code in the guest's
    * interpreter, so the host takes no limit-kind (timeout, memory, denied) from it.
    */
   envelope?: string;

@@ -6,21 +6,21 @@
 // - Held: between runs the session keeps its sidecar, until it is idle for `sessions.idleMs`, another
 //   run finds every pool sidecar busy (the least recently used idle session gives its own back), or it
 //   closes. Giving it back: the state is saved as a record (sidecar/session-state.ts), sealed
-//   (sessions/blob.ts) into the store, and the sidecar resets to its checkpoint and proves it — exactly
+//   (engines/sessions/blob.ts) into the store, and the sidecar resets to its checkpoint and proves it — exactly
 //   as after a stateless run — before the pool hands it to anyone else.
 // - Next run of an evicted session: a pristine pool sidecar loads the record and proves it.
 // A session whose state cannot move (an open file, a loaded C extension) keeps its sidecar; snapshot()
 // then throws SnapshotUnsupportedError naming why.
 
 import { randomBytes } from "node:crypto";
-import { ClosedError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../errors.ts";
-import type { EventInput } from "../../events.ts";
-import type { ResolvedRequest } from "../../options.ts";
-import { openSnapshot, sealSnapshot, type SnapshotHeader } from "../../sessions/blob.ts";
-import type { SessionStore } from "../../sessions/store.ts";
-import type { Limits, RunResult } from "../../types.ts";
-import { failedRun, sessionLost } from "../run/failures.ts";
-import { Serial } from "../run/serial.ts";
+import { ClosedError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../core/errors.ts";
+import type { EventInput } from "../../core/events.ts";
+import type { ResolvedRequest } from "../../options/index.ts";
+import { openSnapshot, sealSnapshot, type SnapshotHeader } from "../sessions/blob.ts";
+import type { SessionStore } from "../../stores/store.ts";
+import type { Limits, RunResult } from "../../core/types.ts";
+import { failedRun, sessionLost } from "../../kit/failures.ts";
+import { Serial } from "../../kit/serial.ts";
 import type { EngineSession } from "../engine.ts";
 import type { ControlAnswer, SidecarProcess } from "./sidecar-client.ts";
 

@@ -3,22 +3,22 @@
 // sidecar says is untrusted data (a guest that broke out of Python owns the sidecar's JS): lines are
 // size-bounded, parsed as plain JSON, checked field by field, and output is capped again here.
 
-import { EngineStartError } from "../../errors.ts";
+import { EngineStartError } from "../../core/errors.ts";
 import type { JailedProcess } from "../../jail/index.ts";
-import type { ResolvedRequest, ResolvedSeal } from "../../options.ts";
-import type { ErrorKind, GuestError, RunResult } from "../../types.ts";
-import { ERROR_KINDS } from "../../types.ts";
-import { truncationMarker } from "../output.ts";
-import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../python/result.ts";
-import { Deadline, GRACE } from "../run/deadline.ts";
-import { crashed } from "../run/failures.ts";
+import type { ResolvedRequest, ResolvedSeal } from "../../options/index.ts";
+import type { ErrorKind, GuestError, RunResult } from "../../core/types.ts";
+import { ERROR_KINDS } from "../../core/types.ts";
+import { truncationMarker } from "../../kit/truncation.ts";
+import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../lib/python/result.ts";
+import { Deadline, GRACE } from "../../kit/deadline.ts";
+import { crashed } from "../../kit/failures.ts";
 import { LineReader } from "./line-reader.ts";
 import { launchSidecar, SNAPSHOT_FD, START_TIMEOUT_MS, STDERR_KEEP } from "./launch.ts";
 import { answerFetch } from "./net-host.ts";
-import { openRunNetwork } from "../../network/run.ts";
-import type { RunNetwork } from "../../network/gate.ts";
+import { openRunNetwork } from "../../network/open.ts";
+import type { RunNetwork } from "../../network/run-network.ts";
 import type { InitMessage, LoadMessage, ResultMessage, RunMessage } from "./protocol.ts";
-import { checkedSnapshot, type Snapshot } from "./snapshot.ts";
+import { checkedSnapshot, type Snapshot } from "./boot-image.ts";
 
 /** How long a stateless sidecar may take to report its reset after a result (it takes milliseconds). */
 const RESET_DEADLINE_MS = 10_000;

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Workspace } from "../../../src/adapters/ai/workspace.ts";
-import { WorkspaceError } from "../../../src/errors.ts";
+import { WorkspaceError } from "../../../src/core/errors.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const refused = (pattern: RegExp) => (e: unknown) =>

@@ -3,7 +3,7 @@
 // record of the wrong length) is refused with its own reason before any byte reaches an engine.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { SnapshotRejectedError } from "../../../src/errors.ts";
+import { SnapshotRejectedError } from "../../../src/core/errors.ts";
 import { decodeRecord, encodeRecord, newId } from "../../../src/adapters/mcp/record.ts";
 
 const reason = (bytes: Uint8Array) => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { encodeValue, renderValue } from "../../../src/adapters/tools/values.ts";
+import { encodeValue, renderValue } from "../../../src/core/values.ts";
 
 describe("encodeValue (the --json encoding of values JSON cannot hold)", () => {
   test("JSON values are themselves", () => {

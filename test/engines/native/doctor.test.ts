@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { spawnSync } from "node:child_process";
 import { nativeStatus } from "../../../src/engines/native/doctor.ts";
-import { resolveOptions } from "../../../src/options.ts";
+import { resolveOptions } from "../../../src/options/index.ts";
 
 const UID = 54_321;
 const root = process.getuid?.() === 0;

@@ -7,7 +7,7 @@ import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { after, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
-import type { RunRequest } from "../../../src/types.ts";
+import type { RunRequest } from "../../../src/core/types.ts";
 
 let sandbox: Sandbox | undefined;
 async function run(code: string, extra: Partial<RunRequest> = {}) {

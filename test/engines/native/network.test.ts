@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
-import type { SandboxEvent } from "../../../src/events.ts";
+import type { SandboxEvent } from "../../../src/core/events.ts";
 import { startHttpServer, startTlsServer, type TestServer } from "../../helpers/http.ts";
 
 let dir: string;

@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { createEngine, type NativeEngine } from "../../../src/engines/native/index.ts";
-import { QueueFullError } from "../../../src/errors.ts";
-import { resolveOptions, resolveRequest } from "../../../src/options.ts";
-import type { RunRequest } from "../../../src/types.ts";
+import { QueueFullError } from "../../../src/core/errors.ts";
+import { resolveOptions, resolveRequest } from "../../../src/options/index.ts";
+import type { RunRequest } from "../../../src/core/types.ts";
 
 const options = resolveOptions({ python: { engine: "native", pool: 2, maxQueue: 3 }, seal: { seccomp: "kill" } });
 const request = (code: string, extra: Partial<RunRequest> = {}) =>

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createEngine, type NativeEngine } from "../../../src/engines/native/index.ts";
-import { resolveOptions, resolveRequest } from "../../../src/options.ts";
+import { resolveOptions, resolveRequest } from "../../../src/options/index.ts";
 
 const options = resolveOptions({ python: { engine: "native", pool: 3 }, seal: { seccomp: "kill" } });
 const request = (code: string) => resolveRequest({ language: "python", engine: "native", code }, options);

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, it } from "node:test";
 
-const probe = `import { cacheDir } from ${JSON.stringify(new URL("../../../src/engines/pyodide/snapshot.ts", import.meta.url).href)}; console.log(cacheDir());`;
+const probe = `import { cacheDir } from ${JSON.stringify(new URL("../../../src/engines/pyodide/boot-image.ts", import.meta.url).href)}; console.log(cacheDir());`;
 const cacheDirWith = (env: Record<string, string>): string =>
   execFileSync(process.execPath, ["--input-type=module", "-e", probe], {
     env: { PATH: process.env.PATH ?? "", ...env },

@@ -2,12 +2,12 @@
 // output, errors, files, limits, the deadline ladder, the pool and sessions.
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { truncationMarker } from "../../../src/engines/output.ts";
-import { QueueFullError, SealUnavailableError } from "../../../src/errors.ts";
+import { truncationMarker } from "../../../src/kit/truncation.ts";
+import { QueueFullError, SealUnavailableError } from "../../../src/core/errors.ts";
 import { createEngine, type PyodideEngine } from "../../../src/engines/pyodide/index.ts";
 import { createSandbox } from "../../../src/index.ts";
-import { resolveOptions, resolveRequest } from "../../../src/options.ts";
-import type { OutputChunk } from "../../../src/types.ts";
+import { resolveOptions, resolveRequest } from "../../../src/options/index.ts";
+import type { OutputChunk } from "../../../src/core/types.ts";
 import { closePyodide, FULL, pyodideSandbox, runPy } from "../../helpers/pyodide.ts";
 
 after(closePyodide);

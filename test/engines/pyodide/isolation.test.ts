@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createEngine, type PyodideEngine } from "../../../src/engines/pyodide/index.ts";
-import { resolveOptions, resolveRequest, type ResolvedOptions } from "../../../src/options.ts";
-import type { RunResult } from "../../../src/types.ts";
+import { resolveOptions, resolveRequest, type ResolvedOptions } from "../../../src/options/index.ts";
+import type { RunResult } from "../../../src/core/types.ts";
 import { FULL } from "../../helpers/pyodide.ts";
 
 describe("stateless isolation (one sidecar, reset between runs)", () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
-import type { SandboxEvent } from "../../../src/events.ts";
+import type { SandboxEvent } from "../../../src/core/events.ts";
 import { startHttpServer, type TestServer } from "../../helpers/http.ts";
 import { FULL } from "../../helpers/pyodide.ts";
 

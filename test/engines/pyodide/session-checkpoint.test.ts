@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { promisify } from "node:util";
-import { PoolHeldError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../../src/errors.ts";
+import { PoolHeldError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../../src/core/errors.ts";
 import { createSandbox } from "../../../src/index.ts";
 import { FULL } from "../../helpers/pyodide.ts";
 
@@ -23,7 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), "wasmcell-checkpoint-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 const index = new URL("../../../src/index.ts", import.meta.url).href;
-const errors = new URL("../../../src/errors.ts", import.meta.url).href;
+const errors = new URL("../../../src/core/errors.ts", import.meta.url).href;
 
 /** Runs a module script in a child process with its own cache directory; its stdout, parsed. */
 async function child(script: string, cache: string): Promise<unknown> {

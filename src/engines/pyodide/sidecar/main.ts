@@ -27,7 +27,7 @@ import { collectOutputFiles, placeInputFiles } from "./files.ts";
 import { dropUnusedWebGlobals, hardenGuest, lockStackTraceHook, refuseSockets, stubProcessBinding } from "./guards.ts";
 import { LIBRARY_MOUNT, mountLibrary, mountZoneinfo, type MountFS } from "./library.ts";
 import { capMemoryGrowth, deadline, interruptSource, memory } from "./limits.ts";
-import { flushOutput, output, startOutput, writer } from "./output.ts";
+import { flushOutput, output, startOutput, writer } from "./capture.ts";
 import {
   HARNESS_MODULE,
   loadPyodideRuntime,
@@ -38,7 +38,7 @@ import {
   type PyodideAPI,
   type PyProxyFn,
 } from "./runtime.ts";
-import { applyState, captureState, checkpointDigest, recordPristineTree } from "./session-state.ts";
+import { applyState, captureState, checkpointDigest, recordPristineTree } from "./record.ts";
 import { cancelPendingTimers, trackTimers } from "./timers.ts";
 
 const started = performance.now();

@@ -6,7 +6,7 @@
 
 import type { NetReplyMessage } from "../protocol.ts";
 import { send, waitForFrame } from "./channel.ts";
-import { output } from "./output.ts";
+import { output } from "./capture.ts";
 
 let netSerial = 0;
 

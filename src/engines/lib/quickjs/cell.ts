@@ -1,0 +1,288 @@
+// A cell: one QuickJS runtime with its service realm (service.ts), reused across runs. Each run gets a
+// fresh user context in it, freed when the run ends. A cell serves another run only when `unclean()`
+// finds nothing left behind (see the inventory there); otherwise it is freed and a new one (a new runtime,
+// never the freed one) is built in its place in idle time (WasmModule.#discard), so the next run finds it
+// warm.
+
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
+import { adoptValue, contextPointer, runtimePointer, trackedContexts } from "./internals.ts";
+import { refusedImportMessage } from "./classify.ts";
+import { describeHostError } from "../../../kit/failures.ts";
+import { runPollHook } from "./poll-hook.ts";
+import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
+
+/** What the interrupt handler asks of the run currently using a cell. */
+export interface ActiveRun {
+  shouldInterrupt(): boolean;
+  /** Wakes a run that is waiting for a timer or host call (its module was poisoned under it). */
+  wake(): void;
+  /** Records an import the module loader refused; returns the message the guest's import fails with. */
+  refuseImport(name: string): string;
+}
+
+/**
+ * QuickJS polls its interrupt handler only every 10,000 "ticks" (calls and backward jumps) — and a tick
+ * can be a builtin such as `JSON.stringify` over a large structure, which polls nothing. A loop of such
+ * builtins would then overrun the deadline by 10,000 × (one builtin call): minutes. We shorten the
+ * window by writing `JSContext.interrupt_counter` (a plain int in linear memory) after each poll:
+ * 64 ticks while polls come fast, 1 tick once a window took longer than SLOW_WINDOW_MS. This is done
+ * for the two contexts that ever run code: the service realm and the current run's user context. No
+ * other context runs code: a previous run's context cannot (no promise job of it survives, see
+ * `unclean`), and the spare context runs nothing until a run takes it and arms it.
+ */
+const FAST_TICKS = 64;
+const SLOW_WINDOW_MS = 2;
+
+const SERVICE_INTRINSICS = {
+  BaseObjects: true,
+  Eval: true,
+  Date: true,
+  RegExp: true,
+  RegExpCompiler: true,
+  JSON: true,
+  MapSet: true,
+  TypedArrays: true,
+};
+
+/**
+ * What a cell needs of the WASM module it lives in (modules.ts's WasmModule is one): named here so
+ * the module that builds cells and the cell do not import each other.
+ */
+export interface CellModule {
+  readonly quickjs: QuickJSWASMModule;
+  readonly alive: boolean;
+  readonly retired: boolean;
+  readonly poisonReason: string;
+  setCounter(ctx: QuickJSContext, ticks: number): void;
+  seedRandom(ctx: QuickJSContext): void;
+  poison(reason: string): void;
+  retire(): void;
+  memoryBytes(): number;
+  releaseCell(cell: Cell, reusable: boolean, cleanup?: () => void): void;
+}
+/** The wrappers of a runtime that already exists in a restored linear memory (see snapshot.ts). */
+export interface RestoredCell {
+  rt: QuickJSRuntime;
+  svc: QuickJSContext;
+  serialize: QuickJSHandle;
+  format: QuickJSHandle;
+  errorInfo: QuickJSHandle;
+  baselineBytes: number;
+}
+
+export class Cell {
+  readonly wasm: CellModule;
+  readonly rt: QuickJSRuntime;
+  readonly svc: QuickJSContext;
+  readonly serialize: QuickJSHandle;
+  readonly format: QuickJSHandle;
+  readonly errorInfo: QuickJSHandle;
+  /** The run (or session run) the interrupt handler answers to; undefined between runs. */
+  run: ActiveRun | undefined;
+  /** The user context of the current run; its interrupt counter is shortened too. */
+  userCtx: QuickJSContext | undefined;
+  runs = 0;
+  dead = false;
+  inUse = false;
+  /** Handles of finished runs that were still alive after their release (must stay 0). */
+  strayHandles = 0;
+  /** The previous run's cleanup, if it has not run yet (see WasmModule.releaseCell). */
+  pendingCleanup: (() => void) | undefined;
+  /** Memory QuickJS reports for the runtime with only the service realm in it. */
+  readonly baselineBytes: number;
+  #lastPoll = 0;
+  #spare: QuickJSContext | undefined;
+  #numbers = new Map<number, QuickJSHandle>();
+  #memoryLimit = -2;
+  #stackLimit = -2;
+
+  /**
+   * A new runtime with its service realm, or (`restored`) the wrappers of one that already exists in a
+   * restored linear memory (snapshot.ts): the same interrupt handler and module loader are installed
+   * either way, and nothing is evaluated in a restored runtime.
+   */
+  constructor(wasm: CellModule, restored?: RestoredCell) {
+    this.wasm = wasm;
+    this.rt = restored?.rt ?? wasm.quickjs.newRuntime();
+    this.rt.setInterruptHandler(() => this.#onPoll());
+    // There are no modules to load: the loader refuses every import itself, so a `denied` verdict is
+    // something the host saw happen (this loader ran), not a message the guest could have written.
+    this.rt.setModuleLoader((name) => ({
+      error: new Error(this.run?.refuseImport(name) ?? refusedImportMessage(name.slice(0, 256))),
+    }));
+    if (restored) {
+      this.svc = restored.svc;
+      this.serialize = restored.serialize;
+      this.format = restored.format;
+      this.errorInfo = restored.errorInfo;
+      this.baselineBytes = restored.baselineBytes;
+      return;
+    }
+    // Only the intrinsics the service code uses: every object here is walked by each GC of the runtime.
+    this.svc = this.rt.newContext({ intrinsics: SERVICE_INTRINSICS });
+    const result = this.svc.evalCode(SERVICE_SOURCE, SERVICE_FILENAME, 0);
+    if (result.error) {
+      const detail = this.svc.dump(result.error) as unknown;
+      result.error.dispose();
+      throw new Error(`wasmcell: the service realm failed to start: ${JSON.stringify(detail)}`);
+    }
+    const api = result.value;
+    this.serialize = this.svc.getProp(api, "serialize");
+    this.format = this.svc.getProp(api, "format");
+    this.errorInfo = this.svc.getProp(api, "errorInfo");
+    api.dispose();
+    this.baselineBytes = this.memoryUsed();
+  }
+
+  /** Frees the cached number handles (before a snapshot: a cache, rebuilt on demand). */
+  dropCaches(): void {
+    this.#freeNumbers();
+  }
+
+  /**
+   * Why this runtime must not serve another run, or undefined when every check passes. The inventory of
+   * what a run can leave in a runtime, and how each is checked (the state-inventory test proves each):
+   *
+   * | state                         | where it lives                         | check                              |
+   * |-------------------------------|----------------------------------------|------------------------------------|
+   * | promise jobs                  | JSRuntime job queue (all contexts)     | `rt.hasPendingJob()` is false      |
+   * | user contexts                 | quickjs-emscripten's contextMap        | only the service realm (+ spare)   |
+   * | handles into a user context   | the run's and the Guest's bookkeeping  | all freed (`strayHandles` is 0)    |
+   * | the run's deferred cleanup    | `pendingCleanup`                       | has run                            |
+   * | interrupt / poll state        | `run`, `userCtx`, the polling window   | detached; re-armed by each run     |
+   * | service realm                 | its own context                        | its entry points are still alive   |
+   * | memory / stack limits         | JSRuntime                              | set by every run before it starts  |
+   * | FinalizationRegistry callbacks| queued by GC in a later run            | not installed in user contexts     |
+   * | timers, host calls, files     | host side, per Run                     | freed with the Run; never shared   |
+   *
+   * Garbage of a freed context (cycles QuickJS collects later) stays in the runtime until its GC, but
+   * nothing can run it: only a queued job, a finaliser or a live handle could, and each is checked above.
+   */
+  unclean(): string | undefined {
+    if (this.dead || !this.wasm.alive) return "the runtime is dead";
+    if (this.pendingCleanup) return "the previous run's cleanup has not run";
+    if (this.run || this.userCtx) return "a run is still attached";
+    if (this.strayHandles > 0) return `${this.strayHandles} handles of a finished run are alive`;
+    try {
+      if (this.rt.hasPendingJob()) return "a promise job is queued";
+      const contexts = trackedContexts(this.rt);
+      const expected = 1 + (this.#spare?.alive ? 1 : 0);
+      if (contexts !== expected) return `${contexts} contexts are alive (expected ${expected})`;
+    } catch (error) {
+      return `the runtime could not be inspected (${describeHostError(error)})`;
+    }
+    if (!this.serialize.alive || !this.format.alive || !this.errorInfo.alive) return "the service realm is gone";
+    return undefined;
+  }
+
+  #onPoll(): boolean {
+    const now = performance.now();
+    const slow = now - this.#lastPoll > SLOW_WINDOW_MS;
+    this.#lastPoll = now;
+    const ticks = slow ? 1 : FAST_TICKS;
+    this.wasm.setCounter(this.svc, ticks);
+    if (this.userCtx?.alive) this.wasm.setCounter(this.userCtx, ticks);
+    const stop = this.run?.shouldInterrupt() ?? false;
+    runPollHook(stop);
+    return stop;
+  }
+
+  /** A number handle in the service realm, kept for the cell's life (the result-size cap, mostly). */
+  numberHandle(n: number): QuickJSHandle {
+    let h = this.#numbers.get(n);
+    if (!h) {
+      if (this.#numbers.size > 8) this.#freeNumbers();
+      h = this.svc.newNumber(n);
+      this.#numbers.set(n, h);
+    }
+    return h;
+  }
+
+  #freeNumbers(): void {
+    for (const h of this.#numbers.values()) h.dispose();
+    this.#numbers.clear();
+  }
+
+  /** Sets the runtime's memory and stack limits, skipping the WASM calls when they are unchanged. */
+  setLimits(memoryBytes: number, stackBytes: number | undefined): void {
+    if (memoryBytes !== this.#memoryLimit) this.rt.setMemoryLimit((this.#memoryLimit = memoryBytes));
+    if (stackBytes !== undefined && stackBytes !== this.#stackLimit)
+      this.rt.setMaxStackSize((this.#stackLimit = stackBytes));
+  }
+
+  /** Arms the short polling window for a context that is about to run guest code. */
+  armCounter(ctx: QuickJSContext): void {
+    this.#lastPoll = performance.now();
+    this.wasm.setCounter(ctx, FAST_TICKS);
+    this.wasm.setCounter(this.svc, FAST_TICKS);
+  }
+
+  /** Bytes QuickJS has allocated in this runtime (all contexts). Costs one small object in the service realm. */
+  memoryUsed(): number {
+    const ffi = this.wasm.quickjs.getFFI();
+    const ptr = ffi.QTS_RuntimeComputeMemoryUsage(runtimePointer(this.rt) as never, contextPointer(this.svc) as never);
+    const handle = adoptValue(this.svc, ptr);
+    try {
+      const used = this.svc.getProp(handle, "memory_used_size");
+      const n = this.svc.getNumber(used);
+      used.dispose();
+      return n;
+    } finally {
+      handle.dispose();
+    }
+  }
+
+  /** Runs the previous run's deferred cleanup, once. */
+  settle(): void {
+    const cleanup = this.pendingCleanup;
+    this.pendingCleanup = undefined;
+    if (cleanup && this.wasm.alive && !this.dead) cleanup();
+  }
+
+  /** Whether a context was prepared in idle time for the next run (for tests). */
+  get spareReady(): boolean {
+    return this.#spare !== undefined;
+  }
+
+  /**
+   * A fresh user context: the one prepared in idle time, or a new one. Never one a run has used. Its
+   * Math.random is seeded from the host's CSPRNG here, as it is handed out (not when it was made).
+   */
+  takeContext(): QuickJSContext {
+    const spare = this.#spare;
+    this.#spare = undefined;
+    const ctx = spare ?? this.rt.newContext();
+    this.wasm.seedRandom(ctx);
+    return ctx;
+  }
+
+  /** Creates the next run's context ahead of time, if this cell is idle and healthy. */
+  prepareSpare(): void {
+    if (this.#spare || this.inUse || this.pendingCleanup || this.dead || !this.wasm.alive || this.wasm.retired) return;
+    try {
+      // Unlimited while building it: the previous run's cap must not make context creation fail.
+      this.setLimits(-1, undefined);
+      this.#spare = this.rt.newContext();
+    } catch (error) {
+      this.wasm.poison(`preparing a context failed: ${describeHostError(error)}`);
+    }
+  }
+
+  /** Frees the runtime. An abort here (quickjs-emscripten#257) poisons the module instead of escaping. */
+  free(): void {
+    if (this.dead || !this.wasm.alive) return;
+    this.dead = true;
+    try {
+      this.#spare?.dispose();
+      this.#spare = undefined;
+      this.#freeNumbers();
+      this.serialize.dispose();
+      this.format.dispose();
+      this.errorInfo.dispose();
+      this.svc.dispose();
+      this.rt.dispose();
+    } catch (error) {
+      this.wasm.poison(`freeing a runtime failed: ${describeHostError(error)}`);
+    }
+  }
+}
