@@ -1,19 +1,106 @@
 // The house's layering, as lint rules: a change that breaks one fails `npm run lint`.
+/* global URL */
+import { fileURLToPath } from "node:url";
 import importX from "eslint-plugin-import-x";
 
-// Floors, from the bottom: the root floor (types, errors, options) → jail and pool (know nothing of
-// engines) → engines (know nothing of adapters) → the front door (sandbox.ts) → adapters (reach
-// engines only through the front door) → the CLI. Each rule says why it exists in its message;
-// test/lint/invariants.test.ts lints a deliberate violation of each one.
+/**
+ * The floors of src/, from the bottom. A file may import its own floor and the floors below it, never
+ * one above; rooms of an `apart` floor know nothing of each other either. This list is the one
+ * statement of the order: the lint zones below are made from it, test/lint/import-graph.test.ts checks
+ * the whole graph (type-only imports included) against it, and docs/architecture.md tells it.
+ */
+export const FLOORS = [
+  {
+    name: "the ground",
+    rooms: ["core"],
+    holds: "shapes, the one error hierarchy, the event channel, paths, the value codec",
+  },
+  {
+    name: "the kit",
+    rooms: ["kit"],
+    holds:
+      "what every runner shares: the deadline and its graces, the host's verdicts, scope, serial, lifecycle, output and file caps",
+  },
+  {
+    name: "the services",
+    rooms: ["network", "pool", "stores"],
+    apart: true,
+    holds: "the network gate and proxy, the warm pool and admission gate, session stores",
+  },
+  { name: "the options", rooms: ["options"], holds: "every option, its default and its schema" },
+  { name: "the jail", rooms: ["jail"], holds: "the process seal (it reads its settings from the options)" },
+  {
+    name: "the package library",
+    rooms: ["library"],
+    holds: "the pinned Python library's lock, cache, install tree and checks",
+  },
+  {
+    name: "the engines",
+    rooms: ["engines"],
+    holds: "the engines behind engines/engine.ts, the session life, the interpreters they share",
+  },
+  {
+    name: "the setup command",
+    rooms: ["setup"],
+    holds: "`wasmcell setup`: installs the library and builds the Pyodide boot image",
+  },
+  {
+    name: "the front door",
+    rooms: ["sandbox.ts", "index.ts", "edge.ts", "public.ts"],
+    holds: "one entry per platform",
+  },
+  {
+    name: "the adapters",
+    rooms: ["adapters", "queue"],
+    apart: true,
+    holds: "agent frameworks, MCP, the queue: they translate, through the front door",
+  },
+  { name: "the commands", rooms: ["cli"], holds: "the `wasmcell` command" },
+];
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const path = (room) => (room.endsWith(".ts") ? `src/${room}` : `src/${room}/**`);
+const RESOLVER = {
+  "import-x/resolver-next": [importX.createNodeResolver()],
+  "import-x/extensions": [".ts", ".js"],
+  "import-x/parsers": { "@typescript-eslint/parser": [".ts"] },
+};
+
+/** One zone per (floor, higher floor) and per pair of rooms of an `apart` floor. */
+function zones() {
+  const out = [];
+  FLOORS.forEach((floor, i) => {
+    const above = FLOORS.slice(i + 1);
+    for (const room of floor.rooms) {
+      for (const higher of above)
+        out.push({
+          target: path(room),
+          from: higher.rooms.map(path),
+          message: `${floor.name} (${room}) must not import ${higher.name} (${higher.rooms.join(", ")}): the floors are one-way (eslint/layers.js FLOORS)`,
+        });
+      if (floor.apart)
+        for (const other of floor.rooms.filter((r) => r !== room))
+          out.push({
+            target: path(room),
+            from: [path(other)],
+            message: `${room} and ${other} are rooms of ${floor.name}, which know nothing of each other`,
+          });
+    }
+  });
+  // The adapters translate: they reach engines, the jail and the pool only through the front door.
+  for (const room of ["adapters", "queue"])
+    out.push({
+      target: path(room),
+      from: ["src/engines/**", "src/jail/**", "src/pool/**"],
+      message: `${room} reaches engines only through the front door (sandbox.ts, index.ts): it translates, nothing more`,
+    });
+  return out;
+}
 
 const JAIL_INTERNALS = {
   group: ["**/jail/*", "!**/jail/index.ts"],
   message: "outside src/jail, import the jail through jail/index.ts (its one public surface)",
 };
-const UPWARD = (floor, names) => ({
-  group: names.flatMap((n) => [`**/${n}/**`, `**/${n}.ts`]),
-  message: `${floor} must not import a higher floor (${names.join(", ")}): the layering is one-way`,
-});
 
 /**
  * No import circles in src/: a circle means two rooms that cannot be understood (or tested, or moved)
@@ -24,11 +111,7 @@ const UPWARD = (floor, names) => ({
 export const noCycles = {
   files: ["src/**/*.ts"],
   plugins: { "import-x": importX },
-  settings: {
-    "import-x/resolver-next": [importX.createNodeResolver()],
-    "import-x/extensions": [".ts", ".js"],
-    "import-x/parsers": { "@typescript-eslint/parser": [".ts"] },
-  },
+  settings: RESOLVER,
   rules: { "import-x/no-cycle": ["error", { ignoreExternal: true }] },
 };
 
@@ -54,41 +137,19 @@ export const oneDeadline = {
   },
 };
 
-/** One config block per room; a file matches at most one block, so no block's options override another's. */
+/** The floors, the jail's one surface, and the sidecar's read allowlist. */
 /** @type {import("eslint").Linter.Config[]} */
 export const layers = [
   {
-    files: ["src/jail/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            UPWARD("the jail", ["engines", "pool", "adapters", "cli", "sandbox"]),
-            { group: ["../index.ts"], message: "the jail knows nothing of the package root" },
-          ],
-        },
-      ],
-    },
+    files: ["src/**/*.ts"],
+    plugins: { "import-x": importX },
+    settings: RESOLVER,
+    rules: { "import-x/no-restricted-paths": ["error", { basePath: ROOT, zones: zones() }] },
   },
   {
-    files: ["src/pool/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        { patterns: [UPWARD("the pool", ["engines", "jail", "adapters", "cli", "sandbox"])] },
-      ],
-    },
-  },
-  {
-    files: ["src/engines/**/*.ts"],
-    ignores: ["src/engines/pyodide/sidecar/**"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        { patterns: [UPWARD("an engine", ["adapters", "cli", "sandbox"]), JAIL_INTERNALS] },
-      ],
-    },
+    files: ["src/**/*.ts"],
+    ignores: ["src/jail/**", "src/engines/pyodide/sidecar/**"],
+    rules: { "no-restricted-imports": ["error", { patterns: [JAIL_INTERNALS] }] },
   },
   {
     // The sidecar runs inside the jail under Node's permission model, which allows reading only its own
@@ -106,142 +167,6 @@ export const layers = [
               message:
                 "the sidecar may import only node:* modules, its own folder, and types (it runs with a read allowlist)",
             },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // The network gate and proxy serve every engine and know none: they take a policy and a deadline.
-    files: ["src/network/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            {
-              regex: "(^|/)(engines/|jail/|pool/|adapters/|cli/|setup/|library/|stores/|sandbox\\.ts$)",
-              message:
-                "the network floor must not import a higher floor (engines, jail, pool, adapters, cli, sandbox, setup, library, stores): the layering is one-way",
-            },
-            {
-              group: ["**/options.ts", "**/options/**"],
-              message: "the network floor sits below the options: they import it",
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // The package library and the cache, which the engines mount and read: below the engines.
-    files: ["src/library/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        { patterns: [UPWARD("the package library", ["engines", "adapters", "cli", "sandbox"]), JAIL_INTERNALS] },
-      ],
-    },
-  },
-  {
-    // The setup command builds the Pyodide snapshot and checks the native python3: above the engines,
-    // below the CLI and the adapters.
-    files: ["src/setup/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        { patterns: [UPWARD("the setup command", ["adapters", "cli"]), JAIL_INTERNALS] },
-      ],
-    },
-  },
-  {
-    // Session stores keep opaque blobs: they know nothing of the engines that make them.
-    files: ["src/stores/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        { patterns: [UPWARD("a session store", ["engines", "adapters", "cli", "sandbox"]), JAIL_INTERNALS] },
-      ],
-    },
-  },
-  {
-    files: ["src/adapters/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            {
-              group: ["**/engines/**", "**/jail/**", "**/pool/**"],
-              message: "adapters reach engines only through the front door (sandbox.ts): they translate, nothing more",
-            },
-            UPWARD("an adapter", ["cli"]),
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // The queue is adapter-like: it carries requests between machines and runs them through the front
-    // door, so an engine's internals never leak into what crosses Redis.
-    files: ["src/queue/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            {
-              group: ["**/engines/**", "**/jail/**", "**/pool/**"],
-              message: "the queue reaches engines only through the front door (sandbox.ts, index.ts)",
-            },
-            UPWARD("the queue", ["cli"]),
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // The CLI is the top floor: it may use any room, the jail only through its public surface.
-    files: ["src/sandbox.ts", "src/index.ts", "src/edge.ts", "src/public.ts", "src/cli/**/*.ts"],
-    rules: { "no-restricted-imports": ["error", { patterns: [JAIL_INTERNALS] }] },
-  },
-  {
-    // The kit every engine, the network gate, the queue and the front door share: below all of them.
-    files: ["src/kit/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            JAIL_INTERNALS,
-            UPWARD("the kit", [
-              "engines",
-              "jail",
-              "pool",
-              "adapters",
-              "cli",
-              "sandbox",
-              "options",
-              "network",
-              "stores",
-              "library",
-              "setup",
-              "queue",
-            ]),
-          ],
-        },
-      ],
-    },
-  },
-  {
-    files: ["src/core/**/*.ts", "src/options/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            JAIL_INTERNALS,
-            UPWARD("the root floor", ["engines", "jail", "pool", "adapters", "cli", "sandbox"]),
           ],
         },
       ],

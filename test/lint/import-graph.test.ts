@@ -1,5 +1,6 @@
 // The whole import graph of src/, type-only imports included, has no circle (the linter's
-// import-x/no-cycle reads value imports only). Read with TypeScript's own pre-processor, so every
+// import-x/no-cycle reads value imports only) and no import that runs back up the floors
+// (eslint/layers.js FLOORS, which the lint zones are made from). Read with TypeScript's own pre-processor, so every
 // import and export-from form counts, and a file's dependencies are what the compiler would follow.
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -7,6 +8,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { FLOORS } from "../../eslint/layers.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -78,5 +80,43 @@ describe("the import graph of src/", () => {
       ["c.ts", ["a.ts"]],
     ]);
     assert.deepEqual(circles(g), [["a.ts", "b.ts"]]);
+  });
+});
+
+/** The floor (index in FLOORS) and room a file of src/ belongs to; every file has one. */
+function floorOf(file: string): { floor: number; room: string } {
+  const top = relative(join(root, "src"), file).split("/")[0]!;
+  const floor = FLOORS.findIndex((f) => f.rooms.includes(top));
+  assert.ok(floor >= 0, `${relative(root, file)} is in no floor of eslint/layers.js FLOORS`);
+  return { floor, room: top };
+}
+
+/** Imports that point at a higher floor, or at another room of a floor whose rooms are apart. */
+export function upward(g: Map<string, string[]>): string[] {
+  const out: string[] = [];
+  for (const [file, deps] of g) {
+    const from = floorOf(file);
+    for (const dep of deps) {
+      const to = floorOf(dep);
+      const apart = to.floor === from.floor && FLOORS[from.floor]!.apart === true && to.room !== from.room;
+      if (to.floor > from.floor || apart) out.push(`${relative(root, file)} -> ${relative(root, dep)}`);
+    }
+  }
+  return out;
+}
+
+describe("the floors of src/", () => {
+  it("no import, type-only ones included, runs back up the floor list", () => {
+    assert.deepEqual(upward(graph(sources(join(root, "src")))), []);
+  });
+
+  it("the check finds a planted upward import and one between rooms set apart", () => {
+    const src = (p: string) => join(root, "src", p);
+    const g = new Map([
+      [src("kit/a.ts"), [src("core/b.ts")]],
+      [src("core/b.ts"), [src("engines/c.ts")]],
+      [src("stores/d.ts"), [src("network/e.ts")]],
+    ]);
+    assert.deepEqual(upward(g), ["src/core/b.ts -> src/engines/c.ts", "src/stores/d.ts -> src/network/e.ts"]);
   });
 });
