@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { AsParsed, Same } from "./zod.ts";
 import type { Limits } from "../core/types.ts";
 
-/** The defaults, in one place. docs/options.md lists the same values (test/options.test.ts checks it). */
+/** The defaults, in one place. docs/options.md lists the same values (test/options/options.test.ts checks it). */
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   timeoutMs: 5_000,
   memoryMb: 128,

@@ -1,4 +1,4 @@
-// The MCP servers' defaults, in one place (docs/server.md lists them; test/options.test.ts checks it).
+// The MCP servers' defaults, in one place (docs/server.md lists them; test/options/options.test.ts checks it).
 
 /** The MCP HTTP server's settings (`serveHttp`, `wasmcell mcp --http`; see adapters/mcp/http.ts). */
 export const DEFAULT_MCP_HTTP = Object.freeze({

@@ -1,5 +1,5 @@
 // The tool adapters' defaults: the model-facing output caps and code mode's caps, in one place
-// (docs/options.md lists them; test/options.test.ts checks it).
+// (docs/options.md lists them; test/options/options.test.ts checks it).
 
 /** The tool adapters' model-facing output caps (`run_code`'s `output` option; see adapters/tools/format.ts). */
 export const DEFAULT_FORMAT = Object.freeze({

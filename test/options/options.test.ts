@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InvalidOptionError } from "../src/core/errors.ts";
-import { documents } from "./helpers/docs.ts";
-import { DEFAULT_MCP_HTTP } from "../src/adapters/mcp/defaults.ts";
-import { DEFAULT_CODE_MODE, DEFAULT_FORMAT } from "../src/adapters/tools/defaults.ts";
+import { InvalidOptionError } from "../../src/core/errors.ts";
+import { documents } from "../helpers/docs.ts";
+import { DEFAULT_MCP_HTTP } from "../../src/adapters/mcp/defaults.ts";
+import { DEFAULT_CODE_MODE, DEFAULT_FORMAT } from "../../src/adapters/tools/defaults.ts";
 import {
   DEFAULT_JAVASCRIPT,
   DEFAULT_LIMITS,
@@ -13,7 +13,7 @@ import {
   DEFAULT_SESSIONS,
   resolveOptions,
   resolveRequest,
-} from "../src/options/index.ts";
+} from "../../src/options/index.ts";
 
 describe("options", () => {
   it("fills every default from one place", () => {

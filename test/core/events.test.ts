@@ -2,10 +2,10 @@
 // per thing replaced — a lost worker thread that took several runs down with it is one restart.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createSandbox, type SandboxEvent } from "../src/index.ts";
-import { resultEvents, type EventInput } from "../src/core/events.ts";
-import { DEFAULT_LIMITS } from "../src/options/index.ts";
-import type { RunResult } from "../src/core/types.ts";
+import { createSandbox, type SandboxEvent } from "../../src/index.ts";
+import { resultEvents, type EventInput } from "../../src/core/events.ts";
+import { DEFAULT_LIMITS } from "../../src/options/index.ts";
+import type { RunResult } from "../../src/core/types.ts";
 
 const crashed: RunResult = {
   ok: false,
