@@ -18,6 +18,7 @@ import {
   type SandboxOptions,
 } from "./options/index.ts";
 import {
+  ENGINE_INFO,
   LANGUAGES,
   type EngineName,
   type Language,
@@ -115,7 +116,7 @@ export class Sandbox implements AsyncDisposable {
       throw new SnapshotRejectedError("engine", "this build of wasmcell (the edge entry) does not resume sessions");
     const { openSnapshot, checkMadeFor } = await this.#registry.snapshots();
     const { header, state } = openSnapshot(this.options.sessions.key, snapshot, this.options.sessions.maxSnapshotBytes);
-    const engine = await this.#engine(header.engine === "pyodide" ? "pyodide" : "quickjs");
+    const engine = await this.#engine(header.engine);
     if (!engine.snapshotHeader || !engine.resumeSession)
       throw new SnapshotRejectedError("engine", `the ${engine.name} engine here does not resume sessions`);
     checkMadeFor(header, await engine.snapshotHeader());
@@ -258,7 +259,7 @@ export class Session implements AsyncDisposable {
 }
 
 function unsupported(engine: EngineName): SnapshotUnsupportedError {
-  return engine === "native"
+  return !ENGINE_INFO[engine].snapshots
     ? new SnapshotUnsupportedError(
         "native",
         "a native Python session is a real process (its state is the process, not data): it cannot be snapshotted, forked or resumed; use the pyodide engine for sessions that must",

@@ -5,7 +5,7 @@
 // Nothing here imports Node: the package root must load on edge runtimes too.
 
 import type { NetworkDenialReason } from "./errors.ts";
-import type { EngineName, ErrorKind, Limits, RunResult } from "./types.ts";
+import { ENGINE_INFO, type EngineName, type ErrorKind, type Limits, type RunResult } from "./types.ts";
 
 interface EventBase {
   /** Milliseconds since the epoch, host clock. */
@@ -160,10 +160,10 @@ export function resultEvents(
   const kind = result.error.kind;
   // `maxStackKb` is the JavaScript engine's cap: a Pyodide stack verdict (the sidecar saw WebAssembly's
   // call stack overflow) is not that limit firing, so it names none.
-  const limit = kind === "stack" && engine !== "quickjs" ? undefined : LIMIT_OF_KIND[kind];
+  const limit = kind === "stack" && !ENGINE_INFO[engine].stackCap ? undefined : LIMIT_OF_KIND[kind];
   if (limit) emit({ type: "limit", engine, limit, value: limits[limit] });
   if (kind === "denied") emit({ type: "denied", engine, message: result.error.message.slice(0, 500) });
-  if (restarts && (kind === "crashed" || (engine !== "quickjs" && kind === "timeout")))
+  if (restarts && (kind === "crashed" || (ENGINE_INFO[engine].runsIn === "process" && kind === "timeout")))
     emit({ type: "restart", engine, reason: kind === "timeout" ? "killed at the deadline" : "the engine crashed" });
 }
 

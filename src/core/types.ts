@@ -15,6 +15,59 @@ export type Language = (typeof LANGUAGES)[number];
 export const ENGINES = ["quickjs", "pyodide", "native"] as const;
 export type EngineName = (typeof ENGINES)[number];
 
+/** What the rest of the house needs to know about an engine, without loading it. */
+export interface EngineInfo {
+  /** The languages it runs. */
+  readonly languages: readonly Language[];
+  /**
+   * Where guest code runs: `thread` (a worker thread of the host, or the caller's thread on runtimes
+   * without threads) or `process` (a sealed child process, jailed: a run past its deadline ends that
+   * process, which is then replaced, and the jail binds the package's runtime files).
+   */
+  readonly runsIn: "thread" | "process";
+  /** Sessions keep state across runs (`sandbox.session`). */
+  readonly sessions: boolean;
+  /** A session's state can leave the engine as bytes: snapshot, resume, fork, eviction. */
+  readonly snapshots: boolean;
+  /** Runs on the edge build (Workers, browsers, Deno, Bun). */
+  readonly edge: boolean;
+  /** Enforces `limits.maxStackKb` (its `stack` verdict is that limit firing). */
+  readonly stackCap: boolean;
+}
+
+/**
+ * The engines' facts, in one table: which engine runs which language, which keep and move state.
+ * Everything that would otherwise type an engine's name (the request's allowed engines, resume's
+ * choice of engine, the CLI's `--engine`, the tools' schemas, the event rules) reads it.
+ */
+export const ENGINE_INFO = {
+  quickjs: {
+    languages: ["javascript", "typescript"],
+    runsIn: "thread",
+    sessions: true,
+    snapshots: true,
+    edge: true,
+    stackCap: true,
+  },
+  pyodide: { languages: ["python"], runsIn: "process", sessions: true, snapshots: true, edge: false, stackCap: false },
+  native: { languages: ["python"], runsIn: "process", sessions: false, snapshots: false, edge: false, stackCap: false },
+} as const satisfies Record<EngineName, EngineInfo>;
+
+/** The engines that run `L`. */
+export type EngineFor<L extends Language> = {
+  [E in EngineName]: L extends (typeof ENGINE_INFO)[E]["languages"][number] ? E : never;
+}[EngineName];
+/** The engines that run Python (`python.engine`, the tools' `pythonEngine`, the CLI's `--engine`). */
+export type PythonEngine = EngineFor<"python">;
+
+/** The engines that run `language`, in ENGINES order (the first is the default but for `python.engine`). */
+export function enginesFor<L extends Language>(language: L): readonly EngineFor<L>[] {
+  return ENGINES.filter((e) => (ENGINE_INFO[e].languages as readonly Language[]).includes(language)) as EngineFor<L>[];
+}
+
+/** The Python engines, as a list (schemas and flags take it). */
+export const PYTHON_ENGINES = enginesFor("python") as readonly [PythonEngine, ...PythonEngine[]];
+
 /**
  * Per-run limits. Sandbox-wide defaults come from `SandboxOptions.limits` (else `DEFAULT_LIMITS` in
  * src/options/index.ts, the values below); a request may override them field by field.

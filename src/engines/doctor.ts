@@ -1,6 +1,7 @@
 // `wasmcell doctor`: the seal layers this machine supports (asked of the jail) and each engine's own
 // answer about whether it can run here (asked of the engine). Returns data; the CLI prints it.
 
+import { ENGINE_INFO } from "../core/types.ts";
 import { RESOLVED_DEFAULT_SEAL, type ResolvedSeal } from "../options/index.ts";
 import {
   sealReport,
@@ -50,7 +51,7 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
   ].map((e) =>
     // Both Python tiers bind the runtime files into their jails: one that can neither be read nor
     // staged fails every run there.
-    e.engine !== "quickjs" && e.available && !staging.available
+    ENGINE_INFO[e.engine].runsIn === "process" && e.available && !staging.available
       ? { ...e, available: false, detail: `runtime files unreachable by the jail: ${staging.detail}` }
       : e,
   );

@@ -1,6 +1,7 @@
 // `python`: the Python pool and engine. The option, its defaults and its schema side by side.
 
 import { z } from "zod";
+import { PYTHON_ENGINES, type PythonEngine } from "../core/types.ts";
 import type { AsParsed, Same } from "./zod.ts";
 
 export interface PythonOptions {
@@ -8,7 +9,7 @@ export interface PythonOptions {
    * The engine for Python runs that name none.
    * @defaultValue "pyodide"
    */
-  engine?: "pyodide" | "native";
+  engine?: PythonEngine;
   /**
    * Warm Pyodide sidecars kept ready; also the most native-tier runs (one jail each) at once.
    * @defaultValue 2
@@ -60,7 +61,7 @@ export const DEFAULT_PYTHON: Readonly<Required<Omit<PythonOptions, "prewarm">>> 
 
 export const pythonSchema = z
   .object({
-    engine: z.enum(["pyodide", "native"]),
+    engine: z.enum(PYTHON_ENGINES),
     pool: z.number().int().min(1).max(64),
     standby: z.number().int().min(0).max(8),
     maxQueue: z.number().int().nonnegative().max(1_000_000),

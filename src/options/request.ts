@@ -7,6 +7,7 @@ import type { NetworkPolicy } from "../network/policy.ts";
 import { checkRelativePath, normalizePath } from "../core/paths.ts";
 import {
   ENGINES,
+  enginesFor,
   LANGUAGES,
   type EngineName,
   type HostFunction,
@@ -68,7 +69,7 @@ export function resolveRequest(request: RunRequest, options: ResolvedOptions): R
     );
   }
   const engine = request.engine ?? defaultEngine(request.language, options);
-  const allowed: readonly EngineName[] = request.language === "python" ? ["pyodide", "native"] : ["quickjs"];
+  const allowed: readonly EngineName[] = enginesFor(request.language);
   if (!allowed.includes(engine)) {
     throw new InvalidOptionError(
       "request.engine",
@@ -107,5 +108,5 @@ export function resolveRequest(request: RunRequest, options: ResolvedOptions): R
 }
 
 function defaultEngine(language: Language, options: ResolvedOptions): EngineName {
-  return language === "python" ? options.python.engine : "quickjs";
+  return language === "python" ? options.python.engine : enginesFor(language)[0]!;
 }

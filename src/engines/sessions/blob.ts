@@ -13,6 +13,7 @@
 
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../core/errors.ts";
+import { ENGINE_INFO, ENGINES, type EngineName, type Language } from "../../core/types.ts";
 
 const MAGIC = Buffer.from("WCSNAP", "latin1");
 export const SNAPSHOT_FORMAT = 1;
@@ -21,10 +22,15 @@ const KEY_ID = 8;
 const PREFIX = MAGIC.length + 2 + 4 + KEY_ID + TAG;
 const MAX_HEADER = 64 * 1024;
 
+/** The engines whose sessions' state can be bytes (ENGINE_INFO's `snapshots`). */
+export type SnapshotEngine = {
+  [E in EngineName]: (typeof ENGINE_INFO)[E]["snapshots"] extends true ? E : never;
+}[EngineName];
+
 /** What a snapshot says about itself (and what resume checks against the sandbox resuming it). */
 export interface SnapshotHeader {
-  engine: "pyodide" | "quickjs";
-  language: "python" | "javascript" | "typescript";
+  engine: SnapshotEngine;
+  language: Language;
   /** The engine's version (Pyodide's, or the QuickJS build's). */
   engineVersion: string;
   /** What the state is relative to: the engine image / package lock digest (Pyodide: the snapshot key). */
@@ -154,7 +160,8 @@ function str(v: unknown, max: number, what: string): string {
 function checkHeader(raw: unknown): SnapshotHeader {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return reject("corrupt", "its header");
   const h = raw as Record<string, unknown>;
-  if (h.engine !== "pyodide" && h.engine !== "quickjs") return reject("engine", "it names no engine wasmcell has");
+  const engine = ENGINES.find((e): e is SnapshotEngine => e === h.engine && ENGINE_INFO[e].snapshots);
+  if (!engine) return reject("engine", "it names no engine of wasmcell's whose sessions snapshot");
   if (h.language !== "python" && h.language !== "javascript" && h.language !== "typescript")
     return reject("corrupt", "its language");
   const limits: Record<string, number> = {};
@@ -169,7 +176,7 @@ function checkHeader(raw: unknown): SnapshotHeader {
   if (h.base !== undefined && (typeof h.base !== "string" || !/^[0-9a-f]{64}$/.test(h.base)))
     return reject("corrupt", "its checkpoint");
   return {
-    engine: h.engine,
+    engine,
     language: h.language,
     engineVersion: str(h.engineVersion, 100, "engine version"),
     lock: str(h.lock, 200, "lock"),
