@@ -5,7 +5,7 @@
 // checked against these constants by a test. The tool adapters' defaults live with the adapters
 // (adapters/tools/defaults.ts, adapters/mcp/defaults.ts).
 
-export { DEFAULT_LIMITS } from "./options/limits.ts";
+export { DEFAULT_LIMITS, QUICKJS_MAX_MEMORY_MB } from "./options/limits.ts";
 export { DEFAULT_SEAL, RESOLVED_DEFAULT_SEAL, type ResolvedSeal, type SealOptions } from "./options/seal.ts";
 export { DEFAULT_PYTHON, type PythonOptions } from "./options/python.ts";
 export {

@@ -26,7 +26,8 @@ export interface Limits {
    */
   timeoutMs: number;
   /**
-   * Cap on the guest's heap (QuickJS runtime, or the sidecar's WASM memory / process).
+   * Cap on the guest's heap (QuickJS runtime, or the sidecar's WASM memory / process). 1 to 4096; a
+   * JavaScript run gets at most 2048 (QUICKJS_MAX_MEMORY_MB: all its WebAssembly memory can hold).
    * @defaultValue 128
    */
   memoryMb: number;
