@@ -19,4 +19,12 @@ export { DEFAULT_SESSIONS, type SessionsOptions } from "./options/sessions.ts";
 export { DEFAULT_NETWORK, type NetworkOptions } from "./options/network.ts";
 export { resolveOptions, type ResolvedOptions, type SandboxOptions } from "./options/resolve.ts";
 export { resolveRequest, type ResolvedRequest } from "./options/request.ts";
+export {
+  makeOffer,
+  requestWithin,
+  type AskedRequest,
+  type Offer,
+  type OfferSettings,
+  type PythonEngine,
+} from "./options/ceilings.ts";
 export { checkRelativePath, normalizePath } from "./paths.ts";

@@ -17,7 +17,9 @@ export type EngineName = (typeof ENGINES)[number];
 
 /**
  * Per-run limits. Sandbox-wide defaults come from `SandboxOptions.limits` (else `DEFAULT_LIMITS` in
- * src/options.ts, the values below); a request may override them field by field.
+ * src/options.ts, the values below); a request may override them field by field. A request from
+ * someone other than the application (a queue job, a model's tool call) may only lower them
+ * (src/options/ceilings.ts).
  */
 export interface Limits {
   /**
