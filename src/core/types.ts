@@ -70,7 +70,9 @@ export const PYTHON_ENGINES = enginesFor("python") as readonly [PythonEngine, ..
 
 /**
  * Per-run limits. Sandbox-wide defaults come from `SandboxOptions.limits` (else `DEFAULT_LIMITS` in
- * src/options/index.ts, the values below); a request may override them field by field.
+ * src/options/index.ts, the values below); a request may override them field by field. A request from
+ * someone other than the application (a queue job, a model's tool call) may only lower them
+ * (src/options/ceilings.ts).
  */
 export interface Limits {
   /**
@@ -79,7 +81,8 @@ export interface Limits {
    */
   timeoutMs: number;
   /**
-   * Cap on the guest's heap (QuickJS runtime, or the sidecar's WASM memory / process).
+   * Cap on the guest's heap (QuickJS runtime, or the sidecar's WASM memory / process). 1 to 4096; a
+   * JavaScript run gets at most 2048 (QUICKJS_MAX_MEMORY_MB: all its WebAssembly memory can hold).
    * @defaultValue 128
    */
   memoryMb: number;

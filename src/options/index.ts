@@ -5,7 +5,7 @@
 // checked against these constants by a test. The tool adapters' defaults live with the adapters
 // (adapters/tools/defaults.ts, adapters/mcp/defaults.ts).
 
-export { DEFAULT_LIMITS } from "./limits.ts";
+export { DEFAULT_LIMITS, QUICKJS_MAX_MEMORY_MB } from "./limits.ts";
 export { DEFAULT_SEAL, RESOLVED_DEFAULT_SEAL, type ResolvedSeal, type SealOptions } from "./seal.ts";
 export { DEFAULT_PYTHON, type PythonOptions } from "./python.ts";
 export {
@@ -19,4 +19,5 @@ export { DEFAULT_SESSIONS, type SessionsOptions } from "./sessions.ts";
 export { DEFAULT_NETWORK, type NetworkOptions } from "./network.ts";
 export { resolveOptions, type ResolvedOptions, type SandboxOptions } from "./resolve.ts";
 export { resolveRequest, type ResolvedRequest } from "./request.ts";
+export { makeOffer, requestWithin, type AskedRequest, type Offer, type OfferSettings } from "./ceilings.ts";
 export { checkRelativePath, normalizePath } from "../core/paths.ts";

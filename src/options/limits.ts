@@ -18,6 +18,14 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxCodeBytes: 1024 * 1024,
 });
 
+/**
+ * The most memory a JavaScript run can have, in MB. QuickJS's WebAssembly memory is created with a
+ * maximum of 2 GiB (test/engines/memory-maximum.test.ts grows the module's memory to find it), so a
+ * larger `memoryMb` gives a JavaScript run this much: the cap can be no higher than what the module
+ * can hold. Python's engines take the schema's whole range.
+ */
+export const QUICKJS_MAX_MEMORY_MB = 2048;
+
 export const positiveInt = (max: number) => z.number().int().positive().max(max);
 
 export const limitsSchema = z

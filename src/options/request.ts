@@ -16,7 +16,7 @@ import {
   type RunRequest,
 } from "../core/types.ts";
 import { hostFunctionsSchema } from "./javascript.ts";
-import { limitsSchema } from "./limits.ts";
+import { limitsSchema, QUICKJS_MAX_MEMORY_MB } from "./limits.ts";
 import { requestNetworkSchema, resolveRequestNetwork } from "./network.ts";
 import type { ResolvedOptions } from "./resolve.ts";
 import { fail, stripUndefined } from "./zod.ts";
@@ -76,6 +76,9 @@ export function resolveRequest(request: RunRequest, options: ResolvedOptions): R
       `"${engine}" does not run ${request.language}; use ${allowed.map((e) => `"${e}"`).join(" or ")}`,
     );
   }
+  // QuickJS's memory cannot hold more (options/limits.ts); the cap, its messages and its grace
+  // arithmetic all use what the run can really have.
+  if (engine === "quickjs" && limits.memoryMb > QUICKJS_MAX_MEMORY_MB) limits.memoryMb = QUICKJS_MAX_MEMORY_MB;
   const files = new Map<string, Uint8Array>();
   let total = 0;
   for (const [path, content] of Object.entries(request.files ?? {})) {

@@ -23,7 +23,8 @@ import { fail, stripUndefined } from "./zod.ts";
 
 export interface SandboxOptions {
   /**
-   * Default limits for every run; a request's `limits` override them field by field.
+   * Default limits for every run; a request's `limits` override them field by field. For requests from
+   * someone else (queue jobs, tool calls) they are also ceilings: see options/ceilings.ts.
    * @defaultValue {@link DEFAULT_LIMITS}
    */
   limits?: Partial<Limits>;

@@ -4,19 +4,24 @@
 // queue and another worker runs it again (up to `maxStalledCount` times, then it fails as `crashed`).
 // docs/queue.md says what that means for side effects.
 //
-// Deadlines: every run's deadline, plus the margin the engines take past it, must fit inside the lock
-// duration (checked here at start-up, and per request when a request raises its own timeout). So by
-// the time a job's lock has run out and a second worker takes it, a first run that is somehow still
-// alive has passed its deadline and been ended: two runs of one job never overlap in time.
+// A job comes from whoever can write to the queue, not from the operator: it is run as
+// requestWithin (options/ceilings.ts) makes it, so the worker's limits are ceilings a job may only
+// lower (unless the operator raises them with `maxLimits`) and its Python engine is the sandbox's
+// (unless the operator offers more with `pythonEngines`).
+//
+// Deadlines: the longest deadline a job may ask for, plus the margin the engines take past it, must
+// fit inside the lock duration (checked here at start-up). So by the time a job's lock has run out and
+// a second worker takes it, a first run that is somehow still alive has passed its deadline and been
+// ended: two runs of one job never overlap in time.
 
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { DelayedError, Queue, Worker, type Job } from "bullmq";
 import { InvalidOptionError, WasmcellError } from "../core/errors.ts";
 import { createSandbox } from "../index.ts";
-import type { SandboxOptions } from "../options/index.ts";
+import { makeOffer, requestWithin, type SandboxOptions } from "../options/index.ts";
 import type { Sandbox } from "../sandbox.ts";
-import type { HostFunction } from "../core/types.ts";
+import type { HostFunction, Limits, PythonEngine, RunRequest } from "../core/types.ts";
 import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
 import { WorkerMetrics } from "./metrics.ts";
 import { replyChannel, replyMessage } from "./replies.ts";
@@ -62,6 +67,19 @@ export interface WorkerOptions {
   stalledIntervalMs?: number;
   /** How often one job may be taken back from a dead worker before it fails as `crashed`. @defaultValue 2 */
   maxStalledCount?: number;
+  /**
+   * The most a job may ask for, field by field, where the operator lets jobs ask for more than the
+   * sandbox's limits (which are what a job that asks for nothing gets). A job over a ceiling is refused
+   * with INVALID_OPTION naming the field; the longest deadline must fit the lock (`lockDurationMs`).
+   * @defaultValue the sandbox's limits: a job may lower any of them and raise none
+   */
+  maxLimits?: Partial<Limits>;
+  /**
+   * The Python engines a job may name; a job naming none runs on the sandbox's `python.engine`, which
+   * must be listed. Any other is refused with INVALID_OPTION.
+   * @defaultValue the sandbox's `python.engine` only
+   */
+  pythonEngines?: readonly PythonEngine[];
   /** Caps and rate limits per tenant, across every worker (give every worker the same table). */
   tenants?: Record<string, TenantLimits>;
   /** Host functions for one job, given its id (the idempotency key a side effect should dedupe on). */
@@ -98,13 +116,19 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
 
   const owned = !isSandbox(options.sandbox);
   const sandbox = isSandbox(options.sandbox) ? options.sandbox : await createSandbox(options.sandbox);
-  const fits = sandbox.options.limits.timeoutMs <= maxTimeoutMs;
-  if (!fits) {
+  let offer: ReturnType<typeof makeOffer>;
+  try {
+    offer = makeOffer({ sandbox: sandbox.options, maxLimits: options.maxLimits, pythonEngines: options.pythonEngines });
+    const longest = offer.ceilings.timeoutMs;
+    const which = options.maxLimits?.timeoutMs !== undefined ? "maxLimits.timeoutMs" : "limits.timeoutMs";
+    if (longest > maxTimeoutMs)
+      throw new InvalidOptionError(
+        "lockDurationMs",
+        `${lockDurationMs} ms does not fit the longest run deadline a job may ask for (${which} ${longest} ms) plus ${LOCK_MARGIN_MS} ms of margin: raise lockDurationMs to at least ${longest + LOCK_MARGIN_MS} or lower ${which}`,
+      );
+  } catch (error) {
     if (owned) await sandbox.close();
-    throw new InvalidOptionError(
-      "lockDurationMs",
-      `${lockDurationMs} ms does not fit the sandbox's run deadline (limits.timeoutMs ${sandbox.options.limits.timeoutMs} ms) plus ${LOCK_MARGIN_MS} ms of margin: raise lockDurationMs to at least ${sandbox.options.limits.timeoutMs + LOCK_MARGIN_MS} or lower limits.timeoutMs`,
-    );
+    throw error;
   }
   const concurrency = positive(
     options.concurrency ?? sandbox.options.javascript.maxWorkers + sandbox.options.python.pool,
@@ -136,28 +160,17 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   const processJob = async (job: Job, token?: string): Promise<Reply> => {
     const jobId = job.id ?? "";
     metrics.wait.observe(Math.max(0, (job.processedOn ?? Date.now()) - job.timestamp) / 1000);
-    let decoded: ReturnType<typeof decodeJob>;
+    let tenant: string;
+    let request: RunRequest;
     try {
-      decoded = decodeJob(job.data);
+      const decoded = decodeJob(job.data);
+      tenant = decoded.tenant;
+      // Before admission: a job asking past the offer takes no tenant slot.
+      request = requestWithin(decoded.request, offer);
     } catch (error) {
       metrics.job("host");
       if (error instanceof WasmcellError) return send(job, hostReply(id, error));
       throw error;
-    }
-    const { tenant, request } = decoded;
-    const timeout = request.limits?.timeoutMs;
-    if (timeout !== undefined && timeout > maxTimeoutMs) {
-      metrics.job("host");
-      return send(
-        job,
-        hostReply(
-          id,
-          new InvalidOptionError(
-            "request.limits.timeoutMs",
-            `${timeout} ms is past what this queue's workers allow (${maxTimeoutMs} ms: the lock duration less ${LOCK_MARGIN_MS} ms)`,
-          ),
-        ),
-      );
     }
     const limited = gate.limited(tenant);
     // No round trip for a tenant without limits: nothing to admit it against.

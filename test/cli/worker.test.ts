@@ -56,7 +56,7 @@ describe("wasmcell worker", () => {
     assert.equal(ran.code, 2, ran.stderr);
     assert.match(
       ran.stderr,
-      /lockDurationMs: 4000 ms does not fit the sandbox's run deadline \(limits.timeoutMs 5000 ms\)/,
+      /lockDurationMs: 4000 ms does not fit the longest run deadline a job may ask for \(limits.timeoutMs 5000 ms\)/,
     );
   });
 

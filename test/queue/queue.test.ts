@@ -62,7 +62,7 @@ describe("queue: a run through Redis answers like sandbox.run", () => {
     );
   });
 
-  it("throws the worker's typed error for a request the worker refuses (a timeout past the lock)", async () => {
+  it("throws the worker's typed error for a request the worker refuses (a timeout past its ceiling)", async () => {
     await assert.rejects(
       client.run({ language: "javascript", code: "1", limits: { timeoutMs: 60_000 } }),
       (e: unknown) => e instanceof InvalidOptionError && e.field === "request.limits.timeoutMs",
@@ -92,6 +92,55 @@ describe("queue: a worker whose deadline does not fit its lock is refused at sta
     await assert.rejects(
       createWorker({ redis: redis.url, sandbox, lockDurationMs: 2_500 }),
       (e: unknown) => e instanceof InvalidOptionError && e.field === "lockDurationMs" && /2000 ms/.test(e.message),
+    );
+  });
+});
+
+describe("queue: the operator may offer jobs more than the sandbox's defaults", () => {
+  it("maxLimits raises a ceiling, and must fit the lock", async () => {
+    const generous = await createWorker({
+      redis: redis.url,
+      queue: "generous",
+      sandbox,
+      lockDurationMs: 10_000,
+      maxLimits: { timeoutMs: 5_000 },
+    });
+    const asking = await createQueueClient({ redis: redis.url, queue: "generous", waitMs: 20_000 });
+    try {
+      const slow = await asking.run({
+        language: "javascript",
+        code: "await new Promise((r) => setTimeout(r, 2_500)); 'late'",
+        limits: { timeoutMs: 4_000 },
+      });
+      assert.equal(slow.ok && slow.value, "late");
+      // Asking for nothing gets the sandbox's 2000 ms, not the ceiling.
+      const plain = await asking.run({
+        language: "javascript",
+        code: "await new Promise((r) => setTimeout(r, 2_500))",
+      });
+      assert.equal(!plain.ok && plain.error.kind, "timeout");
+      await assert.rejects(
+        asking.run({ language: "javascript", code: "1", limits: { timeoutMs: 5_001 } }),
+        (e: unknown) => e instanceof InvalidOptionError && e.field === "request.limits.timeoutMs",
+      );
+    } finally {
+      await asking.close();
+      await generous.close();
+    }
+    await assert.rejects(
+      createWorker({ redis: redis.url, sandbox, lockDurationMs: 10_000, maxLimits: { timeoutMs: 8_000 } }),
+      (e: unknown) =>
+        e instanceof InvalidOptionError &&
+        e.field === "lockDurationMs" &&
+        /maxLimits.timeoutMs 8000 ms/.test(e.message),
+    );
+    await assert.rejects(
+      createWorker({ redis: redis.url, sandbox, maxLimits: { memoryMb: 1 } }),
+      (e: unknown) => e instanceof InvalidOptionError && e.field === "maxLimits.memoryMb",
+    );
+    await assert.rejects(
+      createWorker({ redis: redis.url, sandbox, pythonEngines: ["native"] }),
+      (e: unknown) => e instanceof InvalidOptionError && e.field === "pythonEngines",
     );
   });
 });

@@ -1,8 +1,8 @@
 // What a command runs with: the sandbox, the workspace, where it is, and where its output goes. Types
 // only, so the command runner and the built-ins can both name them without importing each other.
 
+import type { Offer } from "../../options/index.ts";
 import type { Sandbox } from "../../sandbox.ts";
-import type { Limits } from "../../core/types.ts";
 import type { Workspace } from "./workspace.ts";
 
 export type Stream = "stdout" | "stderr";
@@ -13,8 +13,8 @@ export interface CommandContext {
   /** The working directory as a workspace key ("" is the base directory). */
   cwd: string;
   env: Record<string, string>;
-  limits: Partial<Limits> | undefined;
-  pythonEngine: "pyodide" | "native" | undefined;
+  /** What a command's run may use (the session's limits and Python engine): requests are made from it. */
+  offer: Offer;
   signal: AbortSignal;
   write: (stream: Stream, text: string) => void;
 }

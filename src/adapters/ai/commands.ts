@@ -10,7 +10,8 @@
 // use `rm` or `deleteFile`.
 
 import { WasmcellError, WorkspaceError } from "../../core/errors.ts";
-import type { Language, RunRequest, RunResult } from "../../core/types.ts";
+import { requestWithin, type AskedRequest } from "../../options/index.ts";
+import type { Language, RunResult } from "../../core/types.ts";
 import { BUILTINS, concat, readArgument } from "./builtins.ts";
 import { parseCommandLine, type Redirect } from "./shell-words.ts";
 import type { CommandContext, Stream } from "./command-context.ts";
@@ -183,9 +184,7 @@ async function python(name: string, args: string[], ctx: CommandContext): Promis
     // JSON strings and objects of strings are Python literals.
     prelude = `import sys as _w_sys, os as _w_os; _w_sys.argv = ${JSON.stringify(rest)}; _w_os.environ.update(${JSON.stringify(ctx.env)}); del _w_sys, _w_os\n`;
   }
-  const request: RunRequest = { language: "python", code: prelude + code };
-  if (ctx.pythonEngine) request.engine = ctx.pythonEngine;
-  return runGuest(name, request, ctx, (stack) =>
+  return runGuest(name, { language: "python", code: prelude + code }, ctx, (stack) =>
     stack.replace(
       /File "<code>", line (\d+)/g,
       (_, n: string) => `File "${display}", line ${Number(n) - (prelude ? 1 : 0)}`,
@@ -233,10 +232,13 @@ async function node(name: string, args: string[], ctx: CommandContext): Promise<
   return runGuest(name, { language, code }, ctx, (stack) => stack.replace(/\bmain\.[jt]s:/g, `${display}:`));
 }
 
-/** One wasmcell run over the files under the working directory; output streams through `ctx.write`. */
+/**
+ * One wasmcell run over the files under the working directory, within the session's offer (the
+ * command line is the model's); output streams through `ctx.write`.
+ */
 async function runGuest(
   program: string,
-  request: RunRequest,
+  request: AskedRequest,
   ctx: CommandContext,
   relabel: (stack: string) => string,
 ): Promise<number> {
@@ -244,10 +246,8 @@ async function runGuest(
   let result: RunResult;
   try {
     result = await ctx.sandbox.run({
-      ...request,
-      files: ctx.workspace.filesUnder(ctx.cwd),
+      ...requestWithin({ ...request, files: ctx.workspace.filesUnder(ctx.cwd) }, ctx.offer),
       signal: ctx.signal,
-      ...(ctx.limits ? { limits: ctx.limits } : {}),
       onOutput: (chunk) => {
         sent[chunk.stream] += chunk.text.length;
         ctx.write(chunk.stream, chunk.text);

@@ -14,6 +14,7 @@
 
 import type { Experimental_SandboxProcess, Experimental_SandboxSession } from "ai";
 import { InvalidOptionError, WorkspaceError } from "../../core/errors.ts";
+import { makeOffer } from "../../options/index.ts";
 import { Sandbox } from "../../sandbox.ts";
 import type { FileInput, Limits } from "../../core/types.ts";
 import { EXIT, runCommandLine, type CommandContext, type Stream } from "./commands.ts";
@@ -53,6 +54,8 @@ export function createSandboxSession(options: SandboxSessionOptions): Experiment
       throw new InvalidOptionError(field, "must be a non-negative integer");
     }
   }
+  // The model writes the command lines: what their runs may use is the application's, checked once here.
+  const offer = makeOffer({ sandbox: sandbox.options, limits: options.limits, pythonEngine: options.pythonEngine });
   const workspace = new Workspace(options.baseDirectory ?? "/workspace", {
     maxBytes: options.maxWorkspaceBytes ?? sandbox.options.limits.maxFileBytes,
     maxEntries: options.maxWorkspaceEntries ?? 1000,
@@ -78,8 +81,7 @@ export function createSandboxSession(options: SandboxSessionOptions): Experiment
       workspace,
       cwd,
       env: { ...call.env },
-      limits: options.limits,
-      pythonEngine: options.pythonEngine,
+      offer,
       signal: abortSignal ? AbortSignal.any([killer.signal, abortSignal]) : killer.signal,
       write,
     };

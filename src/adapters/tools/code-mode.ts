@@ -13,15 +13,16 @@
 
 import { z } from "zod";
 import { InvalidOptionError } from "../../core/errors.ts";
+import { requestWithin } from "../../options/index.ts";
 import { DEFAULT_CODE_MODE } from "./defaults.ts";
 import type { HostFunction, RunRequest } from "../../core/types.ts";
 import type { ToolOutput } from "./format.ts";
 import {
   codeField,
-  effectiveLimits,
   formatOptions,
   runForModel,
   toJsonSchema,
+  toolOffer,
   zodMessage,
   type CallHooks,
   type CodeTool,
@@ -72,9 +73,10 @@ export function defineCodeModeTool(
     throw new InvalidOptionError("maxToolOutputBytes", "must be a positive integer");
   // The engine's own host-call bound is one above ours, so the guest sees our clearer message first and
   // the engine's count stays the backstop.
-  const limits = { ...effectiveLimits(options), maxHostCalls: maxToolCalls + 1 };
+  const offer = toolOffer({ ...options, limits: { ...options.limits, maxHostCalls: maxToolCalls + 1 } });
+  const limits = offer.defaults;
   const inputSchema = z.object({ code: codeField(limits) }).strict();
-  const format = formatOptions({ ...options, limits });
+  const format = formatOptions(options, limits);
   const names = Object.keys(tools);
   const prelude = buildPrelude(names);
   return {
@@ -118,7 +120,11 @@ export function defineCodeModeTool(
         return JSON.parse(json) as unknown;
       };
       const run = async (code: string) => {
-        const request: RunRequest = { language: "typescript", code, limits, hostFunctions: { [BRIDGE]: bridge } };
+        // The bridge is the application's host function, added to what the model's request may use.
+        const request: RunRequest = {
+          ...requestWithin({ language: "typescript", code }, offer),
+          hostFunctions: { [BRIDGE]: bridge },
+        };
         if (hooks.signal) request.signal = hooks.signal;
         if (hooks.onOutput) request.onOutput = hooks.onOutput;
         return runForModel(() => options.sandbox.run(request), format);

@@ -11,6 +11,7 @@
 import { describeNetwork } from "./network.ts";
 import { z } from "zod";
 import { InvalidOptionError, WasmcellError } from "../../core/errors.ts";
+import { makeOffer, requestWithin, type Offer } from "../../options/index.ts";
 import type { Sandbox, Session } from "../../sandbox.ts";
 import {
   LANGUAGES,
@@ -103,13 +104,17 @@ export interface CodeTool<INPUT> {
   close(): Promise<void>;
 }
 
-/** The limits a call will run under: the sandbox's defaults with the tool's overrides. */
-export function effectiveLimits(options: CodeToolOptions): Limits {
-  return { ...options.sandbox.options.limits, ...stripUndefined(options.limits ?? {}) };
+/**
+ * What a call may use: the sandbox's settings with the tool's own. The model's arguments name none of
+ * them; its request is still made by requestWithin from this offer, as every face's is (a field added
+ * to the input schema later cannot carry the model past the application's limits).
+ */
+export function toolOffer(options: CodeToolOptions & { pythonEngine?: "pyodide" | "native" | undefined }): Offer {
+  return makeOffer({ sandbox: options.sandbox.options, limits: options.limits, pythonEngine: options.pythonEngine });
 }
 
-export function formatOptions(options: CodeToolOptions): FormatOptions {
-  return { ...DEFAULT_FORMAT, ...stripUndefined(options.output ?? {}), limits: effectiveLimits(options) };
+export function formatOptions(options: CodeToolOptions, limits: Limits): FormatOptions {
+  return { ...DEFAULT_FORMAT, ...stripUndefined(options.output ?? {}), limits };
 }
 
 export function defineRunCodeTool(options: RunCodeToolOptions): CodeTool<RunCodeInput> {
@@ -127,12 +132,12 @@ export function runCodeToolFactory(options: RunCodeToolOptions): (runner?: Sessi
   if (languages.length === 0 || languages.some((l) => !LANGUAGES.includes(l))) {
     throw new InvalidOptionError("languages", `must be a non-empty list of ${LANGUAGES.join(", ")}`);
   }
-  const limits = effectiveLimits(options);
-  const pythonEngine = options.pythonEngine ?? options.sandbox.options.python.engine;
+  const offer = toolOffer(options);
+  const { defaults: limits, pythonEngine } = offer;
   if (options.namedSessions && !options.session)
     throw new InvalidOptionError("namedSessions", "names sessions, so it needs session: true");
   const inputSchema = runCodeSchema(languages as [Language, ...Language[]], limits, options.namedSessions === true);
-  const format = formatOptions(options);
+  const format = formatOptions(options, limits);
   if (options.session && pythonEngine === "native" && languages.includes("python")) {
     throw new InvalidOptionError(
       "session",
@@ -162,9 +167,7 @@ export function runCodeToolFactory(options: RunCodeToolOptions): (runner?: Sessi
         const parsed = inputSchema.safeParse(input);
         if (!parsed.success) return formatBadInput(zodMessage(parsed.error));
         const { language, code, files, session } = parsed.data;
-        const request: RunRequest = { language, code, limits };
-        if (language === "python") request.engine = pythonEngine;
-        if (files) request.files = files;
+        const request = requestWithin({ language, code, ...(files ? { files } : {}) }, offer);
         if (hooks.signal) request.signal = hooks.signal;
         if (hooks.onOutput) request.onOutput = hooks.onOutput;
         const observed = async (result: Promise<RunResult>) => {
