@@ -6,7 +6,8 @@ import { serveHttp, type HttpServeOptions } from "../adapters/mcp/http.ts";
 import { DEFAULT_MCP_HTTP } from "../adapters/mcp/defaults.ts";
 import { serveStdio, type StdioServeOptions } from "../adapters/mcp/transports.ts";
 import { EventTap } from "../adapters/mcp/events.ts";
-import { createSandbox } from "../index.ts";
+import { ENGINE_INFO, PYTHON_ENGINES } from "../core/types.ts";
+import { createSandbox, DEFAULT_PYTHON } from "../index.ts";
 import { javascriptFromFlags, limitsFromFlags, pythonFromFlags, untilSignal } from "./engine-flags.ts";
 import { eventPrinter, networkFromFlags } from "./events.ts";
 import { UsageError, oneOf, positiveInt, type Io } from "./usage.ts";
@@ -62,11 +63,13 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const stray = HTTP_ONLY.find((flag) => values[flag] !== undefined);
   if (!values.http && stray) throw new UsageError(`--${stray} needs --http`);
-  const engine = oneOf("--engine", values.engine, ["pyodide", "native"] as const) ?? "pyodide";
+  const engine = oneOf("--engine", values.engine, PYTHON_ENGINES) ?? DEFAULT_PYTHON.engine;
   const port = values.port === undefined ? 0 : values.port === "0" ? 0 : positiveInt("--port", values.port)!;
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
-  if (values.session && engine === "native")
-    throw new UsageError("--session needs --engine pyodide: the native tier keeps no state between calls");
+  if (values.session && !ENGINE_INFO[engine].sessions)
+    throw new UsageError(
+      `--session needs an engine that keeps state (${PYTHON_ENGINES.filter((e) => ENGINE_INFO[e].sessions).join(", ")}): ${engine} keeps none between calls`,
+    );
   if (values.session && values.stateless)
     throw new UsageError(
       "--session cannot be --stateless: for sessions any replica serves, add --redis URL (no --stateless needed); or run it stateful behind a balancer that routes by the Mcp-Session-Id header (sticky)",

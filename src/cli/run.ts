@@ -6,9 +6,17 @@ import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 
 import { inspect, parseArgs } from "node:util";
 import { encodeValue } from "../core/values.ts";
 import { formatBytes } from "../adapters/tools/format.ts";
-import { checkRelativePath } from "../options/index.ts";
+import { checkRelativePath, DEFAULT_PYTHON } from "../options/index.ts";
 import { createSandbox } from "../index.ts";
-import type { Language, Limits, OutputFile, RunRequest, RunResult } from "../core/types.ts";
+import {
+  ENGINE_INFO,
+  PYTHON_ENGINES,
+  type Language,
+  type Limits,
+  type OutputFile,
+  type RunRequest,
+  type RunResult,
+} from "../core/types.ts";
 import { eventPrinter, networkFromFlags } from "./events.ts";
 import { openSessionFile, saveSessionFile, sessionKey } from "./session-file.ts";
 import { forTerminal } from "./terminal.ts";
@@ -51,7 +59,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     },
   });
   const langFlag = oneOf("--lang", values.lang, Object.keys(LANG_FLAGS) as (keyof typeof LANG_FLAGS)[]);
-  const engine = oneOf("--engine", values.engine, ["pyodide", "native"] as const);
+  const engine = oneOf("--engine", values.engine, PYTHON_ENGINES);
   const limits: Partial<Limits> = {};
   const timeoutMs = positiveInt("--timeout-ms", values["timeout-ms"]);
   const memoryMb = positiveInt("--memory-mb", values["memory-mb"]);
@@ -111,7 +119,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   }
 
   const sessionFile = values.session;
-  if (sessionFile !== undefined && (language !== "python" || engine === "native"))
+  if (sessionFile !== undefined && (language !== "python" || !ENGINE_INFO[engine ?? DEFAULT_PYTHON.engine].snapshots))
     throw new UsageError("--session keeps a Python (pyodide) session in a file; the language here is not that");
   const key = sessionFile === undefined ? undefined : sessionKey(process.env);
 

@@ -14,6 +14,7 @@ export const HOST_ERROR_NAMES = Object.freeze([
   "AbortError",
   "EngineCrash",
   "SessionLostError",
+  "QueueError",
 ] as const);
 export type HostErrorName = (typeof HOST_ERROR_NAMES)[number];
 
@@ -51,6 +52,14 @@ export function aborted(where?: string): GuestError {
 /** The engine under the run failed (not the guest's code): `detail` says how, and what happens next. */
 export function crashed(detail: string): GuestError {
   return { kind: "crashed", name: "EngineCrash", message: detail };
+}
+
+/**
+ * A queued run that never produced a trustworthy result: a worker's reply that failed validation, or a
+ * job whose workers kept dying. Nothing of it is believed; `detail` says which.
+ */
+export function lostInQueue(detail: string): GuestError {
+  return { kind: "crashed", name: "QueueError", message: detail };
 }
 
 /** A session's interpreter is gone (an earlier timeout or crash): its state cannot come back. */

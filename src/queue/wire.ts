@@ -10,7 +10,16 @@ import { encodeValue } from "../core/values.ts";
 import { InvalidOptionError, WasmcellError, type WasmcellErrorCode } from "../core/errors.ts";
 import { requestSchema } from "../options/request.ts";
 import { fail } from "../options/zod.ts";
-import { ENGINES, ERROR_KINDS, LANGUAGES, type RunFailure, type RunRequest, type RunResult } from "../core/types.ts";
+import {
+  ENGINES,
+  enginesFor,
+  ERROR_KINDS,
+  LANGUAGES,
+  type RunFailure,
+  type RunRequest,
+  type RunResult,
+} from "../core/types.ts";
+import { failedRun, lostInQueue } from "../kit/failures.ts";
 import { decodeValue, ValueShapeError } from "../core/values-decode.ts";
 
 /** Bounds on what one job or one result may carry across Redis (the engines' own limits apply after). */
@@ -188,18 +197,13 @@ export function decodeReply(data: unknown, language: RunRequest["language"]): Ru
   }
 }
 
-/** A run that never produced a trustworthy result (a malformed reply, a job whose workers kept dying). */
+/**
+ * A run that never produced a trustworthy result (a malformed reply, a job whose workers kept dying).
+ * Its engine is the language's first (ENGINE_INFO order): the client cannot know which one a worker
+ * would have used, and no engine ran anything it reports.
+ */
 export function crashed(language: RunRequest["language"], message: string): RunFailure {
-  return {
-    ok: false,
-    language,
-    stdout: "",
-    stderr: "",
-    outputTruncated: false,
-    files: [],
-    stats: { engine: language === "python" ? "pyodide" : "quickjs", wallMs: 0, outputBytes: 0 },
-    error: { kind: "crashed", name: "QueueError", message },
-  };
+  return failedRun(enginesFor(language)[0]!, { language }, lostInQueue(message), performance.now());
 }
 
 function stripUndefinedError(e: z.infer<typeof guestErrorSchema>): RunFailure["error"] {

@@ -6,14 +6,20 @@ import {
   describeHostError,
   failedRun,
   HOST_ERROR_NAMES,
+  lostInQueue,
   sessionLost,
   timedOut,
 } from "../../src/kit/failures.ts";
 
 describe("host verdicts", () => {
   it("names every host error (a new name is a deliberate change to this list)", () => {
-    assert.deepEqual([...HOST_ERROR_NAMES], ["TimeoutError", "AbortError", "EngineCrash", "SessionLostError"]);
-    const made = [timedOut(5, "stopped"), aborted(), crashed("x"), sessionLost("y")].map((e) => e.name);
+    assert.deepEqual(
+      [...HOST_ERROR_NAMES],
+      ["TimeoutError", "AbortError", "EngineCrash", "SessionLostError", "QueueError"],
+    );
+    const made = [timedOut(5, "stopped"), aborted(), crashed("x"), sessionLost("y"), lostInQueue("z")].map(
+      (e) => e.name,
+    );
     assert.deepEqual(made.sort(), [...HOST_ERROR_NAMES].sort());
   });
 

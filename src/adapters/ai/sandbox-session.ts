@@ -16,7 +16,7 @@ import type { Experimental_SandboxProcess, Experimental_SandboxSession } from "a
 import { InvalidOptionError, WorkspaceError } from "../../core/errors.ts";
 import { makeOffer } from "../../options/index.ts";
 import { Sandbox } from "../../sandbox.ts";
-import type { FileInput, Limits } from "../../core/types.ts";
+import type { FileInput, Limits, PythonEngine } from "../../core/types.ts";
 import { EXIT, runCommandLine, type CommandContext, type Stream } from "./commands.ts";
 import { Workspace } from "./workspace.ts";
 
@@ -33,7 +33,7 @@ export interface SandboxSessionOptions {
   /** Per-run limit overrides for every program a command runs (deadline, memory, output…). */
   limits?: Partial<Limits>;
   /** The engine for Python programs. Defaults to the sandbox's `python.engine`. */
-  pythonEngine?: "pyodide" | "native";
+  pythonEngine?: PythonEngine;
   /** Cap on all workspace file bytes. Defaults to the sandbox's `limits.maxFileBytes`, so every run can be handed the whole workspace. */
   maxWorkspaceBytes?: number;
   /** Cap on workspace files and directories together. @defaultValue 1000 */

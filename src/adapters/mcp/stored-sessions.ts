@@ -29,7 +29,7 @@ import type { Sandbox, Session } from "../../sandbox.ts";
 import { holdSessionLock, type HeldSessionLock } from "../../stores/lock.ts";
 import { MemorySessionStore } from "../../stores/memory.ts";
 import type { SessionStore } from "../../stores/store.ts";
-import { LANGUAGES, type Language, type RunRequest, type RunResult } from "../../core/types.ts";
+import { LANGUAGES, type Language, type PythonEngine, type RunRequest, type RunResult } from "../../core/types.ts";
 import { ENDS_SESSION, type SessionRunner } from "../tools/run-code.ts";
 import { decodeRecord, encodeRecord, newId, type StoredSession } from "./record.ts";
 
@@ -48,7 +48,7 @@ export function checkStoreKey(sandbox: Sandbox, store: SessionStore): void {
 export interface StoredSessionsOptions {
   sandbox: Sandbox;
   store: SessionStore;
-  pythonEngine: "pyodide" | "native";
+  pythonEngine: PythonEngine;
   /** A session lock's lease (renewed while a call runs; a dead holder frees it after this). */
   leaseMs: number;
   /** How long a call waits for a session locked by another call before it is refused as busy. */

@@ -14,8 +14,11 @@ import { InvalidOptionError, WasmcellError } from "../../core/errors.ts";
 import { makeOffer, requestWithin, type Offer } from "../../options/index.ts";
 import type { Sandbox, Session } from "../../sandbox.ts";
 import {
+  ENGINE_INFO,
   LANGUAGES,
+  PYTHON_ENGINES,
   type Language,
+  type PythonEngine,
   type Limits,
   type OutputChunk,
   type RunRequest,
@@ -43,7 +46,7 @@ export interface RunCodeToolOptions extends CodeToolOptions {
   /** The languages the model may pick. Defaults to all three. */
   languages?: readonly Language[];
   /** The engine for Python runs. Defaults to the sandbox's `python.engine`. */
-  pythonEngine?: "pyodide" | "native";
+  pythonEngine?: PythonEngine;
   /**
    * Keep one interpreter per language across calls, so variables, functions and imports from earlier
    * calls stay available (a REPL the model builds on). Default false: every call starts clean. The
@@ -109,7 +112,7 @@ export interface CodeTool<INPUT> {
  * them; its request is still made by requestWithin from this offer, as every face's is (a field added
  * to the input schema later cannot carry the model past the application's limits).
  */
-export function toolOffer(options: CodeToolOptions & { pythonEngine?: "pyodide" | "native" | undefined }): Offer {
+export function toolOffer(options: CodeToolOptions & { pythonEngine?: PythonEngine | undefined }): Offer {
   return makeOffer({ sandbox: options.sandbox.options, limits: options.limits, pythonEngine: options.pythonEngine });
 }
 
@@ -138,10 +141,11 @@ export function runCodeToolFactory(options: RunCodeToolOptions): (runner?: Sessi
     throw new InvalidOptionError("namedSessions", "names sessions, so it needs session: true");
   const inputSchema = runCodeSchema(languages as [Language, ...Language[]], limits, options.namedSessions === true);
   const format = formatOptions(options, limits);
-  if (options.session && pythonEngine === "native" && languages.includes("python")) {
+  if (options.session && !ENGINE_INFO[pythonEngine].sessions && languages.includes("python")) {
+    const stateful = PYTHON_ENGINES.filter((e) => ENGINE_INFO[e].sessions).map((e) => `"${e}"`);
     throw new InvalidOptionError(
       "session",
-      'the native Python tier runs every call in a fresh jail and keeps no state; use pythonEngine "pyodide" or leave python out of languages',
+      `the ${pythonEngine} Python tier runs every call afresh and keeps no state; use pythonEngine ${stateful.join(" or ")} or leave python out of languages`,
     );
   }
   const name = options.name ?? RUN_CODE_TOOL_NAME;
@@ -199,10 +203,10 @@ export const ENDS_SESSION: ReadonlySet<string> = new Set<string>(["timeout", "me
 /** One stateful session per language, opened on first use, replaced after a failure that ends it. */
 class SessionPerLanguage implements SessionRunner {
   readonly #sandbox: Sandbox;
-  readonly #pythonEngine: "pyodide" | "native";
+  readonly #pythonEngine: PythonEngine;
   readonly #open = new Map<Language, Promise<Session>>();
 
-  constructor(sandbox: Sandbox, pythonEngine: "pyodide" | "native") {
+  constructor(sandbox: Sandbox, pythonEngine: PythonEngine) {
     this.#sandbox = sandbox;
     this.#pythonEngine = pythonEngine;
   }
@@ -292,12 +296,20 @@ export function codeField(limits: Limits) {
     .describe("The program to run.");
 }
 
+/** What each Python engine gives the code, for the model (`library`: the mounted packages, or ""). */
+const PYTHON_RUNTIME: Record<PythonEngine, (library: string) => string> = {
+  pyodide: (library) =>
+    `Python: CPython compiled to WebAssembly (Pyodide) with the standard library${library || " only"}; no pip install, no threads or subprocesses.`,
+  native: (library) =>
+    `Python: CPython with the standard library, numpy, pandas and matplotlib${library} (use the Agg backend and savefig to a .png to return a plot); no pip install.`,
+};
+
 // What the JavaScript box provides comes from the runtime's own table, so the model is told exactly
 // what the guest gets.
 function describeRunCode(
   languages: readonly Language[],
   limits: Limits,
-  pythonEngine: "pyodide" | "native",
+  pythonEngine: PythonEngine,
   notes: string | undefined,
   session: "none" | "one" | "named",
   runtime: string,
@@ -325,11 +337,7 @@ function describeRunCode(
     // The package library is named only when it is mounted: a model told of packages it cannot import
     // writes code that fails.
     const library = packages?.length ? `, plus ${packages.join(", ")}` : "";
-    lines.push(
-      pythonEngine === "native"
-        ? `Python: CPython with the standard library, numpy, pandas and matplotlib${library} (use the Agg backend and savefig to a .png to return a plot); no pip install.`
-        : `Python: CPython compiled to WebAssembly (Pyodide) with the standard library${library || " only"}; no pip install, no threads or subprocesses.`,
-    );
+    lines.push(PYTHON_RUNTIME[pythonEngine](library));
   }
   lines.push(
     "On failure you get the error kind (syntax, runtime, timeout, memory, stack, output_limit, denied, crashed), the message and the line: fix the code and call again.",
