@@ -10,7 +10,7 @@ const MAX_LISTED = 20;
 /** How Python reaches the allowed hosts, per engine (docs/network.md says how each is carried). */
 const PYTHON_NETWORK: Record<PythonEngine, string> = {
   pyodide: "Python: urllib.request or http.client (no raw sockets).",
-  native: "Python (native tier) has no network.",
+  native: "Python: requests, urllib.request or http.client, through the proxy the environment names (no raw sockets).",
 };
 
 export function describeNetwork(network: NetworkPolicy | undefined, pythonEngine: PythonEngine): string {
