@@ -20,6 +20,7 @@ import {
 import {
   ENGINE_INFO,
   LANGUAGES,
+  limitOf,
   type EngineName,
   type Language,
   type ResumeOptions,
@@ -268,8 +269,9 @@ function unsupported(engine: EngineName): SnapshotUnsupportedError {
 }
 
 /**
- * Reports what the result tells (limits that fired, denials, and restarts unless the engine reports its
- * own) on the event channel.
+ * The front door's last word on every result: a failure names the limit that fired (limitOf: the
+ * kind's limit, or the output cap its producer named; nothing else), and what the result tells (that
+ * limit, denials, and restarts unless the engine reports its own) goes to the event channel.
  */
 function withEvents(
   work: Promise<RunResult>,
@@ -277,9 +279,13 @@ function withEvents(
   engine: Engine | Promise<Engine>,
 ): Promise<RunResult> {
   const emit = request.emit;
-  if (!emit) return work;
   return Promise.all([work, engine]).then(([result, e]) => {
-    resultEvents(result, request.limits, emit, e.reportsRestarts !== true);
+    if (!result.ok) {
+      const limit = limitOf(result.error, result.stats.engine);
+      if (limit === undefined) delete result.error.limit;
+      else result.error.limit = limit;
+    }
+    if (emit) resultEvents(result, request.limits, emit, e.reportsRestarts !== true);
     return result;
   });
 }

@@ -5,7 +5,7 @@
 // Nothing here imports Node: the package root must load on edge runtimes too.
 
 import type { NetworkDenialReason } from "./errors.ts";
-import { ENGINE_INFO, type EngineName, type ErrorKind, type Limits, type RunResult } from "./types.ts";
+import { ENGINE_INFO, limitOf, type EngineName, type Limits, type RunResult } from "./types.ts";
 
 interface EventBase {
   /** Milliseconds since the epoch, host clock. */
@@ -158,17 +158,11 @@ export function resultEvents(
   if (result.outputTruncated) emit({ type: "limit", engine, limit: "maxOutputBytes", value: limits.maxOutputBytes });
   if (result.ok) return;
   const kind = result.error.kind;
-  // `maxStackKb` is the JavaScript engine's cap: a Pyodide stack verdict (the sidecar saw WebAssembly's
-  // call stack overflow) is not that limit firing, so it names none.
-  const limit = kind === "stack" && !ENGINE_INFO[engine].stackCap ? undefined : LIMIT_OF_KIND[kind];
+  // The limit the host saw fire (limitOf: a Pyodide stack verdict is no `maxStackKb`; an output
+  // verdict names its cap).
+  const limit = limitOf(result.error, engine);
   if (limit) emit({ type: "limit", engine, limit, value: limits[limit] });
   if (kind === "denied") emit({ type: "denied", engine, message: result.error.message.slice(0, 500) });
   if (restarts && (kind === "crashed" || (ENGINE_INFO[engine].runsIn === "process" && kind === "timeout")))
     emit({ type: "restart", engine, reason: kind === "timeout" ? "killed at the deadline" : "the engine crashed" });
 }
-
-const LIMIT_OF_KIND: Partial<Record<ErrorKind, keyof Limits>> = {
-  timeout: "timeoutMs",
-  memory: "memoryMb",
-  stack: "maxStackKb",
-};

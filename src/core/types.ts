@@ -255,6 +255,43 @@ export interface GuestError {
   line?: number;
   /** 1-based column in the user's code, where known. */
   column?: number;
+  /**
+   * Which of the run's limits the host saw fire, for `timeout` (`timeoutMs`), `memory` (`memoryMb`),
+   * `stack` (`maxStackKb`, on an engine that enforces it) and `output_limit` (the result, file or
+   * display cap that was passed). Absent for every other failure. The host's verdict, like the kind:
+   * never taken from what the guest says about itself.
+   */
+  limit?: keyof Limits;
+}
+
+/** The limits an `output_limit` failure can name: what a run returns, not what it spends. */
+export const OUTPUT_LIMITS = [
+  "maxResultBytes",
+  "maxFiles",
+  "maxFileBytes",
+] as const satisfies readonly (keyof Limits)[];
+export type OutputLimit = (typeof OUTPUT_LIMITS)[number];
+
+/**
+ * The limit a failure means, given the engine that ran it: the kinds that are one limit firing name
+ * it; `output_limit` names the one its producer (the host's check) saw; a `stack` verdict of an engine
+ * without a stack cap (Pyodide's WebAssembly stack) names none.
+ */
+export function limitOf(error: GuestError, engine: EngineName): keyof Limits | undefined {
+  switch (error.kind) {
+    case "timeout":
+      return "timeoutMs";
+    case "memory":
+      return "memoryMb";
+    case "stack":
+      return ENGINE_INFO[engine].stackCap ? "maxStackKb" : undefined;
+    case "output_limit":
+      return error.limit !== undefined && (OUTPUT_LIMITS as readonly string[]).includes(error.limit)
+        ? error.limit
+        : undefined;
+    default:
+      return undefined;
+  }
 }
 
 export interface RunStats {

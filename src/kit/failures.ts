@@ -3,7 +3,7 @@
 // that sentence is one edit. Guest-caused errors (syntax, runtime, the guest's own exceptions) are
 // parsed by each engine's result room; these are the host's verdicts. Imports only the ground floor.
 
-import type { EngineName, GuestError, Language, RunFailure } from "../core/types.ts";
+import type { EngineName, GuestError, Language, OutputLimit, RunFailure } from "../core/types.ts";
 
 /**
  * Every `name` a host verdict carries. A test lists them, so a new one is a deliberate addition (a
@@ -39,6 +39,23 @@ export function timedOut(timeoutMs: number, how: TimeoutHow): GuestError {
     message: `the run did not finish within ${timeoutMs} ms (limits.timeoutMs) and ${ENDED[how]}; look for an endless loop, or do less work per run`,
   };
 }
+
+/**
+ * What a run returned was over one of its caps: one wording per cap, whichever engine (or which of an
+ * engine's rooms: the guest realm, the worker, the sidecar, the driver, the host's re-check) saw it.
+ * `measured`: how much there was, when the checker knows.
+ */
+export function outputLimit(limit: OutputLimit, max: number, measured?: number): GuestError {
+  const message = OUTPUT_WORDS[limit](max, measured);
+  return { kind: "output_limit", name: "OutputLimitError", message, limit };
+}
+
+const OUTPUT_WORDS: Record<OutputLimit, (max: number, measured: number | undefined) => string> = {
+  maxResultBytes: (max, n) =>
+    `the result value is ${n === undefined ? "over" : `${n} bytes, over`} the ${max}-byte limit (limits.maxResultBytes); return a summary or write the data to a file`,
+  maxFiles: (max) => `the run wrote more than ${max} files (limits.maxFiles)`,
+  maxFileBytes: (max) => `the files the run wrote hold more than ${max} bytes (limits.maxFileBytes)`,
+};
 
 /** The caller's signal aborted the run (`where`: what it was doing then, when that helps). */
 export function aborted(where?: string): GuestError {

@@ -10,11 +10,14 @@ import { encodeValue } from "../core/values.ts";
 import { InvalidOptionError, WasmcellError, type WasmcellErrorCode } from "../core/errors.ts";
 import { requestSchema } from "../options/request.ts";
 import { fail } from "../options/zod.ts";
+import { DEFAULT_LIMITS } from "../options/limits.ts";
 import {
   ENGINES,
   enginesFor,
   ERROR_KINDS,
   LANGUAGES,
+  limitOf,
+  type Limits,
   type RunFailure,
   type RunRequest,
   type RunResult,
@@ -57,6 +60,8 @@ const wireRequestSchema = requestSchema.omit({ hostFunctions: true, onOutput: tr
 const jobSchema = z.object({ v: z.literal(1), tenant: tenantSchema, request: wireRequestSchema }).strict();
 export type JobData = z.infer<typeof jobSchema>;
 
+const LIMIT_NAMES = Object.keys(DEFAULT_LIMITS) as [keyof Limits, ...(keyof Limits)[]];
+
 const guestErrorSchema = z
   .object({
     kind: z.enum(ERROR_KINDS),
@@ -65,6 +70,7 @@ const guestErrorSchema = z
     stack: text.optional(),
     line: z.number().int().optional(),
     column: z.number().int().optional(),
+    limit: z.enum(LIMIT_NAMES).optional(),
   })
   .strict();
 
@@ -187,7 +193,15 @@ export function decodeReply(data: unknown, language: RunRequest["language"]): Ru
       ...(r.stats.peakMemoryBytes !== undefined ? { peakMemoryBytes: r.stats.peakMemoryBytes } : {}),
     },
   };
-  if (!r.ok) return { ...base, ok: false, error: stripUndefinedError(r.error!) };
+  if (!r.ok) {
+    // The limit named is what the kind means (limitOf), as the worker's front door stamped it: a reply
+    // naming another one came from something that is not a well-behaved worker, and is not believed.
+    const error = stripUndefinedError(r.error!);
+    const limit = limitOf(error, base.stats.engine);
+    if (limit === undefined) delete error.limit;
+    else error.limit = limit;
+    return { ...base, ok: false, error };
+  }
   try {
     return { ...base, ok: true, value: decodeValue(r.value) };
   } catch (error) {

@@ -2,7 +2,7 @@
 // raw function calling. Written for a model that has to act on it: the error kind and a message it can
 // fix first, then what the code printed, every cut marked as a cut, and files listed by name and size.
 
-import type { Limits, OutputFile, RunResult } from "../../core/types.ts";
+import type { Limits, OutputFile, OutputLimit, RunResult } from "../../core/types.ts";
 import { renderValue } from "../../core/values.ts";
 
 /** A file the run wrote, as a model-facing tool returns it. Content is inlined only where useful. */
@@ -114,6 +114,15 @@ export function formatBadInput(message: string): ToolOutput {
   };
 }
 
+/** What to do about each cap on what a run returns (the failure names the one that fired). */
+const OUTPUT_HINTS: Record<OutputLimit, (limits: Limits) => string> = {
+  maxResultBytes: (l) =>
+    `The value of the last expression is over its ${formatBytes(l.maxResultBytes)} cap. Return a summary, or write the data to a file.`,
+  maxFiles: (l) => `The run wrote more than ${l.maxFiles} files. Write fewer (bundle them into one).`,
+  maxFileBytes: (l) =>
+    `The files the run wrote are over their ${formatBytes(l.maxFileBytes)} cap together. Write less.`,
+};
+
 function hintFor(result: RunResult & { ok: false }, limits: Limits): string | undefined {
   switch (result.error.kind) {
     case "timeout":
@@ -123,7 +132,10 @@ function hintFor(result: RunResult & { ok: false }, limits: Limits): string | un
     case "stack":
       return "The call stack overflowed (deep or infinite recursion). Use a loop instead.";
     case "output_limit":
-      return `A cap was hit (result ${limits.maxResultBytes} bytes, files ${limits.maxFiles} / ${limits.maxFileBytes} bytes). Return or write less.`;
+      return (
+        OUTPUT_HINTS[result.error.limit as OutputLimit]?.(limits) ??
+        "A cap on what a run returns was hit. Return or write less."
+      );
     case "denied":
       return "The sandbox does not grant this (no network, no host files, no processes).";
     case "crashed":

@@ -69,7 +69,7 @@ def _write_inputs(files):
 
 
 def _collect_outputs(inputs, max_files, max_bytes):
-    """Files in the working directory that are new or changed, as (list, problem-or-None). Symlinks and
+    """Files in the working directory that are new or changed, as (list, (cap, why)-or-None). Symlinks and
     special files are skipped: only regular files' bytes come back."""
     out, total = [], 0
     for root, dirs, names in os.walk(".", followlinks=False):
@@ -87,10 +87,10 @@ def _collect_outputs(inputs, max_files, max_bytes):
                     if f.read() == inputs[path]:
                         continue
             if len(out) + 1 > max_files:
-                return out, "the run wrote more than %d files (limits.maxFiles)" % max_files
+                return out, ("maxFiles", "the run wrote more than %d files" % max_files)
             total += st.st_size
             if total > max_bytes:
-                return out, "the files the run wrote hold more than %d bytes (limits.maxFileBytes)" % max_bytes
+                return out, ("maxFileBytes", "the files the run wrote hold more than %d bytes" % max_bytes)
             with open(path, "rb") as f:
                 out.append({"path": path, "data": base64.b64encode(f.read()).decode("ascii")})
     return out, None
@@ -125,14 +125,14 @@ def main():
         signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, max(0.001, float(deadline) - time.time()))
     try:
-        envelope = harness.run_envelope(request["code"], None, int(request["maxResultBytes"]))
+        envelope = harness.run_envelope(request["code"], None, {"maxResultBytes": int(request["maxResultBytes"])})
     except KeyboardInterrupt:  # the alarm fired between the harness's own steps
         envelope = harness._failure("runtime", "KeyboardInterrupt", "")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     files, problem = _collect_outputs(inputs, int(request["maxFiles"]), int(request["maxFileBytes"]))
     if problem and envelope.get("ok"):
-        envelope = harness._failure("output_limit", "OutputLimitError", problem)
+        envelope = harness.output_limit(problem[0], problem[1])
     harness._flush_streams()
     import resource
 

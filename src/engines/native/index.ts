@@ -20,7 +20,7 @@
 import { Deadline, GRACE } from "../../kit/deadline.ts";
 import { EngineLifecycle } from "../../kit/lifecycle.ts";
 import { EngineUnavailableError } from "../../core/errors.ts";
-import { aborted as abortedError, failedRun } from "../../kit/failures.ts";
+import { aborted as abortedError, failedRun, outputLimit } from "../../kit/failures.ts";
 import { existsSync } from "node:fs";
 import type { Duplex } from "node:stream";
 import { checkSeal, isExecutable, spawnJailed, type JailedProcess } from "../../jail/index.ts";
@@ -353,16 +353,9 @@ export class NativeEngine implements Engine {
           memoryCap: "",
         }),
       };
-    if (resultOverflow)
-      return {
-        ...result,
-        ok: false,
-        error: {
-          kind: "output_limit",
-          name: "OutputLimitError",
-          message: `the run's result was over ${resultCap} bytes`,
-        },
-      };
+    // The result line is capped at what an honest driver can send (the value's and the files' caps):
+    // past it the guest wrote to fd 4 itself, and what it returned was over the result's cap.
+    if (resultOverflow) return { ...result, ok: false, error: outputLimit("maxResultBytes", limits.maxResultBytes) };
     // A result line can also arrive with the exit (a process that ended before its pipes were read).
     const late = parseResult(Buffer.concat(resultChunks).toString("utf8"), limits, observed());
     if (late) {

@@ -10,6 +10,8 @@
 // Start-up: the host writes one `init` line, then exactly `snapshotBytes` raw bytes (a Pyodide memory
 // snapshot, or nothing), then JSON lines.
 
+import type { Limits } from "../../core/types.ts";
+
 export interface InitMessage {
   t: "init";
   /** `serve`: answer runs; `snapshot`: load cold, emit a memory snapshot, exit. */
@@ -24,22 +26,14 @@ export interface InitMessage {
   preload?: string[];
 }
 
-export interface RunLimits {
-  timeoutMs: number;
-  memoryMb: number;
-  maxOutputBytes: number;
-  maxResultBytes: number;
-  maxFiles: number;
-  maxFileBytes: number;
-}
-
 export interface RunMessage {
   t: "run";
   id: number;
   code: string;
   /** Input files: relative path → base64 bytes. */
   files: Record<string, string>;
-  limits: RunLimits;
+  /** The run's limits, whole (the one payload every engine gets; the sidecar reads what it enforces). */
+  limits: Limits;
   /**
    * Appended where output is cut at `limits.maxOutputBytes` (src/kit/truncation.ts, the same text
    * every engine uses). Sent rather than built in the sidecar, which imports nothing from src/.
@@ -129,8 +123,10 @@ export interface ResultMessage {
   /** Instead of an envelope: a failure the sidecar itself observed (a JavaScript error out of WASM). */
   failure?: SidecarFailure;
   files: ResultFile[];
-  /** Files over the caps: the run fails with `output_limit`. */
-  filesOverLimit?: string;
+  /** Which file cap the run's files passed: the run fails with `output_limit` naming it. */
+  filesOverLimit?: "maxFiles" | "maxFileBytes";
+  /** The sidecar could not read the working directory back (why): the run fails as `crashed`. */
+  filesUnreadable?: string;
   outputBytes: number;
   outputTruncated: boolean;
   peakMemoryBytes: number;

@@ -11,7 +11,7 @@ import { ERROR_KINDS } from "../../core/types.ts";
 import { truncationMarker } from "../../kit/truncation.ts";
 import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../lib/python/result.ts";
 import { Deadline, GRACE } from "../../kit/deadline.ts";
-import { crashed } from "../../kit/failures.ts";
+import { crashed, outputLimit } from "../../kit/failures.ts";
 import { LineReader } from "./line-reader.ts";
 import { launchSidecar, SNAPSHOT_FD, START_TIMEOUT_MS, STDERR_KEEP } from "./launch.ts";
 import { answerFetch } from "./net-host.ts";
@@ -338,14 +338,7 @@ export class SidecarProcess {
         id,
         code: request.code,
         files,
-        limits: {
-          timeoutMs: limits.timeoutMs,
-          memoryMb: limits.memoryMb,
-          maxOutputBytes: limits.maxOutputBytes,
-          maxResultBytes: limits.maxResultBytes,
-          maxFiles: limits.maxFiles,
-          maxFileBytes: limits.maxFileBytes,
-        },
+        limits,
         truncationMarker: truncationMarker(limits.maxOutputBytes),
         ...(stateful ? { keep: true } : {}),
       };
@@ -450,12 +443,14 @@ export class SidecarProcess {
     if (!envelope)
       return fail({ kind: "crashed", name: "ProtocolError", message: "the sidecar returned a malformed result" });
     if (!envelope.ok) return fail(envelope.error);
-    if (typeof m.filesOverLimit === "string")
-      return fail({
-        kind: "output_limit",
-        name: "OutputLimitError",
-        message: capField(m.filesOverLimit, 500, "message"),
-      });
+    if (m.filesOverLimit === "maxFiles" || m.filesOverLimit === "maxFileBytes")
+      return fail(outputLimit(m.filesOverLimit, limits[m.filesOverLimit]));
+    if (typeof m.filesUnreadable === "string")
+      return fail(
+        crashed(
+          `the sidecar could not read back the files the run wrote: ${capField(m.filesUnreadable, 500, "detail")}`,
+        ),
+      );
     const files = parseFiles(m.files, limits);
     if (!files.ok) return fail(files.error);
     return {

@@ -1,15 +1,17 @@
 """wasmcell's Python harness: runs one piece of user code and describes the outcome as one JSON envelope.
 
-Shared by both Python tiers, so it knows nothing about its host:
-- the Pyodide sidecar imports it and awaits ``run_async(code, ...)``, which returns the envelope string;
-- the native tier runs ``python3 -I harness.py --result-fd N`` and writes a JSON request on stdin
-  (``{"code": ..., "filename"?: ..., "maxResultBytes"?: ...}``); the envelope is written to fd N (or,
-  without ``--result-fd``, as the last stdout line after a marker). Guest stdout/stderr stay on fds 1/2.
+Shared by both Python tiers, so it knows nothing about its host. Two callers, both in the guest's own
+interpreter: the Pyodide sidecar's ``_wasmcell_start`` (sidecar/setup.py) and the native tier's driver
+(native/driver.py) call ``run_envelope(code, namespace, limits)`` (or ``run_async_envelope``) and
+``encode_envelope``. ``limits`` is the run's limits as the host sent them (a dict of the fields of
+src/core/types.ts ``Limits``); the harness reads ``maxResultBytes``.
 
 The envelope (UTF-8 JSON, one object):
     {"ok": true,  "value": <JSON data or repr string>, "valueKind": "json" | "repr" | "none"}
-    {"ok": false, "error": {"kind", "name", "message", "stack"?, "line"?, "column"?}}
-``kind`` is one of syntax | runtime | output_limit (see src/core/types.ts); the host decides the rest. A
+    {"ok": false, "error": {"kind", "name", "message", "stack"?, "line"?, "column"?, "limit"?, "bytes"?}}
+``kind`` is one of syntax | runtime | output_limit (see src/core/types.ts); the host decides the rest.
+An ``output_limit`` says which cap (``limit``) and how much there was (``bytes``, when known); the host
+words it (src/kit/failures.ts) and keeps only a cap that can be passed by what a run returns. A
 RecursionError is ``runtime``: any guest can raise one in Python's own words, so its name is no proof
 that a stack limit fired (src/engines/lib/python/result.ts takes ``stack`` from no envelope anyway).
 
@@ -104,12 +106,8 @@ def _value_envelope(value, max_bytes):
         text = _json_dumps(data, ensure_ascii=False, allow_nan=False)
         if len(text.encode("utf-8")) <= max_bytes:
             return {"ok": True, "value": data, "valueKind": "json"}
-        return _failure(
-            "output_limit",
-            "OutputLimitError",
-            "the result value is %d bytes, over the %d-byte limit (limits.maxResultBytes)"
-            % (len(text.encode("utf-8")), max_bytes),
-        )
+        size = len(text.encode("utf-8"))
+        return output_limit("maxResultBytes", "the result value is %d bytes, over the %d-byte limit" % (size, max_bytes), size)
     except _NotData:
         pass
     except RecursionError:
@@ -126,6 +124,22 @@ def _cut(text, cap, field, keep_end=False):
     if keep_end:
         return note + "\n" + text[-(cap - len(note) - 1):]
     return text[: cap - len(note) - 2] + "… " + note
+
+
+def output_limit(limit, message, size=None):
+    """An ``output_limit`` envelope naming the cap passed (and how much there was, when known)."""
+    envelope = _failure("output_limit", "OutputLimitError", message)
+    envelope["error"]["limit"] = limit
+    if size is not None:
+        envelope["error"]["bytes"] = size
+    return envelope
+
+
+def _max_result_bytes(limits):
+    try:
+        return int((limits or {}).get("maxResultBytes", DEFAULT_MAX_RESULT_BYTES))
+    except (TypeError, ValueError):
+        return DEFAULT_MAX_RESULT_BYTES
 
 
 def _failure(kind, name, message, stack=None, line=None, column=None):
@@ -301,7 +315,7 @@ def _outcome(exc, value, max_result_bytes):
     return _exception_failure(exc)
 
 
-async def run_async_envelope(code, namespace=None, max_result_bytes=DEFAULT_MAX_RESULT_BYTES):
+async def run_async_envelope(code, namespace=None, limits=None):
     """Runs code (top-level await allowed) in a fresh namespace, or the one given (sessions keep state on
     purpose); returns the envelope dict. Code without top-level await runs synchronously, so the guest may
     drive its own event loop exactly as it would at a prompt."""
@@ -326,10 +340,10 @@ async def run_async_envelope(code, namespace=None, max_result_bytes=DEFAULT_MAX_
     finally:
         if is_async:
             _cancel_background_tasks()
-    return _outcome(error, value, max_result_bytes)
+    return _outcome(error, value, _max_result_bytes(limits))
 
 
-def run_envelope(code, namespace=None, max_result_bytes=DEFAULT_MAX_RESULT_BYTES):
+def run_envelope(code, namespace=None, limits=None):
     """The synchronous entry point: top-level await gets its own event loop (``asyncio.run``)."""
     prepared = _prepare(code)
     if isinstance(prepared, dict):
@@ -338,7 +352,7 @@ def run_envelope(code, namespace=None, max_result_bytes=DEFAULT_MAX_RESULT_BYTES
     if _is_coroutine_code(body) or _is_coroutine_code(last):
         import asyncio  # only here: see the module docstring
 
-        return asyncio.run(run_async_envelope(code, namespace, max_result_bytes))
+        return asyncio.run(run_async_envelope(code, namespace, limits))
     if namespace is None:
         namespace = new_namespace()
     value, error = None, None
@@ -348,7 +362,7 @@ def run_envelope(code, namespace=None, max_result_bytes=DEFAULT_MAX_RESULT_BYTES
             value = eval(last, namespace)
     except BaseException as exc:  # every guest failure becomes data
         error = exc
-    return _outcome(error, value, max_result_bytes)
+    return _outcome(error, value, _max_result_bytes(limits))
 
 
 def _cancel_background_tasks():
@@ -365,51 +379,8 @@ def _cancel_background_tasks():
         pass
 
 
-async def run_async(code, max_result_bytes=DEFAULT_MAX_RESULT_BYTES, namespace=None):
-    """Runs code in a fresh namespace (or the one given); returns the envelope as a JSON string."""
-    return encode_envelope(await run_async_envelope(code, namespace, max_result_bytes))
-
-
-def run(code, max_result_bytes=DEFAULT_MAX_RESULT_BYTES, namespace=None):
-    """Synchronous ``run_async``: returns the envelope as a JSON string."""
-    return encode_envelope(run_envelope(code, namespace, max_result_bytes))
-
-
 def encode_envelope(envelope):
     try:
         return _json_dumps(envelope, ensure_ascii=False, allow_nan=False)
     except BaseException:
         return _json_dumps(_failure("runtime", "InternalError", "the result could not be encoded"))
-
-
-def _main(argv):
-    result_fd = None
-    if "--result-fd" in argv:
-        result_fd = int(argv[argv.index("--result-fd") + 1])
-    raw = sys.stdin.buffer.read()
-    try:
-        request = json.loads(raw.decode("utf-8"))
-        code = request["code"]
-        max_bytes = int(request.get("maxResultBytes", DEFAULT_MAX_RESULT_BYTES))
-    except BaseException:
-        request, code, max_bytes = None, None, DEFAULT_MAX_RESULT_BYTES
-    if not isinstance(code, str):
-        text = encode_envelope(_failure("runtime", "InternalError", "bad harness request"))
-    else:
-        text = run(code, max_bytes)
-    _flush_streams()
-    data = (text + "\n").encode("utf-8")
-    if result_fd is not None:
-        import os
-
-        view = memoryview(data)
-        while view:
-            view = view[os.write(result_fd, view):]
-    else:
-        sys.stdout.write("\n\x1ewasmcell-envelope\x1e" + text + "\n")
-        sys.stdout.flush()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))

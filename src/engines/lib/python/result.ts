@@ -15,11 +15,11 @@
 //   duplicates) and the file list against the run's caps; a bad path fails the run as `denied`, files
 //   over the caps fail it as `output_limit` (never a silent drop).
 
-import { aborted, timedOut } from "../../../kit/failures.ts";
+import { aborted, outputLimit, timedOut } from "../../../kit/failures.ts";
 import { checkRelativePath, normalizePath } from "../../../options/index.ts";
 import type { JailExit } from "../../../jail/index.ts";
-import type { GuestError, Limits, OutputFile } from "../../../core/types.ts";
-import { mimeTypeOf } from "../../../kit/files.ts";
+import { OUTPUT_LIMITS, type GuestError, type Limits, type OutputFile, type OutputLimit } from "../../../core/types.ts";
+import { checkReturnedFiles, mimeTypeOf } from "../../../kit/files.ts";
 
 /** Caps on the error fields of an envelope, in characters. */
 export const ERROR_FIELD_CAPS = {
@@ -76,7 +76,7 @@ function position(v: unknown): number | undefined {
 export function parseEnvelope(
   raw: unknown,
   observed: Observed,
-  limits: Pick<Limits, "maxResultBytes" | "timeoutMs">,
+  limits: Pick<Limits, "timeoutMs" | OutputLimit>,
 ): Envelope | undefined {
   const { maxResultBytes } = limits;
   if (!isRecord(raw)) return undefined;
@@ -86,16 +86,23 @@ export function parseEnvelope(
     if (kind === "repr") {
       if (typeof raw.value !== "string") return undefined;
       return Buffer.byteLength(raw.value) > maxResultBytes + 64
-        ? { ok: false, error: resultTooLarge(Buffer.byteLength(raw.value), maxResultBytes) }
+        ? { ok: false, error: outputLimit("maxResultBytes", maxResultBytes, Buffer.byteLength(raw.value)) }
         : { ok: true, value: raw.value };
     }
     if (kind !== "json" || !("value" in raw)) return undefined;
     const bytes = Buffer.byteLength(JSON.stringify(raw.value) ?? "");
-    if (bytes > maxResultBytes) return { ok: false, error: resultTooLarge(bytes, maxResultBytes) };
+    if (bytes > maxResultBytes) return { ok: false, error: outputLimit("maxResultBytes", maxResultBytes, bytes) };
     return { ok: true, value: raw.value };
   }
   if (raw.ok !== false || !isRecord(raw.error)) return undefined;
   const e = raw.error;
+  // Over a cap of what the run returns, as the harness (or the driver) counted it in the guest's own
+  // process: the host keeps which cap (one it knows) and how much, and words it itself.
+  if (e.kind === "output_limit") {
+    const limit = OUTPUT_LIMITS.find((l) => l === e.limit) ?? "maxResultBytes";
+    const size = typeof e.bytes === "number" && Number.isSafeInteger(e.bytes) && e.bytes >= 0 ? e.bytes : undefined;
+    return { ok: false, error: outputLimit(limit, limits[limit], limit === "maxResultBytes" ? size : undefined) };
+  }
   const name = typeof e.name === "string" && e.name ? capField(e.name, ERROR_FIELD_CAPS.name, "error name") : "Error";
   const message = typeof e.message === "string" ? capField(e.message, ERROR_FIELD_CAPS.message, "error message") : "";
   const error: GuestError = { kind: "runtime", name, message };
@@ -117,14 +124,6 @@ export function parseEnvelope(
   return { ok: false, error };
 }
 
-function resultTooLarge(bytes: number, max: number): GuestError {
-  return {
-    kind: "output_limit",
-    name: "OutputLimitError",
-    message: `the result value is ${bytes} bytes, over the ${max}-byte limit (limits.maxResultBytes)`,
-  };
-}
-
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** The files a run reports it wrote, or the error that fails the run. */
@@ -137,8 +136,8 @@ export type ParsedFiles = { ok: true; files: OutputFile[] } | { ok: false; error
  */
 export function parseFiles(raw: unknown, limits: Pick<Limits, "maxFiles" | "maxFileBytes">): ParsedFiles {
   if (!Array.isArray(raw)) return malformed("the file list is not a list");
-  if (raw.length > limits.maxFiles)
-    return overLimit(`the run wrote more than ${limits.maxFiles} files (limits.maxFiles)`);
+  const over = checkReturnedFiles({ length: raw.length, bytes: 0 }, limits);
+  if (over) return { ok: false, error: over };
   const files: OutputFile[] = [];
   const seen = new Set<string>();
   let total = 0;
@@ -152,12 +151,12 @@ export function parseFiles(raw: unknown, limits: Pick<Limits, "maxFiles" | "maxF
     seen.add(f.path);
     // Base64 is 4/3 of the bytes: a string this long is over the cap before it is decoded.
     if (f.data.length > Math.ceil(((limits.maxFileBytes - total) * 4) / 3) + 4)
-      return overLimit(`the files the run wrote hold more than ${limits.maxFileBytes} bytes (limits.maxFileBytes)`);
+      return { ok: false, error: outputLimit("maxFileBytes", limits.maxFileBytes) };
     if (f.data.length % 4 !== 0 || !BASE64.test(f.data)) return malformed("a file's data is not base64");
     const bytes = new Uint8Array(Buffer.from(f.data, "base64"));
     total += bytes.byteLength;
-    if (total > limits.maxFileBytes)
-      return overLimit(`the files the run wrote hold more than ${limits.maxFileBytes} bytes (limits.maxFileBytes)`);
+    const overBytes = checkReturnedFiles({ length: files.length + 1, bytes: total }, limits);
+    if (overBytes) return { ok: false, error: overBytes };
     files.push({ path: f.path, bytes, mimeType: mimeTypeOf(f.path) });
   }
   return { ok: true, files };
@@ -172,10 +171,6 @@ function badPath(path: string, problem: string): ParsedFiles {
       message: `the run returned a file path the host refuses, ${JSON.stringify(path.slice(0, 200))}: ${problem}`,
     },
   };
-}
-
-function overLimit(message: string): ParsedFiles {
-  return { ok: false, error: { kind: "output_limit", name: "OutputLimitError", message } };
 }
 
 function malformed(what: string): ParsedFiles {

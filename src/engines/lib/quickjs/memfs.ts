@@ -4,8 +4,8 @@
 // limits.maxFiles and limits.maxFileBytes.
 
 import { checkRelativePath, normalizePath } from "../../../options/index.ts";
-import type { OutputFile } from "../../../core/types.ts";
-import { mimeTypeOf } from "../../../kit/files.ts";
+import type { GuestError, OutputFile } from "../../../core/types.ts";
+import { checkReturnedFiles, mimeTypeOf } from "../../../kit/files.ts";
 
 export class FsError extends Error {
   constructor(code: string, message: string) {
@@ -14,8 +14,14 @@ export class FsError extends Error {
   }
 }
 
-/** Thrown when a write would go past maxFiles/maxFileBytes: the run ends with kind `output_limit`. */
-export class FileLimitError extends Error {}
+/** Thrown when a write would go past maxFiles/maxFileBytes: the run ends with `verdict`. */
+export class FileLimitError extends Error {
+  readonly verdict: GuestError;
+  constructor(verdict: GuestError) {
+    super(verdict.message);
+    this.verdict = verdict;
+  }
+}
 
 export class MemFs {
   readonly #files: Map<string, Uint8Array>;
@@ -54,10 +60,11 @@ export class MemFs {
     const changed = this.#changed(trial);
     let total = 0;
     for (const [, b] of changed) total += b.byteLength;
-    if (changed.length > this.#maxFiles)
-      throw new FileLimitError(`the run wrote more than ${this.#maxFiles} files (limits.maxFiles)`);
-    if (total > this.#maxBytes)
-      throw new FileLimitError(`the run wrote more than ${this.#maxBytes} bytes of files (limits.maxFileBytes)`);
+    const over = checkReturnedFiles(
+      { length: changed.length, bytes: total },
+      { maxFiles: this.#maxFiles, maxFileBytes: this.#maxBytes },
+    );
+    if (over) throw new FileLimitError(over);
     this.#files.set(key, next);
   }
 

@@ -15,7 +15,7 @@ import { fsCall } from "./fs-bridge.ts";
 import { argumentsAsData, readValue, toGuest } from "./values.ts";
 import { FileLimitError, FsError, MemFs } from "./memfs.ts";
 import { Deadline } from "../../../kit/deadline.ts";
-import { crashed, describeHostError } from "../../../kit/failures.ts";
+import { crashed, describeHostError, outputLimit } from "../../../kit/failures.ts";
 import { EVAL_FLAGS } from "./internals.ts";
 import { OutputSink } from "./text-output.ts";
 import { runtimeInspector } from "./runtime/install.ts";
@@ -362,11 +362,7 @@ export class Run implements GuestRunHooks {
   }
 
   #resultTooLarge(): undefined {
-    this.#setFailure({
-      kind: "output_limit",
-      name: "OutputLimitError",
-      message: `the result is larger than ${this.#req.limits.maxResultBytes} bytes (limits.maxResultBytes); return a summary or write the data to a file`,
-    });
+    this.#setFailure(outputLimit("maxResultBytes", this.#req.limits.maxResultBytes));
     return undefined;
   }
 
@@ -445,7 +441,7 @@ export class Run implements GuestRunHooks {
     } catch (error) {
       if (error instanceof GuestThrow || error instanceof FsError || error instanceof TypeError) throw error;
       if (error instanceof FileLimitError) {
-        this.#setFailure({ kind: "output_limit", name: "OutputLimitError", message: error.message });
+        this.#setFailure(error.verdict);
         throw new GuestThrow(error.message);
       }
       this.#onHostThrow(error);

@@ -1,7 +1,7 @@
 // The run's files in Pyodide's in-memory file system: the inputs placed under WORKDIR before a run,
 // and what the run wrote (new or changed files) collected after it, within the run's file limits.
 
-import type { RunLimits } from "../protocol.ts";
+import type { Limits } from "../../../core/types.ts";
 import { fileBytes, walkFs, type EmscriptenFS, type EmscriptenFSNode } from "./checkpoint.ts";
 import { WORKDIR } from "./runtime.ts";
 
@@ -18,8 +18,8 @@ export function placeInputFiles(FS: EmscriptenFS, files: Record<string, string>)
 export function collectOutputFiles(
   FS: EmscriptenFS,
   inputs: Record<string, string>,
-  limits: RunLimits,
-): { files: { path: string; data: string }[]; over?: string } {
+  limits: Pick<Limits, "maxFiles" | "maxFileBytes">,
+): { files: { path: string; data: string }[]; over?: "maxFiles" | "maxFileBytes" } {
   const nodes = new Map<string, EmscriptenFSNode>();
   let root: EmscriptenFSNode;
   try {
@@ -38,12 +38,9 @@ export function collectOutputFiles(
     const input = inputs[rel];
     if (input !== undefined && Buffer.compare(Buffer.from(input, "base64"), bytes) === 0) continue;
     total += bytes.length;
-    if (files.length + 1 > limits.maxFiles) {
-      return { files: [], over: `the run wrote more than ${limits.maxFiles} files (limits.maxFiles)` };
-    }
-    if (total > limits.maxFileBytes) {
-      return { files: [], over: `the run wrote more than ${limits.maxFileBytes} bytes of files (limits.maxFileBytes)` };
-    }
+    // Which cap was passed, not a sentence: the host words every cap once (src/kit/failures.ts).
+    if (files.length + 1 > limits.maxFiles) return { files: [], over: "maxFiles" };
+    if (total > limits.maxFileBytes) return { files: [], over: "maxFileBytes" };
     files.push({ path: rel, data: Buffer.from(bytes).toString("base64") });
   }
   return { files };

@@ -296,7 +296,7 @@ function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful:
     deadline.lastSent = Number.NEGATIVE_INFINITY;
     deadline.at = performance.now() + limits.timeoutMs;
     // Synchronous for async code too (loop.py runs it to completion): nothing is awaited here.
-    const value = start(message.code, limits.maxResultBytes, !stateful, reseed);
+    const value = start(message.code, JSON.stringify({ limits, fresh: !stateful, reseed }));
     if (typeof value === "string") envelope = value;
     else failure = makeFailure("crashed", "InternalError", "the harness returned no envelope");
   } catch (error) {
@@ -326,11 +326,12 @@ function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful:
     if (footprintBinding && M._malloc_max_footprint() >= footprintLimit - (1 << 20)) memory.hit = true;
   }
   flushOutput();
-  let collected: { files: { path: string; data: string }[]; over?: string };
+  let collected: ReturnType<typeof collectOutputFiles> = { files: [] };
+  let unreadable: string | undefined;
   try {
     collected = collectOutputFiles(M.FS, message.files, limits);
   } catch (error) {
-    collected = { files: [], over: `the output files could not be read: ${String(error)}` };
+    unreadable = String(error).slice(0, 500);
   }
   send({
     t: "result",
@@ -338,6 +339,7 @@ function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful:
     ...(failure ? { failure } : { envelope: envelope ?? "" }),
     files: collected.files,
     ...(collected.over ? { filesOverLimit: collected.over } : {}),
+    ...(unreadable !== undefined ? { filesUnreadable: unreadable } : {}),
     outputBytes: output.attempted,
     outputTruncated: output.truncated,
     peakMemoryBytes: memory.peakBytes,

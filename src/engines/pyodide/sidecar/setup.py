@@ -35,7 +35,11 @@ def _wasmcell_reseed():
     # a forked child), so an eviction before its first run cannot carry the copied state on.
     _wasmcell_seed_random()
 
-def _wasmcell_start(code, max_result_bytes, fresh, reseed):
+def _wasmcell_start(code, run_json):
+    # run_json: {"limits": <the run's Limits>, "fresh": bool, "reseed": bool}, one typed payload from
+    # main.ts (JSON, never a JavaScript object: nothing of the JS realm reaches Python).
+    run = json.loads(run_json)
+    fresh, reseed, limits = run["fresh"], run["reseed"], run["limits"]
     # The checkpoint holds one random state: every stateless run and a session's first run draw a new
     # seed. Never between a session's own runs: a sequence the guest seeded carries on, as it would
     # in one interpreter.
@@ -48,7 +52,7 @@ def _wasmcell_start(code, max_result_bytes, fresh, reseed):
     ns = _h.new_namespace() if fresh else _wasmcell_session_ns
     if _h._is_coroutine_code(body) or _h._is_coroutine_code(last):
         # loop.py: a pure-Python event loop, so the run leaves no JavaScript state behind.
-        return _h.encode_envelope(_wasmcell_run_async(_h.run_async_envelope(code, ns, max_result_bytes)))
-    return _h.encode_envelope(_h.run_envelope(code, ns, max_result_bytes))
+        return _h.encode_envelope(_wasmcell_run_async(_h.run_async_envelope(code, ns, limits)))
+    return _h.encode_envelope(_h.run_envelope(code, ns, limits))
 
 _wasmcell_session_ns = _h.new_namespace()

@@ -6,8 +6,10 @@
 
 import type { SnapshotRejection } from "../../../core/errors.ts";
 import { checkRelativePath } from "../../../options/index.ts";
+import { checkReturnedFiles } from "../../../kit/files.ts";
 import {
   ERROR_KINDS,
+  OUTPUT_LIMITS,
   type GuestError,
   type Language,
   type Limits,
@@ -176,12 +178,19 @@ function checkError(e: unknown): GuestError | string {
     if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) return `error ${key} not a position`;
     error[key] = v;
   }
+  if (e.limit !== undefined) {
+    // Only a cap of what a run returns: the kind-limits (time, memory, stack) are the host's to name.
+    const limit = OUTPUT_LIMITS.find((l) => l === e.limit);
+    if (limit === undefined || error.kind !== "output_limit") return "error limit is not an output cap";
+    error.limit = limit;
+  }
   return error;
 }
 
 function checkFiles(files: unknown, limits: Limits): OutputFile[] | string {
   if (!Array.isArray(files)) return "files is not an array";
-  if (files.length > limits.maxFiles) return "more files than limits.maxFiles";
+  const over = (bytes: number) => checkReturnedFiles({ length: files.length, bytes }, limits)?.message;
+  if (over(0)) return `a worker's answer: ${over(0)}`;
   const out: OutputFile[] = [];
   let total = 0;
   for (const f of files as unknown[]) {
@@ -195,7 +204,7 @@ function checkFiles(files: unknown, limits: Limits): OutputFile[] | string {
     const problem = checkRelativePath(f.path);
     if (problem) return `file path ${JSON.stringify(f.path.slice(0, 100))}: ${problem}`;
     total += f.bytes.byteLength;
-    if (total > limits.maxFileBytes) return "files over limits.maxFileBytes";
+    if (over(total)) return `a worker's answer: ${over(total)}`;
     out.push({ path: f.path, bytes: f.bytes, mimeType: f.mimeType.slice(0, MAX_NAME) });
   }
   return out;
