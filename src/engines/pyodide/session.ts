@@ -9,8 +9,11 @@
 //   (engines/sessions/blob.ts) into the store, and the sidecar resets to its checkpoint and proves it — exactly
 //   as after a stateless run — before the pool hands it to anyone else.
 // - Next run of an evicted session: a pristine pool sidecar loads the record and proves it.
-// A session whose state cannot move (an open file, a loaded C extension) keeps its sidecar; snapshot()
-// then throws SnapshotUnsupportedError naming why.
+// A session whose state cannot move (an open file, a loaded C extension, a state over
+// sessions.maxSnapshotBytes, a cold-started sidecar) keeps its sidecar; snapshot() then throws
+// SnapshotUnsupportedError naming why. Its eviction is refused once, said once (`session.evicted` with
+// the error), and not tried again until it has run again: a refused save is the whole state taken
+// out, compressed and thrown away.
 
 import { randomBytes } from "node:crypto";
 import { ClosedError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../core/errors.ts";
@@ -53,6 +56,8 @@ export interface SessionHost {
 export const COLD_SIDECAR =
   "this session runs on a sidecar started without the engine snapshot (python.snapshot is false, or the snapshot was still being built when the session opened): its state is relative to that one interpreter (its own hash seed), so no other sidecar could resume it, and it stays where it is";
 
+type SessionEventType = "session.snapshot" | "session.resume" | "session.evicted";
+
 /** A record and the engine snapshot (sha256) it is relative to. */
 export interface SessionRecord {
   record: Uint8Array;
@@ -70,6 +75,8 @@ export class PyodideSession implements EngineSession {
   /** The state is in the store under `id` (evicted), not in a sidecar. */
   #stored = false;
   #lostReason: string | undefined;
+  /** Why the last eviction was refused for the session's size or state; cleared by its next run. */
+  #unmovable: string | undefined;
   readonly #queue = new Serial();
   /** Steps queued or running. */
   #queued = 0;
@@ -133,7 +140,8 @@ export class PyodideSession implements EngineSession {
     this.lastUsed = performance.now();
     this.#host.idle(this, true);
     const ms = this.#host.idleMs;
-    if (ms !== false) {
+    // Refused once already: not again until a run may have changed what refused it.
+    if (ms !== false && this.#unmovable === undefined) {
       this.#timer = setTimeout(() => void this.evict().catch(() => undefined), ms);
       this.#timer.unref();
     }
@@ -213,6 +221,8 @@ export class PyodideSession implements EngineSession {
 
   run(request: ResolvedRequest): Promise<RunResult> {
     if (this.#closed) return Promise.reject(new ClosedError("session"));
+    // The run may close the file or drop the data that kept the state in place: eviction may be tried again.
+    this.#unmovable = undefined;
     return this.#serial(async () => {
       const sidecar = await this.#ensure(request.signal);
       if (!sidecar) return lost(this.#lostReason ?? "its interpreter is gone");
@@ -270,18 +280,14 @@ export class PyodideSession implements EngineSession {
       if (!sidecar) return false;
       const t0 = performance.now();
       if (!sidecar.alive || !sidecar.idle) return false;
-      if (sidecar.base === undefined) {
-        this.#emit("session.evicted", 0, performance.now() - t0, COLD_SIDECAR);
-        return false;
-      }
+      if (sidecar.base === undefined) return this.#refused(COLD_SIDECAR, t0);
       const answer = await sidecar.save(this.#host.maxStateBytes);
       if (!answer.ok) {
+        if (!answer.retired) return this.#refused(answer.refused, t0);
         this.#emit("session.evicted", 0, performance.now() - t0, answer.refused);
-        if (answer.retired) {
-          this.#host.release(sidecar, false);
-          this.#sidecar = undefined;
-          this.#lostReason = `this session's interpreter stopped while it was saved: ${answer.refused}`;
-        }
+        this.#host.release(sidecar, false);
+        this.#sidecar = undefined;
+        this.#lostReason = `this session's interpreter stopped while it was saved: ${answer.refused}`;
         return false;
       }
       let blob: Uint8Array;
@@ -291,8 +297,7 @@ export class PyodideSession implements EngineSession {
       } catch (error) {
         // Over the cap: stored, it would be refused by its own resume and the session lost. It stays.
         if (!(error instanceof SnapshotUnsupportedError)) throw error;
-        this.#emit("session.evicted", 0, performance.now() - t0, error.message);
-        return false;
+        return this.#refused(error.message, t0);
       }
       await this.#host.store.put(this.id, blob);
       this.#stored = true;
@@ -303,7 +308,14 @@ export class PyodideSession implements EngineSession {
     });
   }
 
-  #emit(type: "session.snapshot" | "session.resume" | "session.evicted", bytes: number, ms: number, error?: string) {
+  /** An eviction refused for the session's size or state: said once, not tried again until it runs. */
+  #refused(why: string, t0: number): false {
+    this.#unmovable = why;
+    this.#emit("session.evicted", 0, performance.now() - t0, why);
+    return false;
+  }
+
+  #emit(type: SessionEventType, bytes: number, ms: number, error?: string) {
     this.#host.emit?.({ type, engine: "pyodide", session: this.id, bytes, ms, ...(error ? { error } : {}) });
   }
 
