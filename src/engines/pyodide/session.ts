@@ -13,7 +13,8 @@
 // sessions.maxSnapshotBytes, a cold-started sidecar) keeps its sidecar; snapshot() then throws
 // SnapshotUnsupportedError naming why. Its eviction is refused once, said once (`session.evicted` with
 // the error), and not tried again until it has run again: a refused save is the whole state taken
-// out, compressed and thrown away.
+// out, compressed and thrown away. When another run needs its sidecar the engine either takes the
+// sidecar out of the pool for it (`pin`) or, past `python.maxPinned`, ends it (`end`).
 
 import { randomBytes } from "node:crypto";
 import { ClosedError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../core/errors.ts";
@@ -35,6 +36,8 @@ export interface SessionHost {
    */
   acquire(signal?: AbortSignal, base?: string): Promise<SidecarProcess>;
   release(sidecar: SidecarProcess, reusable: boolean): void;
+  /** Takes `sidecar` out of the pool for this session, whose state cannot leave it (see `pin`). */
+  pin(session: PyodideSession, sidecar: SidecarProcess): void;
   /** The header a snapshot of this engine carries (its engine, version and lock). */
   header(): Promise<Omit<SnapshotHeader, "createdAt">>;
   key: Uint8Array;
@@ -56,7 +59,7 @@ export interface SessionHost {
 export const COLD_SIDECAR =
   "this session runs on a sidecar started without the engine snapshot (python.snapshot is false, or the snapshot was still being built when the session opened): its state is relative to that one interpreter (its own hash seed), so no other sidecar could resume it, and it stays where it is";
 
-type SessionEventType = "session.snapshot" | "session.resume" | "session.evicted";
+type SessionEventType = "session.snapshot" | "session.resume" | "session.evicted" | "session.ended";
 
 /** A record and the engine snapshot (sha256) it is relative to. */
 export interface SessionRecord {
@@ -101,6 +104,11 @@ export class PyodideSession implements EngineSession {
   /** Whether the session holds a sidecar now (tests and the bench look). */
   get resident(): boolean {
     return this.#sidecar !== undefined;
+  }
+
+  /** Why this session's state cannot leave its sidecar (its last eviction was refused), if it cannot. */
+  get unmovable(): string | undefined {
+    return this.#unmovable;
   }
 
   /**
@@ -313,6 +321,38 @@ export class PyodideSession implements EngineSession {
     this.#unmovable = why;
     this.#emit("session.evicted", 0, performance.now() - t0, why);
     return false;
+  }
+
+  /**
+   * Keeps the sidecar of a session that cannot move out of the pool, for this session alone, when
+   * another run needs it (the engine decides, within `python.maxPinned`). Only between runs, with
+   * nothing queued: false otherwise (it ran since it was chosen, so it may move now).
+   */
+  pin(): boolean {
+    const sidecar = this.#sidecar;
+    if (this.#closed || this.#queued > 0 || this.#unmovable === undefined || !sidecar?.alive || !sidecar.idle)
+      return false;
+    this.#host.pin(this, sidecar);
+    return true;
+  }
+
+  /**
+   * Ends a session that cannot move, to give its sidecar back (the engine's bound on sidecars kept
+   * beyond the pool was reached): its state is gone, and its next run says `why`. False when it ran
+   * since it was chosen (it may move now) or holds no sidecar.
+   */
+  end(why: string): Promise<boolean> {
+    if (this.#closed || this.#unmovable === undefined) return Promise.resolve(false);
+    return this.#serial(async () => {
+      const sidecar = this.#sidecar;
+      if (this.#unmovable === undefined || !sidecar?.alive || !sidecar.idle) return false;
+      const t0 = performance.now();
+      this.#sidecar = undefined;
+      this.#lostReason = why;
+      this.#host.release(sidecar, await sidecar.end());
+      this.#emit("session.ended", 0, performance.now() - t0, why);
+      return true;
+    });
   }
 
   #emit(type: SessionEventType, bytes: number, ms: number, error?: string) {
