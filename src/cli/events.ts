@@ -43,6 +43,7 @@ function formatEvent(e: SandboxEvent): string {
     case "session.snapshot":
     case "session.resume":
     case "session.evicted":
+    case "session.ended":
       return `${e.type} ${e.session.slice(0, 8)}: ${e.bytes} bytes in ${Math.round(e.ms)} ms${e.error ? ` (${e.error})` : ""}`;
   }
 }

@@ -16,8 +16,6 @@ export type WasmcellErrorCode =
   | "ENGINE_START_FAILED"
   /** More runs are waiting than the queue allows. */
   | "QUEUE_FULL"
-  /** Every sidecar is kept by an open session that cannot be evicted: a run would wait for one to close. */
-  | "POOL_HELD"
   /** No queue worker answered a run within the client's wait (`wasmcell/queue`); the job may still run. */
   | "QUEUE_WAIT"
   /** `wasmcell setup` could not install the package library (a download, a checksum, a build step). */
@@ -89,21 +87,6 @@ export class QueueFullError extends WasmcellError {
   override name = "QueueFullError";
   constructor(what: string, limit: number) {
     super("QUEUE_FULL", `${what}: ${limit} runs are already waiting; try again later or raise the queue bound`);
-  }
-}
-
-/**
- * Every sidecar of a pool is kept between runs by an open session that cannot be evicted (it holds an
- * open file, or its sidecar started before the engine snapshot was built, so its state has nowhere to
- * go), and none is starting: the run would wait until one of those sessions is closed. Nothing ran.
- */
-export class PoolHeldError extends WasmcellError {
-  override name = "PoolHeldError";
-  constructor(what: string, size: number) {
-    super(
-      "POOL_HELD",
-      `${what}: all ${size} sidecars are kept by open sessions that cannot be evicted (a session holding an open file, or one started before the engine snapshot was built); close one of them, or raise python.pool`,
-    );
   }
 }
 

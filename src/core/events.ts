@@ -104,11 +104,13 @@ export interface CacheEvictedEvent extends EventBase {
 /**
  * A session's state left or entered an interpreter: `session.snapshot` (snapshot() or fork()),
  * `session.resume` (resume(), a fork's copy, or an evicted session's next run), `session.evicted` (an
- * idle session's state went to the store and its sidecar back to the pool). `bytes`: the snapshot's
- * size; `ms`: how long it took; `session`: the session's id.
+ * idle session's state went to the store and its sidecar back to the pool; with `error`, it could not,
+ * and why), `session.ended` (a session whose state could not move was ended so its sidecar could serve
+ * another run, past `python.maxPinned`: `error` says why; its next run gets a `SessionLostError`).
+ * `bytes`: the snapshot's size; `ms`: how long it took; `session`: the session's id.
  */
 export interface SessionEvent extends EventBase {
-  type: "session.snapshot" | "session.resume" | "session.evicted";
+  type: "session.snapshot" | "session.resume" | "session.evicted" | "session.ended";
   session: string;
   bytes: number;
   ms: number;

@@ -24,6 +24,18 @@ export interface PythonOptions {
    */
   standby?: number;
   /**
+   * Pyodide sidecars beyond `pool` that sessions whose state cannot leave their interpreter may keep
+   * (an open file, a state over `sessions.maxSnapshotBytes`, a sidecar started without the engine
+   * snapshot). When another run needs the sidecar such a session holds between runs, the session
+   * keeps it and it leaves the pool, which starts another; past this bound, the least recently used
+   * such idle session is ended to make room (its next run says so: a `SessionLostError`, kind
+   * `crashed`). So a guest never makes another tenant's run wait on it or fail, and
+   * Pyodide runs at most `pool + standby + maxPinned` sidecars (~250 MB each). 0: such a session is
+   * ended as soon as its sidecar is needed.
+   * @defaultValue 2
+   */
+  maxPinned?: number;
+  /**
    * Runs that may wait for a sidecar (or, native tier, for a free run slot) before `run()` throws `QUEUE_FULL`.
    * @defaultValue 64
    */
@@ -54,6 +66,7 @@ export const DEFAULT_PYTHON: Readonly<Required<Omit<PythonOptions, "prewarm">>> 
   engine: "pyodide",
   pool: 2,
   standby: 0,
+  maxPinned: 2,
   maxQueue: 64,
   snapshot: true,
   packages: true,
@@ -64,6 +77,7 @@ export const pythonSchema = z
     engine: z.enum(PYTHON_ENGINES),
     pool: z.number().int().min(1).max(64),
     standby: z.number().int().min(0).max(8),
+    maxPinned: z.number().int().min(0).max(64),
     maxQueue: z.number().int().nonnegative().max(1_000_000),
     prewarm: z.boolean(),
     snapshot: z.boolean(),

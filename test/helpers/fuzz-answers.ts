@@ -6,7 +6,7 @@
 import type { RawAnswer } from "./raw-http.ts";
 
 /** mulberry32: a small, fast, seedable generator (not for anything but tests). */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

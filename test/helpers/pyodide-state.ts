@@ -63,3 +63,34 @@ export async function warmPyodide(
   };
   return { engine, run, value };
 }
+
+/**
+ * Hostile stateless runs of every kind a reset must undo or a sidecar must survive (files in /dev and
+ * /tmp, modes, symlinks, pipes, the environment, open files, interrupts, runaway recursion, a
+ * deadline, a memory cap), each with its limits and its exact outcome: "ok", or the error kind and
+ * name. The cross-run soak and the pool-denial property test both run them.
+ */
+export const PY_HOSTILE: [string, Partial<Limits>, string][] = [
+  ["import os\nos.remove('/dev/null')\nopen('/dev/null', 'w').write('secret')", {}, "ok"],
+  ["open('/dev/shm/park', 'wb').write(b'x' * (4 << 20))", {}, "ok"],
+  ["import os\nfor p in ('/dev/urandom', '/tmp', '/dev'):\n    os.chmod(p, 0)", {}, "ok"],
+  ["import os\nos.utime('/lib/python314.zip', (1, 1))\nos.symlink('/dev', '/tmp/l')", {}, "ok"],
+  ["import os\nfor _ in range(30):\n    r, w = os.pipe()\n    os.write(w, b'leak')", {}, "ok"],
+  [
+    "import os, builtins, sys\nbuiltins.LEAK = 1\nos.environ['LEAK'] = '1'\nsys.setrecursionlimit(60)\nos.chdir('/dev')",
+    {},
+    "ok",
+  ],
+  ["keep = [open(f'/tmp/h{i}', 'w') for i in range(10)]\nopen('/dev/tty', 'w').write('partial')", {}, "ok"],
+  ["raise KeyboardInterrupt", {}, "runtime KeyboardInterrupt"],
+  ["raise MemoryError", {}, "runtime MemoryError"],
+  ["raise ValueError('x' * (1 << 20))", {}, "runtime ValueError"],
+  ["def f(): f()\nf()", {}, "runtime RecursionError"],
+  ["while True:\n    pass", { timeoutMs: 100 }, "timeout KeyboardInterrupt"],
+  ["x = []\nwhile True:\n    x.append(bytearray(1 << 20))", { memoryMb: 64 }, "memory MemoryError"],
+  [
+    "open('out.txt', 'w').write('fine')\nimport os\nos.makedirs('d/e', exist_ok=True)\nopen('d/e/f', 'w').write('x')",
+    {},
+    "ok",
+  ],
+];

@@ -6,36 +6,10 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { PyodideEngine } from "../../src/engines/pyodide/index.ts";
 import type { Limits, RunResult } from "../../src/core/types.ts";
-import { STATE_PROBE, warmPyodide } from "../helpers/pyodide-state.ts";
+import { PY_HOSTILE as HOSTILE, STATE_PROBE, warmPyodide } from "../helpers/pyodide-state.ts";
 
 const RUNS = 1000;
 const CANARY_EVERY = 10;
-
-// [hostile run, limits, the exact outcome: "ok", or the error kind (and name)]
-const HOSTILE: [string, Partial<Limits>, string][] = [
-  ["import os\nos.remove('/dev/null')\nopen('/dev/null', 'w').write('secret')", {}, "ok"],
-  ["open('/dev/shm/park', 'wb').write(b'x' * (4 << 20))", {}, "ok"],
-  ["import os\nfor p in ('/dev/urandom', '/tmp', '/dev'):\n    os.chmod(p, 0)", {}, "ok"],
-  ["import os\nos.utime('/lib/python314.zip', (1, 1))\nos.symlink('/dev', '/tmp/l')", {}, "ok"],
-  ["import os\nfor _ in range(30):\n    r, w = os.pipe()\n    os.write(w, b'leak')", {}, "ok"],
-  [
-    "import os, builtins, sys\nbuiltins.LEAK = 1\nos.environ['LEAK'] = '1'\nsys.setrecursionlimit(60)\nos.chdir('/dev')",
-    {},
-    "ok",
-  ],
-  ["keep = [open(f'/tmp/h{i}', 'w') for i in range(10)]\nopen('/dev/tty', 'w').write('partial')", {}, "ok"],
-  ["raise KeyboardInterrupt", {}, "runtime KeyboardInterrupt"],
-  ["raise MemoryError", {}, "runtime MemoryError"],
-  ["raise ValueError('x' * (1 << 20))", {}, "runtime ValueError"],
-  ["def f(): f()\nf()", {}, "runtime RecursionError"],
-  ["while True:\n    pass", { timeoutMs: 100 }, "timeout KeyboardInterrupt"],
-  ["x = []\nwhile True:\n    x.append(bytearray(1 << 20))", { memoryMb: 64 }, "memory MemoryError"],
-  [
-    "open('out.txt', 'w').write('fine')\nimport os\nos.makedirs('d/e', exist_ok=True)\nopen('d/e/f', 'w').write('x')",
-    {},
-    "ok",
-  ],
-];
 
 function outcome(r: RunResult): string {
   return r.ok ? "ok" : `${r.error.kind} ${r.error.name}`;

@@ -8,14 +8,16 @@
 //   is killed and replaced in the background.
 // - Sessions (session.ts): state that lives in a pool sidecar while in use and in the session store
 //   as an authenticated snapshot while not; opening one starts nothing (it is the checkpoint every
-//   pool sidecar holds). A run that finds every pool sidecar busy takes the least recently used idle
-//   session's sidecar (that session is evicted first).
+//   pool sidecar holds). A run that finds every pool sidecar taken gets one from the least recently
+//   used idle session (holders.ts: evicted; or, if its state cannot move, its sidecar leaves the pool
+//   for it, up to `python.maxPinned`, past which such a session is ended): a run never fails or waits
+//   on what a session's guest did.
 
 import { aborted, failedRun } from "../../kit/failures.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EngineLifecycle } from "../../kit/lifecycle.ts";
-import { PoolHeldError, SealUnavailableError, SnapshotRejectedError } from "../../core/errors.ts";
+import { SealUnavailableError, SnapshotRejectedError } from "../../core/errors.ts";
 import type { SnapshotHeader } from "../sessions/blob.ts";
 import { MemorySessionStore } from "../../stores/memory.ts";
 import type { SessionStore } from "../../stores/store.ts";
@@ -24,6 +26,7 @@ import type { ResolvedOptions, ResolvedRequest } from "../../options/index.ts";
 import { WarmPool } from "../../pool/pool.ts";
 import type { ResumeOptions, RunResult } from "../../core/types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
+import { SessionHolders } from "./holders.ts";
 import { permissionFlag, sidecarFiles } from "./launch.ts";
 import { PyodideSession, type SessionHost } from "./session.ts";
 import { SidecarProcess, type SidecarStartOptions } from "./sidecar-client.ts";
@@ -48,8 +51,8 @@ export class PyodideEngine implements Engine {
   readonly pool: WarmPool<SidecarProcess>;
   readonly #options: ResolvedOptions;
   readonly #life = new EngineLifecycle<PyodideSession>("python engine");
-  /** Sessions holding a sidecar and not running: who gives one back when every sidecar is busy. */
-  readonly #idleHolders = new Set<PyodideSession>();
+  /** Sessions holding a sidecar between runs, and who gives one back when a run waits. */
+  readonly holders: SessionHolders;
   readonly store: SessionStore;
   #header: Omit<SnapshotHeader, "createdAt"> | undefined;
   /** Sidecars started so far (pool members and sessions): a reset reuses one, a recycle starts one. */
@@ -108,6 +111,7 @@ export class PyodideEngine implements Engine {
       },
       isAlive: (s) => s.alive,
     });
+    this.holders = new SessionHolders(this.pool, options.python.pool, options.python.maxPinned);
   }
 
   /**
@@ -267,38 +271,29 @@ export class PyodideEngine implements Engine {
   }
 
   /**
-   * A pool sidecar; when every one is busy and some session only holds one between runs, the least
-   * recently used such session that can move is evicted first (its state goes to the store) so nobody
-   * waits on it. With `base`, a sidecar started from that engine snapshot (what a record resumes on).
+   * A pool sidecar. A run that has to wait makes idle sessions give one back (holders.ts), so it never
+   * waits on a session between its runs. With `base`, a sidecar started from that engine snapshot
+   * (what a record resumes on).
    */
   async acquire(signal?: AbortSignal, base?: string): Promise<SidecarProcess> {
-    const stats = this.pool.stats;
-    if (stats.idle === 0 && stats.busy >= this.#options.python.pool) {
-      // One that cannot move (an open file, a cold-started sidecar) keeps its sidecar: try the next.
-      const victims = [...this.#idleHolders].sort((a, b) => a.lastUsed - b.lastUsed);
-      let freed = false;
-      for (const victim of victims) {
-        this.#idleHolders.delete(victim);
-        if ((freed = await victim.evict().catch(() => false))) break;
-      }
-      // Every sidecar is kept by an open session between its runs, none of which could move, and none
-      // is starting: a wait would last until the caller closes one of them, which it may be waiting
-      // on this run to do. Said now instead.
-      const now = this.pool.stats;
-      if (!freed && victims.length >= now.busy && now.idle + now.starting + this.pool.standby === 0)
-        throw new PoolHeldError("python pool", this.#options.python.pool);
-    }
-    if (base === undefined) return this.pool.acquire(signal);
+    if (base === undefined) return this.#take(signal);
     // A pool started cold while the snapshot was built holds sidecars of no base: each one met is
     // replaced (its replacement starts from the snapshot). Bounded: every replacement has the base.
     for (let tries = this.#options.python.pool + 1; ; tries--) {
-      const sidecar = await this.pool.acquire(signal);
+      const sidecar = await this.#take(signal);
       if (sidecar.base === base) return sidecar;
       const here = this.#snapshot?.sha256;
       const replace = here === base && tries > 0;
       this.pool.release(sidecar, !replace);
       if (!replace) throw otherCheckpoint(base, here);
     }
+  }
+
+  #take(signal: AbortSignal | undefined): Promise<SidecarProcess> {
+    const taken = this.pool.acquire(signal);
+    // Queued behind every pool sidecar: sessions idle between runs give theirs back.
+    this.holders.reclaim();
+    return taken;
   }
 
   /** What a snapshot of this engine says it is, and what one must say to resume here. */
@@ -335,8 +330,9 @@ export class PyodideEngine implements Engine {
       release: (sidecar, reusable) => {
         // The same accounting as a stateless run's reset.
         if (reusable) this.#countReset(sidecar, true);
-        this.pool.release(sidecar, reusable);
+        this.holders.release(sidecar, reusable);
       },
+      pin: (session, sidecar) => this.holders.pin(session, sidecar),
       header: () => this.snapshotHeader(),
       key: o.sessions.key,
       maxSnapshotBytes: o.sessions.maxSnapshotBytes,
@@ -345,13 +341,10 @@ export class PyodideEngine implements Engine {
       store: this.store,
       limits: o.limits,
       emit: o.emit,
-      idle: (session, idle) => {
-        if (idle) this.#idleHolders.add(session);
-        else this.#idleHolders.delete(session);
-      },
+      idle: (session, idle) => this.holders.idle(session, idle),
       closed: (session) => {
         remove();
-        this.#idleHolders.delete(session);
+        this.holders.closed(session);
       },
       settling: (reset) => {
         this.#resets.add(reset);
@@ -420,13 +413,17 @@ export class PyodideEngine implements Engine {
     return session;
   }
 
-  /** Runs drain, sessions close (each gives its sidecar back or its record up), then the pool goes. */
+  /**
+   * Runs drain, sessions close (each gives its sidecar back or its record up; a pinned one's is
+   * killed), then the pool goes.
+   */
   close(): Promise<void> {
     // A background snapshot build is not finished work the caller waits for: stop it.
     this.#stopBuild.abort();
     return this.#life.close(async () => {
       await this.#snapshotBuild;
       await Promise.allSettled(this.#resets);
+      await this.holders.exited();
       await this.pool.close();
       // A store the caller gave is the caller's to close (it may outlive this sandbox).
       if (!this.#options.sessions.store) await this.store.close();
@@ -441,7 +438,7 @@ export class PyodideEngine implements Engine {
     this.#stopBuild.abort();
     return this.#life.destroy(async () => {
       await this.#snapshotBuild;
-      await this.pool.destroy();
+      await Promise.all([this.pool.destroy(), this.holders.destroy()]);
     });
   }
 }

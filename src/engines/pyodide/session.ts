@@ -9,8 +9,12 @@
 //   (engines/sessions/blob.ts) into the store, and the sidecar resets to its checkpoint and proves it — exactly
 //   as after a stateless run — before the pool hands it to anyone else.
 // - Next run of an evicted session: a pristine pool sidecar loads the record and proves it.
-// A session whose state cannot move (an open file, a loaded C extension) keeps its sidecar; snapshot()
-// then throws SnapshotUnsupportedError naming why.
+// A session whose state cannot move (an open file, a loaded C extension, a state over
+// sessions.maxSnapshotBytes, a cold-started sidecar) keeps its sidecar; snapshot() then throws
+// SnapshotUnsupportedError naming why. Its eviction is refused once, said once (`session.evicted` with
+// the error), and not tried again until it has run again: a refused save is the whole state taken
+// out, compressed and thrown away. When another run needs its sidecar the engine either takes the
+// sidecar out of the pool for it (`pin`) or, past `python.maxPinned`, ends it (`end`).
 
 import { randomBytes } from "node:crypto";
 import { ClosedError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../core/errors.ts";
@@ -32,6 +36,8 @@ export interface SessionHost {
    */
   acquire(signal?: AbortSignal, base?: string): Promise<SidecarProcess>;
   release(sidecar: SidecarProcess, reusable: boolean): void;
+  /** Takes `sidecar` out of the pool for this session, whose state cannot leave it (see `pin`). */
+  pin(session: PyodideSession, sidecar: SidecarProcess): void;
   /** The header a snapshot of this engine carries (its engine, version and lock). */
   header(): Promise<Omit<SnapshotHeader, "createdAt">>;
   key: Uint8Array;
@@ -53,6 +59,8 @@ export interface SessionHost {
 export const COLD_SIDECAR =
   "this session runs on a sidecar started without the engine snapshot (python.snapshot is false, or the snapshot was still being built when the session opened): its state is relative to that one interpreter (its own hash seed), so no other sidecar could resume it, and it stays where it is";
 
+type SessionEventType = "session.snapshot" | "session.resume" | "session.evicted" | "session.ended";
+
 /** A record and the engine snapshot (sha256) it is relative to. */
 export interface SessionRecord {
   record: Uint8Array;
@@ -70,6 +78,8 @@ export class PyodideSession implements EngineSession {
   /** The state is in the store under `id` (evicted), not in a sidecar. */
   #stored = false;
   #lostReason: string | undefined;
+  /** Why the last eviction was refused for the session's size or state; cleared by its next run. */
+  #unmovable: string | undefined;
   readonly #queue = new Serial();
   /** Steps queued or running. */
   #queued = 0;
@@ -94,6 +104,11 @@ export class PyodideSession implements EngineSession {
   /** Whether the session holds a sidecar now (tests and the bench look). */
   get resident(): boolean {
     return this.#sidecar !== undefined;
+  }
+
+  /** Why this session's state cannot leave its sidecar (its last eviction was refused), if it cannot. */
+  get unmovable(): string | undefined {
+    return this.#unmovable;
   }
 
   /**
@@ -133,7 +148,8 @@ export class PyodideSession implements EngineSession {
     this.lastUsed = performance.now();
     this.#host.idle(this, true);
     const ms = this.#host.idleMs;
-    if (ms !== false) {
+    // Refused once already: not again until a run may have changed what refused it.
+    if (ms !== false && this.#unmovable === undefined) {
       this.#timer = setTimeout(() => void this.evict().catch(() => undefined), ms);
       this.#timer.unref();
     }
@@ -213,6 +229,8 @@ export class PyodideSession implements EngineSession {
 
   run(request: ResolvedRequest): Promise<RunResult> {
     if (this.#closed) return Promise.reject(new ClosedError("session"));
+    // The run may close the file or drop the data that kept the state in place: eviction may be tried again.
+    this.#unmovable = undefined;
     return this.#serial(async () => {
       const sidecar = await this.#ensure(request.signal);
       if (!sidecar) return lost(this.#lostReason ?? "its interpreter is gone");
@@ -270,18 +288,14 @@ export class PyodideSession implements EngineSession {
       if (!sidecar) return false;
       const t0 = performance.now();
       if (!sidecar.alive || !sidecar.idle) return false;
-      if (sidecar.base === undefined) {
-        this.#emit("session.evicted", 0, performance.now() - t0, COLD_SIDECAR);
-        return false;
-      }
+      if (sidecar.base === undefined) return this.#refused(COLD_SIDECAR, t0);
       const answer = await sidecar.save(this.#host.maxStateBytes);
       if (!answer.ok) {
+        if (!answer.retired) return this.#refused(answer.refused, t0);
         this.#emit("session.evicted", 0, performance.now() - t0, answer.refused);
-        if (answer.retired) {
-          this.#host.release(sidecar, false);
-          this.#sidecar = undefined;
-          this.#lostReason = `this session's interpreter stopped while it was saved: ${answer.refused}`;
-        }
+        this.#host.release(sidecar, false);
+        this.#sidecar = undefined;
+        this.#lostReason = `this session's interpreter stopped while it was saved: ${answer.refused}`;
         return false;
       }
       let blob: Uint8Array;
@@ -291,8 +305,7 @@ export class PyodideSession implements EngineSession {
       } catch (error) {
         // Over the cap: stored, it would be refused by its own resume and the session lost. It stays.
         if (!(error instanceof SnapshotUnsupportedError)) throw error;
-        this.#emit("session.evicted", 0, performance.now() - t0, error.message);
-        return false;
+        return this.#refused(error.message, t0);
       }
       await this.#host.store.put(this.id, blob);
       this.#stored = true;
@@ -303,7 +316,46 @@ export class PyodideSession implements EngineSession {
     });
   }
 
-  #emit(type: "session.snapshot" | "session.resume" | "session.evicted", bytes: number, ms: number, error?: string) {
+  /** An eviction refused for the session's size or state: said once, not tried again until it runs. */
+  #refused(why: string, t0: number): false {
+    this.#unmovable = why;
+    this.#emit("session.evicted", 0, performance.now() - t0, why);
+    return false;
+  }
+
+  /**
+   * Keeps the sidecar of a session that cannot move out of the pool, for this session alone, when
+   * another run needs it (the engine decides, within `python.maxPinned`). Only between runs, with
+   * nothing queued: false otherwise (it ran since it was chosen, so it may move now).
+   */
+  pin(): boolean {
+    const sidecar = this.#sidecar;
+    if (this.#closed || this.#queued > 0 || this.#unmovable === undefined || !sidecar?.alive || !sidecar.idle)
+      return false;
+    this.#host.pin(this, sidecar);
+    return true;
+  }
+
+  /**
+   * Ends a session that cannot move, to give its sidecar back (the engine's bound on sidecars kept
+   * beyond the pool was reached): its state is gone, and its next run says `why`. False when it ran
+   * since it was chosen (it may move now) or holds no sidecar.
+   */
+  end(why: string): Promise<boolean> {
+    if (this.#closed || this.#unmovable === undefined) return Promise.resolve(false);
+    return this.#serial(async () => {
+      const sidecar = this.#sidecar;
+      if (this.#unmovable === undefined || !sidecar?.alive || !sidecar.idle) return false;
+      const t0 = performance.now();
+      this.#sidecar = undefined;
+      this.#lostReason = why;
+      this.#host.release(sidecar, await sidecar.end());
+      this.#emit("session.ended", 0, performance.now() - t0, why);
+      return true;
+    });
+  }
+
+  #emit(type: SessionEventType, bytes: number, ms: number, error?: string) {
     this.#host.emit?.({ type, engine: "pyodide", session: this.id, bytes, ms, ...(error ? { error } : {}) });
   }
 

@@ -7,7 +7,9 @@
 // - fork(): the state, unsealed (it never leaves the process), made into a second live session.
 // - eviction: after `sessions.idleMs` with no run the state is sealed into the store and the live
 //   session (its module instance, its memory) is closed; the next run opens the blob, checks it as a
-//   resume would, and makes it live again, wherever the backend puts it.
+//   resume would, and makes it live again, wherever the backend puts it. An eviction refused for the
+//   state's size or content is said once and not tried again until the session runs again (a refused
+//   save is the whole state taken, compressed and thrown away).
 // - resume: sandbox.resume hands the authenticated state here (resumeSession).
 // Events: `session.snapshot`, `session.resume`, `session.evicted`, as the Python engine emits them.
 
@@ -58,6 +60,8 @@ export class DataSession implements EngineSession {
   #live: LiveSession | undefined;
   #stored = false;
   #lost: string | undefined;
+  /** The last eviction was refused (size, state): no timer until the next run may have changed that. */
+  #unmovable = false;
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
   readonly #serial = new Serial();
@@ -88,7 +92,7 @@ export class DataSession implements EngineSession {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     const ms = this.#host.idleMs;
-    if (ms === false || this.#closed || !this.#live) return;
+    if (ms === false || this.#closed || !this.#live || this.#unmovable) return;
     this.#timer = setTimeout(() => void this.evict().catch(() => undefined), ms);
     this.#timer.unref();
   }
@@ -128,6 +132,7 @@ export class DataSession implements EngineSession {
 
   run(req: ResolvedRequest): Promise<RunResult> {
     if (this.#closed) return Promise.reject(new ClosedError("session"));
+    this.#unmovable = false;
     return this.#step(async () => {
       const live = await this.#ensure();
       if (!live) return failedRun("quickjs", req, sessionLost(this.#lost ?? "its state is gone"), performance.now());
@@ -187,8 +192,7 @@ export class DataSession implements EngineSession {
         state = await live.save();
       } catch (error) {
         // It stays live where it is (as a Python session that cannot move keeps its sidecar).
-        this.#emit("session.evicted", 0, performance.now() - t0, (error as Error).message);
-        return false;
+        return this.#refused((error as Error).message, t0);
       }
       let blob: Uint8Array;
       try {
@@ -201,8 +205,7 @@ export class DataSession implements EngineSession {
       } catch (error) {
         // Over the cap: stored, it would be refused by its own resume and the session lost. It stays.
         if (!(error instanceof SnapshotUnsupportedError)) throw error;
-        this.#emit("session.evicted", 0, performance.now() - t0, error.message);
-        return false;
+        return this.#refused(error.message, t0);
       }
       await this.#host.store.put(this.id, blob);
       this.#stored = true;
@@ -211,6 +214,13 @@ export class DataSession implements EngineSession {
       this.#emit("session.evicted", blob.length, performance.now() - t0);
       return true;
     });
+  }
+
+  /** An eviction refused for the state's size or content: said once, not tried again until it runs. */
+  #refused(why: string, t0: number): false {
+    this.#unmovable = true;
+    this.#emit("session.evicted", 0, performance.now() - t0, why);
+    return false;
   }
 
   async close(): Promise<void> {

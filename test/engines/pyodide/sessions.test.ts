@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
-import { PoolHeldError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../../src/core/errors.ts";
+import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../../src/core/errors.ts";
 import type { SandboxEvent } from "../../../src/core/events.ts";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import { sealSnapshot, openSnapshot } from "../../../src/engines/sessions/blob.ts";
@@ -362,9 +362,10 @@ describe("python session snapshots", () => {
       assert.match(e.message, /over sessions\.maxSnapshotBytes \(1048576\)/);
       return true;
     });
-    // A stateless run needs the one sidecar: the session cannot be evicted, so the run says so and the
-    // session keeps its state (it used to be stored over the cap, then refused by its own resume: lost).
-    await assert.rejects(sb.run({ language: "python", code: "1" }), PoolHeldError);
+    // A stateless run needs the one sidecar: the session cannot be evicted, so it keeps its sidecar
+    // beside the pool (python.maxPinned) and the run gets a new one; the session keeps its state (it
+    // used to be stored over the cap, then refused by its own resume: lost).
+    assert.equal(value(await sb.run({ language: "python", code: "1" })), 1);
     const refused = seen.find((e) => e.type === "session.evicted");
     assert.ok(
       refused && refused.type === "session.evicted" && /maxSnapshotBytes/.test(refused.error ?? ""),
@@ -405,16 +406,29 @@ describe("python session snapshots", () => {
     );
   });
 
-  it("when every sidecar is kept by a session that cannot be evicted, a run says so instead of waiting", async () => {
-    await using sb = await createSandbox({ seal: FULL, python: { pool: 1 }, sessions: { idleMs: false } });
+  it("a session that cannot be evicted keeps its sidecar beside the pool while a run takes a new one", async () => {
+    const seen: SandboxEvent[] = [];
+    await using sb = await createSandbox({
+      seal: FULL,
+      python: { pool: 1 },
+      sessions: { idleMs: false },
+      onEvent: (e) => seen.push(e),
+    });
+    const before = childPids().length;
     const s = await sb.session({ language: "python" });
     // An open file cannot leave its interpreter: the session keeps its sidecar between runs.
     value(await s.run({ code: "f = open('held.txt', 'w')" }));
-    await assert.rejects(
-      sb.run({ language: "python", code: "1" }),
-      (e: unknown) => e instanceof PoolHeldError && e.code === "POOL_HELD" && /raise python\.pool/.test(e.message),
-    );
-    assert.equal(value(await s.run({ code: "f.closed" })), false, "the session was left as it was");
+    assert.equal(value(await sb.run({ language: "python", code: "'served'" })), "served");
+    assert.equal(childPids().length, before + 1, "the pool's new sidecar and the session's, beside it");
+    assert.equal(value(await s.run({ code: "f.close()\nf.closed" })), true, "the session was left as it was");
+    // It can move now: once idle it gives up the sidecar beside the pool (its state to the store), with
+    // no idle timer and no run waiting.
+    const moved = () => seen.find((e) => e.type === "session.evicted" && e.bytes > 0);
+    for (let i = 0; i < 100 && !moved(); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(moved(), JSON.stringify(seen));
+    for (let i = 0; i < 100 && childPids().length > before; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(childPids().length, before, "the sidecar beside the pool is gone");
+    assert.equal(value(await s.run({ code: "f.closed" })), true);
     await s.close();
     assert.equal(value(await sb.run({ language: "python", code: "'free'" })), "free");
   });
