@@ -47,6 +47,18 @@ function childPids(): string[] {
   return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
 }
 
+/** The child count once it holds still for 300 ms: an earlier test's sidecars may still be exiting. */
+async function settledChildCount(): Promise<number> {
+  let last = childPids().length;
+  for (let i = 0; i < 50; i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    const now = childPids().length;
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
+}
+
 function value(r: RunResult): unknown {
   assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
   return r.ok ? r.value : undefined;
@@ -414,7 +426,7 @@ describe("python session snapshots", () => {
       sessions: { idleMs: false },
       onEvent: (e) => seen.push(e),
     });
-    const before = childPids().length;
+    const before = await settledChildCount();
     const s = await sb.session({ language: "python" });
     // An open file cannot leave its interpreter: the session keeps its sidecar between runs.
     value(await s.run({ code: "f = open('held.txt', 'w')" }));
