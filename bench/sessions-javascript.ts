@@ -2,7 +2,8 @@
 // in-process, side by side in one run — opening a session, snapshot (and its size), fork, resume from
 // bytes, the next run after an eviction, and a run in a resident session for comparison.
 import { createEngine } from "../src/engines/quickjs/index.ts";
-import type { DataSession, SnapshotEngine } from "../src/engines/sessions/data-session.ts";
+import type { DataSession } from "../src/engines/sessions/data-session.ts";
+import type { SessionsEngine } from "../src/engines/sessions/with-sessions.ts";
 import { openSnapshot } from "../src/engines/sessions/blob.ts";
 import { resolveOptions, resolveRequest } from "../src/options/index.ts";
 import type { RunResult } from "../src/core/types.ts";
@@ -41,7 +42,7 @@ export async function bench(): Promise<string> {
   const out: string[] = ["## JavaScript sessions (QuickJS, a module instance per session)", ""];
   for (const isolation of ["thread", "in-process"] as const) {
     const options = resolveOptions({ javascript: { isolation, workers: 1 }, sessions: { idleMs: false } });
-    const engine = (await createEngine(options)) as SnapshotEngine;
+    const engine = (await createEngine(options)) as SessionsEngine;
     const req = (code: string) => resolveRequest({ language: "javascript", code }, options);
     const rows: string[] = [];
     const row = (what: string, s: number[]) =>

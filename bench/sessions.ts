@@ -3,7 +3,10 @@
 // resume after an eviction, a snapshot's size after importing json/re/datetime, and the RSS of the
 // whole process tree with many evicted sessions on a pool of 2. Ratios within one run are the point.
 import { createEngine, type PyodideEngine } from "../src/engines/pyodide/index.ts";
-import type { PyodideSession } from "../src/engines/pyodide/session.ts";
+import type { SidecarState } from "../src/engines/pyodide/state-backend.ts";
+import type { DataSession } from "../src/engines/sessions/data-session.ts";
+
+type PyodideSession = DataSession<SidecarState>;
 import { resolveOptions, resolveRequest, type ResolvedOptions } from "../src/options/index.ts";
 import type { RunResult } from "../src/core/types.ts";
 import { treeRssBytes } from "./python.ts";
@@ -116,7 +119,7 @@ async function pythonSessions(): Promise<string> {
     }
     const answerAll = performance.now() - t1;
     const rssAfter = treeRssBytes(process.pid);
-    const stored = (engine.store as unknown as { bytes?: number }).bytes ?? 0;
+    const stored = (engine.sessions.store as unknown as { bytes?: number }).bytes ?? 0;
     await Promise.all(sessions.map((s) => s.close()));
     return [
       "## Python sessions (Pyodide, pool 2)",

@@ -22,8 +22,11 @@
 // runs, as for any pool: what never happens is a wait on a guest's choice, or a refusal.
 
 import type { WarmPool } from "../../pool/pool.ts";
-import type { PyodideSession } from "./session.ts";
+import type { DataSession } from "../sessions/data-session.ts";
 import type { SidecarProcess } from "./sidecar-client.ts";
+import type { SidecarState } from "./state-backend.ts";
+
+type PyodideSession = DataSession<SidecarState>;
 
 const leastRecentlyUsed = (a: PyodideSession, b: PyodideSession): number => a.lastUsed - b.lastUsed;
 
@@ -68,10 +71,16 @@ export class SessionHolders {
     this.#idle.delete(session);
   }
 
-  /** Takes `sidecar` out of the pool for `session` (the pool starts a replacement). */
-  pin(session: PyodideSession, sidecar: SidecarProcess): void {
+  /**
+   * Takes a session's sidecar out of the pool for it alone (the pool starts a replacement), when it
+   * still cannot move and is idle between runs; false when it ran since it was chosen.
+   */
+  #pin(session: PyodideSession): boolean {
+    const sidecar = session.live?.sidecar;
+    if (!session.pinnable || !sidecar) return false;
     this.#pool.detach(sidecar);
     this.#pinned.set(sidecar, session);
+    return true;
   }
 
   /** Gives a session's sidecar back: to the pool, or killed when pinned (it has no slot there). */
@@ -150,11 +159,11 @@ export class SessionHolders {
   }
 
   async #pinOrEnd(victim: PyodideSession): Promise<boolean> {
-    if (this.#pinned.size < this.#maxPinned) return victim.pin();
+    if (this.#pinned.size < this.#maxPinned) return this.#pin(victim);
     const pinnedIdle = [...this.#pinned.values()].filter((s) => this.#idle.has(s) && s.unmovable !== undefined);
     const oldest = [victim, ...pinnedIdle].sort(leastRecentlyUsed)[0]!;
     // Ending a pinned session frees its place beyond the pool for this one.
-    if (oldest !== victim && (await oldest.end(this.#ended(oldest)))) return victim.pin();
+    if (oldest !== victim && (await oldest.end(this.#ended(oldest)))) return this.#pin(victim);
     return victim.end(this.#ended(victim));
   }
 

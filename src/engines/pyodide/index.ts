@@ -19,8 +19,6 @@ import { join } from "node:path";
 import { EngineLifecycle } from "../../kit/lifecycle.ts";
 import { SealUnavailableError, SnapshotRejectedError } from "../../core/errors.ts";
 import type { SnapshotHeader } from "../sessions/blob.ts";
-import { MemorySessionStore } from "../../stores/memory.ts";
-import type { SessionStore } from "../../stores/store.ts";
 import { checkSeal } from "../../jail/index.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options/index.ts";
 import { WarmPool } from "../../pool/pool.ts";
@@ -28,7 +26,9 @@ import type { ResumeOptions, RunResult } from "../../core/types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { SessionHolders } from "./holders.ts";
 import { permissionFlag, sidecarFiles } from "./launch.ts";
-import { PyodideSession, type SessionHost } from "./session.ts";
+import type { DataSession } from "../sessions/data-session.ts";
+import { SessionKeeper } from "../sessions/keeper.ts";
+import { PyodideBackend, type SidecarHost, type SidecarState } from "./state-backend.ts";
 import { SidecarProcess, type SidecarStartOptions } from "./sidecar-client.ts";
 import { evictedEvent, type Eviction } from "../../library/cache.ts";
 import { leasedLibrary, type InstalledLibrary } from "../../library/library.ts";
@@ -50,10 +50,11 @@ export class PyodideEngine implements Engine {
   readonly name = "pyodide" as const;
   readonly pool: WarmPool<SidecarProcess>;
   readonly #options: ResolvedOptions;
-  readonly #life = new EngineLifecycle<PyodideSession>("python engine");
+  readonly #life = new EngineLifecycle("python engine");
+  /** The engine's sessions (their life is engines/sessions/; where their state lives, state-backend.ts). */
+  readonly sessions: SessionKeeper<SidecarState>;
   /** Sessions holding a sidecar between runs, and who gives one back when a run waits. */
   readonly holders: SessionHolders;
-  readonly store: SessionStore;
   #header: Omit<SnapshotHeader, "createdAt"> | undefined;
   /** Sidecars started so far (pool members and sessions): a reset reuses one, a recycle starts one. */
   sidecarsStarted = 0;
@@ -86,7 +87,6 @@ export class PyodideEngine implements Engine {
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
-    this.store = options.sessions.store ?? new MemorySessionStore();
     this.library = options.python.packages ? leasedLibrary() : undefined;
     // Checked against setup's record while the first sidecar starts; no run is served before it
     // passed (IntegrityError naming the file otherwise): never a silent use.
@@ -112,6 +112,10 @@ export class PyodideEngine implements Engine {
       isAlive: (s) => s.alive,
     });
     this.holders = new SessionHolders(this.pool, options.python.pool, options.python.maxPinned);
+    this.sessions = new SessionKeeper(new PyodideBackend(this.#sidecarHost()), options, {
+      idle: (session, idle) => this.holders.idle(session, idle),
+      closed: (session) => this.holders.closed(session),
+    });
   }
 
   /**
@@ -316,8 +320,8 @@ export class PyodideEngine implements Engine {
     return this.#header;
   }
 
-  /** What a session needs of this engine; `remove` forgets it (the lifecycle's, for this session). */
-  #sessionHost(remove: () => void): SessionHost {
+  /** What a session's state needs of this engine: its pool (through the holders) and its resets. */
+  #sidecarHost(): SidecarHost {
     const o = this.#options;
     const processMemoryMb = Math.max(MIN_PROCESS_MEMORY_MB, o.limits.memoryMb);
     return {
@@ -332,85 +336,34 @@ export class PyodideEngine implements Engine {
         if (reusable) this.#countReset(sidecar, true);
         this.holders.release(sidecar, reusable);
       },
-      pin: (session, sidecar) => this.holders.pin(session, sidecar),
-      header: () => this.snapshotHeader(),
-      key: o.sessions.key,
-      maxSnapshotBytes: o.sessions.maxSnapshotBytes,
-      maxStateBytes: (processMemoryMb + 64) * 1024 * 1024,
-      idleMs: o.sessions.idleMs,
-      store: this.store,
-      limits: o.limits,
-      emit: o.emit,
-      idle: (session, idle) => this.holders.idle(session, idle),
-      closed: (session) => {
-        remove();
-        this.holders.closed(session);
-      },
       settling: (reset) => {
         this.#resets.add(reset);
         const done = () => void this.#resets.delete(reset);
         reset.then(done, done);
       },
+      header: () => this.snapshotHeader(),
+      maxStateBytes: (processMemoryMb + 64) * 1024 * 1024,
     };
   }
 
-  async openSession(): Promise<PyodideSession> {
+  async openSession(): Promise<DataSession<SidecarState>> {
     this.#life.admit();
     await this.libraryChecked;
-    let remove = (): void => undefined;
-    const session = new PyodideSession(
-      this.#sessionHost(() => remove()),
-      (s) => this.fork(s),
-    );
-    remove = this.#life.addSession(session);
-    return session;
+    return this.sessions.open("python");
   }
 
   /**
    * A live session from an authenticated snapshot's state (loaded into a pool sidecar and proven);
    * `reseed` (default true) gives it a new seed for Python's `random` (false: the same session carrying on).
    */
-  async resumeSession(
+  resumeSession(
     state: Uint8Array,
     bytes: number,
-    header?: SnapshotHeader,
+    header: SnapshotHeader,
     options: ResumeOptions = {},
-  ): Promise<PyodideSession> {
+  ): Promise<DataSession<SidecarState>> {
     this.#life.admit();
-    const t0 = performance.now();
-    const session = await this.#start(state, header?.base, options.reseed ?? true);
-    this.#emitResume(session, bytes, t0);
-    return session;
-  }
-
-  #emitResume(session: PyodideSession, bytes: number, t0: number): void {
-    this.#options.emit?.({
-      type: "session.resume",
-      engine: "pyodide",
-      session: session.id,
-      bytes,
-      ms: performance.now() - t0,
-    });
-  }
-
-  /** A new session holding a copy of `session`'s state: the record never leaves this process. */
-  async fork(session: PyodideSession): Promise<PyodideSession> {
-    const t0 = performance.now();
-    const { record, base } = await session.record();
-    const copy = await this.#start(record, base, true);
-    this.#emitResume(copy, record.length, t0);
-    return copy;
-  }
-
-  async #start(record: Uint8Array, base: string | undefined, reseed: boolean): Promise<PyodideSession> {
-    const session = await this.openSession();
-    try {
-      await session.start(record, base, reseed);
-    } catch (error) {
-      await session.close();
-      throw error;
-    }
-    return session;
+    return this.sessions.resume(state, bytes, header, options);
   }
 
   /**
@@ -421,12 +374,12 @@ export class PyodideEngine implements Engine {
     // A background snapshot build is not finished work the caller waits for: stop it.
     this.#stopBuild.abort();
     return this.#life.close(async () => {
+      // A store the caller gave is the caller's to close (it may outlive this sandbox): the keeper's call.
+      await this.sessions.close();
       await this.#snapshotBuild;
       await Promise.allSettled(this.#resets);
       await this.holders.exited();
       await this.pool.close();
-      // A store the caller gave is the caller's to close (it may outlive this sandbox).
-      if (!this.#options.sessions.store) await this.store.close();
     });
   }
 
@@ -439,6 +392,7 @@ export class PyodideEngine implements Engine {
     return this.#life.destroy(async () => {
       await this.#snapshotBuild;
       await Promise.all([this.pool.destroy(), this.holders.destroy()]);
+      await this.sessions.close();
     });
   }
 }

@@ -6,7 +6,7 @@
 // process runs; QuickJS's C builtins that never poll the interrupt handler (`indexOf`, `lastIndexOf`,
 // `includes` over a 2^32 array-like, a Proxy `ownKeys` with millions of keys) hold the thread past
 // the deadline until they return, and a signal aborted from a host timer is seen only between turns.
-// On Node both have sessions that are data (session-state.ts: snapshot, fork, resume, eviction).
+// On Node both have sessions that are data (engines/sessions/: snapshot, fork, resume, eviction).
 // threads.ts is imported only in thread mode, so a runtime without worker threads never loads it.
 
 import type { EngineFactory } from "../engine.ts";
@@ -15,7 +15,7 @@ import { EngineUnavailableError } from "../../core/errors.ts";
 import { withNetwork } from "../lib/quickjs/fetch-gate.ts";
 import { InProcessEngine } from "./in-process.ts";
 import { inProcessBackend, threadBackend } from "./state-backends.ts";
-import { SnapshotEngine } from "../sessions/data-session.ts";
+import { SessionsEngine } from "../sessions/with-sessions.ts";
 
 export { InProcessEngine } from "./in-process.ts";
 
@@ -27,7 +27,7 @@ export const createEngine: EngineFactory = async (options) => {
     // `javascript.wasmModule` may be a promise of a module (WasmModuleSource is any object).
     const compiled: object | undefined =
       options.wasmModule === undefined ? undefined : await Promise.resolve<object>(options.wasmModule);
-    return new SnapshotEngine(engine, inProcessBackend(engine.inner, options, compiled), options);
+    return new SessionsEngine(engine, inProcessBackend(engine.inner, options, compiled), options);
   }
   let threads: typeof Threads;
   try {
@@ -52,5 +52,5 @@ export const createEngine: EngineFactory = async (options) => {
     throw error;
   }
   const compiled = options.wasmModule === undefined ? undefined : wasmModule;
-  return new SnapshotEngine(engine, threadBackend(engine, options, compiled), options);
+  return new SessionsEngine(engine, threadBackend(engine, options, compiled), options);
 };

@@ -1,5 +1,6 @@
-// What makes the JavaScript engines' sessions data (session-state.ts): for each engine, how a live
-// session is opened, saved and loaded, and the build digest a snapshot must match to be resumed here.
+// What makes the JavaScript engines' sessions data (engines/sessions/data-session.ts): for each engine,
+// how a live session is opened, saved and loaded, and the build digest a snapshot must match to be
+// resumed here.
 //
 // The build digest is the snapshot's `lock`: a QuickJS state is a linear memory, which means anything
 // only to the same wasm binary (its data layout, its function table) and the same runtime install code
@@ -14,12 +15,12 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ResolvedOptions } from "../../options/index.ts";
 import { packageVersion } from "../../core/version.ts";
-import { QuickJSSession, type QuickJSEngine } from "../lib/quickjs/index.ts";
+import type { QuickJSEngine, QuickJSSession } from "../lib/quickjs/index.ts";
 import { FAMILY_SOURCES, INTERNALS_SOURCE } from "../lib/quickjs/runtime/sources.ts";
 import { SERVICE_SOURCE } from "../lib/quickjs/service.ts";
 import { INVENTORY_FORMAT } from "../lib/quickjs/state.ts";
-import type { LiveSession, StateBackend } from "../sessions/data-session.ts";
-import { ThreadSession } from "./threads/thread-session.ts";
+import type { SavedState, SaveRefused, StateBackend } from "../sessions/backend.ts";
+import type { ThreadSession } from "./threads/thread-session.ts";
 import { forkState, liveState, maxSessionMemory, restoreState } from "./state-codec.ts";
 import type { ThreadEngine } from "./threads/threads.ts";
 
@@ -46,7 +47,9 @@ export function buildDigest(wasmModule: object | undefined): string {
   return h.digest("hex");
 }
 
-function header(options: ResolvedOptions, compiled: object | undefined): StateBackend["header"] {
+type Header = Awaited<ReturnType<NonNullable<StateBackend["header"]>>>;
+
+function header(options: ResolvedOptions, compiled: object | undefined): Header {
   return {
     engine: "quickjs",
     engineVersion: `${VARIANT}@${variantVersion()} wasmcell@${packageVersion()}`,
@@ -65,6 +68,17 @@ function variantVersion(): string {
   return variant;
 }
 
+/** A save, or why the state cannot leave (a refusal the session keeps its place for, said once). */
+async function saveOrRefuse(take: () => Promise<Uint8Array>): Promise<SavedState | SaveRefused> {
+  try {
+    return { state: await take() };
+  } catch (error) {
+    if (!(error instanceof SnapshotUnsupportedError)) throw error;
+    const reason = error.reason === "size" || error.reason === "checkpoint" ? error.reason : "state";
+    return { refused: error.message, lost: false, reason };
+  }
+}
+
 /**
  * Sessions of the in-process engine: the state is taken and restored on this thread. `compiled`: the
  * caller's `javascript.wasmModule`, resolved (undefined: the package's own .wasm).
@@ -73,18 +87,16 @@ export function inProcessBackend(
   engine: QuickJSEngine,
   options: ResolvedOptions,
   compiled: object | undefined,
-): StateBackend {
+): StateBackend<QuickJSSession> {
   const max = maxSessionMemory(options.limits.memoryMb);
-  const live = (session: Awaited<ReturnType<QuickJSEngine["openSession"]>>): LiveSession =>
-    Object.assign(session, { save: () => liveState(session) });
+  const head = header(options, compiled);
   return {
-    header: header(options, compiled),
-    open: async () => live(await engine.openSession()),
-    load: async (state) => live(await restoreState(engine, state, max)),
-    fork: async (parent) => {
-      if (!(parent instanceof QuickJSSession)) throw new TypeError("wasmcell: not a session of this engine");
-      return live(await forkState(engine, parent));
-    },
+    engine: "quickjs",
+    header: () => Promise.resolve(head),
+    open: () => engine.openSession(),
+    save: (live) => saveOrRefuse(() => liveState(live)),
+    load: (saved) => restoreState(engine, saved.state, max),
+    fork: (parent) => forkState(engine, parent),
   };
 }
 
@@ -93,14 +105,16 @@ export function threadBackend(
   engine: ThreadEngine,
   options: ResolvedOptions,
   compiled: object | undefined,
-): StateBackend {
+): StateBackend<ThreadSession> {
   const maxMemoryBytes = maxSessionMemory(options.limits.memoryMb);
+  const head = header(options, compiled);
   return {
-    header: header(options, compiled),
+    engine: "quickjs",
+    header: () => Promise.resolve(head),
     open: () => engine.openSession(),
-    load: (bytes) => engine.openSession({ bytes, maxMemoryBytes }),
+    save: (live) => saveOrRefuse(() => live.save()),
+    load: (saved) => engine.openSession({ bytes: saved.state, maxMemoryBytes }),
     fork: (parent) => {
-      if (!(parent instanceof ThreadSession)) throw new TypeError("wasmcell: not a session of this engine");
       if (parent.handle.dead)
         throw new SnapshotUnsupportedError("state", "this session was lost with its worker thread");
       return engine.openSession({ forkOf: parent });

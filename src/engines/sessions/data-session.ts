@@ -1,116 +1,169 @@
-// JavaScript sessions as data, on the host: a session is either live (a QuickJS state in a module
-// instance of its own, in a worker thread or in-process) or stored (an authenticated snapshot in the
-// session store). The engines below only know how to take a live session's state as bytes and how to
-// make a live session from such bytes (a `StateBackend`); everything else is here, for both engines:
+// A session's life, once for every engine: a session is live (its state in a place the backend
+// knows: a QuickJS module instance, a Pyodide sidecar, a native process), stored (an authenticated
+// snapshot in the session store), or lost (its place died, or the engine ended it). The backends
+// (backend.ts) only open, save, load, fork and close a live state; everything else is here:
 //
-// - snapshot(): the state, sealed (engines/sessions/blob.ts) under `sessions.key`; the session carries on.
-// - fork(): the state, unsealed (it never leaves the process), made into a second live session.
-// - eviction: after `sessions.idleMs` with no run the state is sealed into the store and the live
-//   session (its module instance, its memory) is closed; the next run opens the blob, checks it as a
-//   resume would, and makes it live again, wherever the backend puts it. An eviction refused for the
-//   state's size or content is said once and not tried again until the session runs again (a refused
-//   save is the whole state taken, compressed and thrown away).
-// - resume: sandbox.resume hands the authenticated state here (resumeSession).
-// Events: `session.snapshot`, `session.resume`, `session.evicted`, as the Python engine emits them.
+// - run(): one step at a time, in order; a stored session is loaded first (opened, checked and proven
+//   as a resume would be), a lost one answers with why.
+// - idle → evict: after `sessions.idleMs` with no run the state is saved, sealed (blob.ts) into the
+//   store and its place given back. A save refused for the session's size or state (an open file, a C
+//   extension, over sessions.maxSnapshotBytes) is said once (`session.evicted` with the error) and not
+//   tried again until the session has run again. A backend that cannot save at all ends an idle session.
+// - snapshot(): the state, sealed; the session carries on. fork(): a copy, made where the state lives
+//   when the backend can, else saved and loaded (it never leaves the process either way).
+// - pin() / end(why): what an engine that needs a session's place back may do with one that cannot move
+//   (the Pyodide pool's policy, pyodide/holders.ts): keep its place for it outside the pool, or end it.
+// Events: `session.snapshot`, `session.resume`, `session.evicted`, `session.ended`, from this file only.
 
 import { randomBytes } from "node:crypto";
 import { ClosedError, SnapshotUnsupportedError } from "../../core/errors.ts";
 import type { EventInput } from "../../core/events.ts";
-import type { ResolvedOptions, ResolvedRequest } from "../../options/index.ts";
-import { openSnapshot, sealSnapshot, type SnapshotHeader } from "./blob.ts";
-import { MemorySessionStore } from "../../stores/memory.ts";
-import type { SessionStore } from "../../stores/store.ts";
-import type { Language, RunResult } from "../../core/types.ts";
-import type { Engine, EngineSession } from "../engine.ts";
+import { ENGINE_INFO, type EngineName, type Language, type RunResult } from "../../core/types.ts";
 import { failedRun, sessionLost } from "../../kit/failures.ts";
 import { Serial } from "../../kit/serial.ts";
+import type { ResolvedRequest } from "../../options/index.ts";
+import type { SessionStore } from "../../stores/store.ts";
+import type { EngineSession } from "../engine.ts";
+import { isSaved, type LiveState, type SavedState, type StateBackend } from "./backend.ts";
+import { openSnapshot, sealSnapshot, type SnapshotHeader } from "./blob.ts";
 
-/** A live session whose state can be taken (the engines' sessions). */
-export interface LiveSession extends EngineSession {
-  /** The session's state as (unsealed) bytes, between runs. */
-  save(): Promise<Uint8Array>;
+type SessionEventType = "session.snapshot" | "session.resume" | "session.evicted" | "session.ended";
+
+/** What every session of one engine shares (keeper.ts makes it). */
+export interface SessionHost<L extends LiveState> {
+  readonly backend: StateBackend<L>;
+  readonly key: Uint8Array;
+  readonly maxSnapshotBytes: number;
+  readonly idleMs: number | false;
+  readonly store: SessionStore;
+  readonly emit: ((event: EventInput) => void) | undefined;
+  /** The header a snapshot of this engine carries, for `language`. */
+  header(language: Language): Promise<Omit<SnapshotHeader, "createdAt">>;
+  /** The session holds a live state and is idle (true), or stops being so (false). */
+  idle(session: DataSession<L>, idle: boolean): void;
+  /**
+   * A live state made into a new session of this engine: a fork's copy or a resume (`resumed`: the
+   * bytes it came from and when loading began, for its `session.resume` event).
+   */
+  adopt(live: L, language: Language, resumed?: { bytes: number; t0: number }): DataSession<L>;
+  closed(session: DataSession<L>): void;
 }
 
-/** What an engine provides for its sessions to be data. */
-export interface StateBackend {
-  open(): Promise<LiveSession>;
-  /** A live session from state bytes; SnapshotRejectedError (nothing kept) when they do not load. */
-  load(state: Uint8Array): Promise<LiveSession>;
-  /** A copy of a live session made where it lives (no bytes, no compression); absent: save + load. */
-  fork?(live: LiveSession): Promise<LiveSession>;
-  /** What the state is made by and against (the build digest is the lock). */
-  header: Omit<SnapshotHeader, "createdAt" | "language">;
-}
-
-type SessionEventType = "session.snapshot" | "session.resume" | "session.evicted";
-
-interface Host {
-  backend: StateBackend;
-  key: Uint8Array;
-  maxSnapshotBytes: number;
-  idleMs: number | false;
-  store: SessionStore;
-  emit: ((event: EventInput) => void) | undefined;
-  sessions: Set<DataSession>;
-}
-
-export class DataSession implements EngineSession {
+export class DataSession<L extends LiveState = LiveState> implements EngineSession {
   readonly id = randomBytes(16).toString("hex");
-  readonly #host: Host;
-  #live: LiveSession | undefined;
+  readonly #host: SessionHost<L>;
+  #live: L | undefined;
+  /** The state is in the store under `id` (evicted), not live. */
   #stored = false;
   #lost: string | undefined;
-  /** The last eviction was refused (size, state): no timer until the next run may have changed that. */
-  #unmovable = false;
+  /** Why the last eviction was refused for the session's size or state; cleared by its next run. */
+  #unmovable: string | undefined;
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
-  readonly #serial = new Serial();
+  readonly #queue = new Serial();
+  /** Steps queued or running. */
+  #queued = 0;
   /** The language its snapshots say (the front door tells it; an evicted session needs none). */
-  #language: Language = "javascript";
+  #language: Language;
+  /** performance.now() of the last step's end (the order an engine takes places back in). */
+  lastUsed = performance.now();
 
-  constructor(host: Host, live: LiveSession) {
+  constructor(host: SessionHost<L>, live: L | undefined, language: Language, resumed?: { bytes: number; t0: number }) {
     this.#host = host;
     this.#live = live;
-    host.sessions.add(this);
-    this.#idleLater();
+    this.#language = language;
+    if (resumed) this.#emit("session.resume", resumed.bytes, performance.now() - resumed.t0);
+    if (live) this.#becomeIdle();
   }
 
-  /** Whether the state is live now rather than in the store (tests and the bench look). */
+  get #engine(): EngineName {
+    return this.#host.backend.engine;
+  }
+
+  /** Whether the state is live now rather than stored (tests and the bench look). */
   get resident(): boolean {
     return this.#live !== undefined;
   }
 
+  /** The live state, if any (an engine's policy reads where it lives). */
+  get live(): L | undefined {
+    return this.#live;
+  }
+
+  /** Why this session's state cannot leave its place (its last eviction was refused), if it cannot. */
+  get unmovable(): string | undefined {
+    return this.#unmovable;
+  }
+
+  /** True while steps are queued or running. */
+  get busy(): boolean {
+    return this.#queued > 0;
+  }
+
   #emit(type: SessionEventType, bytes: number, ms: number, error?: string): void {
-    this.#host.emit?.({ type, engine: "quickjs", session: this.id, bytes, ms, ...(error ? { error } : {}) });
+    this.#host.emit?.({ type, engine: this.#engine, session: this.id, bytes, ms, ...(error ? { error } : {}) });
   }
 
-  #header(): Omit<SnapshotHeader, "createdAt"> {
-    return { ...this.#host.backend.header, language: this.#language };
+  /**
+   * The one-at-a-time queue. The last step queued ends by making the session idle, inside the step:
+   * decided after the step's promise settled, a caller answering that promise with its next run would be
+   * marked idle with that run queued, and its place could be taken between the two.
+   */
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    this.#unidle();
+    this.#queued++;
+    return this.#queue.run(async () => {
+      try {
+        return await work();
+      } finally {
+        if (--this.#queued === 0) this.#becomeIdle();
+      }
+    });
   }
 
-  #idleLater(): void {
+  #unidle(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#host.idle(this, false);
+  }
+
+  #becomeIdle(): void {
+    const live = this.#live;
+    if (this.#closed || !live) return;
+    if (live.lost !== undefined) {
+      // Its place died under a run: given back now, not when the session next runs.
+      this.#lose(live, live.lost);
+      return;
+    }
+    this.lastUsed = performance.now();
+    this.#host.idle(this, true);
     const ms = this.#host.idleMs;
-    if (ms === false || this.#closed || !this.#live || this.#unmovable) return;
-    this.#timer = setTimeout(() => void this.evict().catch(() => undefined), ms);
-    this.#timer.unref();
+    // Refused once already: not again until a run may have changed what refused it.
+    if (ms !== false && this.#unmovable === undefined) {
+      this.#timer = setTimeout(() => void this.#onIdle().catch(() => undefined), ms);
+      this.#timer.unref();
+    }
   }
 
-  #step<T>(work: () => Promise<T>): Promise<T> {
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    const next = this.#serial.run(work);
-    next.then(
-      () => this.#idleLater(),
-      () => this.#idleLater(),
-    );
-    return next;
+  /** Idle for `sessions.idleMs`: evicted, or ended where the state cannot be saved at all. */
+  #onIdle(): Promise<boolean> {
+    if (this.#host.backend.save) return this.evict();
+    return this.end(`it was idle for ${String(this.#host.idleMs)} ms (sessions.idleMs) and its state cannot be stored`);
   }
 
-  /** The live session, resumed from the store when it was evicted; undefined when its state is gone. */
-  async #ensure(): Promise<LiveSession | undefined> {
+  #lose(live: L, why: string): void {
+    this.#live = undefined;
+    this.#lost = why;
+    live.close("lost").catch(() => undefined);
+  }
+
+  /** The live state, loaded from the store when the session was evicted; undefined when it is gone. */
+  async #ensure(signal?: AbortSignal): Promise<L | undefined> {
+    const current = this.#live;
+    if (current && current.lost !== undefined) this.#lose(current, current.lost);
     if (this.#live || this.#lost !== undefined) return this.#live;
+    const { backend } = this.#host;
+    if (!this.#stored) return (this.#live = await backend.open(signal));
     const t0 = performance.now();
     const blob = await this.#host.store.get(this.id);
     if (!blob) {
@@ -118,8 +171,12 @@ export class DataSession implements EngineSession {
       return undefined;
     }
     try {
-      const { state } = openSnapshot(this.#host.key, blob, this.#host.maxSnapshotBytes, this.#header());
-      this.#live = await this.#host.backend.load(state);
+      if (!backend.load) throw new TypeError(`the ${this.#engine} engine does not load sessions`);
+      const expected = await this.#host.header(this.#language);
+      const { header, state } = openSnapshot(this.#host.key, blob, this.#host.maxSnapshotBytes, expected);
+      // The session carrying on after its eviction: its random sequence too (no reseed).
+      const saved: SavedState = header.base === undefined ? { state } : { state, base: header.base };
+      this.#live = await backend.load(saved, { reseed: false }, signal);
     } catch (error) {
       this.#lost = `it could not be resumed from the store: ${(error as Error).message}`;
       return undefined;
@@ -130,78 +187,96 @@ export class DataSession implements EngineSession {
     return this.#live;
   }
 
-  run(req: ResolvedRequest): Promise<RunResult> {
+  run(request: ResolvedRequest): Promise<RunResult> {
     if (this.#closed) return Promise.reject(new ClosedError("session"));
-    this.#unmovable = false;
-    return this.#step(async () => {
-      const live = await this.#ensure();
-      if (!live) return failedRun("quickjs", req, sessionLost(this.#lost ?? "its state is gone"), performance.now());
-      return live.run(req);
+    // The run may close the file or drop the data that kept the state in place: eviction may be tried again.
+    this.#unmovable = undefined;
+    return this.#serial(async () => {
+      const live = await this.#ensure(request.signal);
+      if (!live)
+        return failedRun(this.#engine, request, sessionLost(this.#lost ?? "its state is gone"), performance.now());
+      return live.run(request);
     });
   }
 
-  async #state(): Promise<Uint8Array> {
+  /** The state as bytes (for snapshot and fork), or SnapshotUnsupportedError saying why there are none. */
+  async #save(): Promise<SavedState> {
+    const { backend } = this.#host;
+    if (!backend.save) throw cannotLeave(this.#engine);
     const live = await this.#ensure();
-    if (!live) throw new ClosedError("session");
-    return live.save();
+    if (!live) throw new SnapshotUnsupportedError("state", this.#lost ?? "this session's state is gone");
+    const saved = await backend.save(live);
+    if (isSaved(saved)) return saved;
+    if (saved.lost) this.#lose(live, `its interpreter stopped while it was saved: ${saved.refused}`);
+    throw new SnapshotUnsupportedError(saved.reason ?? "state", saved.refused);
   }
 
+  #sealWith(saved: SavedState, header: Omit<SnapshotHeader, "createdAt">): Uint8Array {
+    const full = { ...header, ...(saved.base === undefined ? {} : { base: saved.base }), createdAt: Date.now() };
+    return sealSnapshot(this.#host.key, full, saved.state, this.#host.maxSnapshotBytes);
+  }
+
+  /** An authenticated snapshot of the session; it carries on, unchanged. */
   async snapshot(language?: Language): Promise<Uint8Array> {
     if (this.#closed) throw new ClosedError("session");
     if (language) this.#language = language;
-    return this.#step(async () => {
+    if (!this.#host.backend.save) throw cannotLeave(this.#engine);
+    const header = await this.#host.header(this.#language);
+    return this.#serial(async () => {
       const t0 = performance.now();
-      const header = { ...this.#header(), createdAt: Date.now() };
-      const blob = sealSnapshot(this.#host.key, header, await this.#state(), this.#host.maxSnapshotBytes);
+      const blob = this.#sealWith(await this.#save(), header);
       this.#emit("session.snapshot", blob.length, performance.now() - t0);
       return blob;
     });
   }
 
-  async fork(): Promise<EngineSession> {
+  /** A new session holding a copy of this one's state, independent from here on. */
+  async fork(): Promise<DataSession<L>> {
     if (this.#closed) throw new ClosedError("session");
     const { backend } = this.#host;
+    if (!backend.fork && !(backend.save && backend.load)) throw cannotLeave(this.#engine);
     const t0 = performance.now();
-    const made = await this.#step(async () => {
+    const made = await this.#serial(async (): Promise<{ live: L } | { saved: SavedState }> => {
       const live = await this.#ensure();
-      if (!live) throw new ClosedError("session");
+      if (!live) throw new SnapshotUnsupportedError("state", this.#lost ?? "this session's state is gone");
       // A fork made where the session lives never becomes bytes: its events say 0 bytes.
       if (backend.fork) {
         this.#emit("session.snapshot", 0, performance.now() - t0);
-        return { live: await backend.fork(live), bytes: 0 };
+        return { live: await backend.fork(live) };
       }
-      const state = await live.save();
-      this.#emit("session.snapshot", state.length, performance.now() - t0);
-      return { live: await backend.load(state), bytes: state.length };
+      const saved = await this.#save();
+      this.#emit("session.snapshot", saved.state.length, performance.now() - t0);
+      return { saved };
     });
-    const copy = new DataSession(this.#host, made.live);
-    copy.#language = this.#language;
-    copy.#emit("session.resume", made.bytes, performance.now() - t0);
-    return copy;
+    // Loaded after this session's step ended: the copy may need this session's place (a pool of one
+    // sidecar), which an engine can take back only from a session that is idle.
+    // A copy draws its own random seed: it and this session cannot predict each other's draws.
+    const live = "live" in made ? made.live : await backend.load!(made.saved, { reseed: true });
+    const bytes = "saved" in made ? made.saved.state.length : 0;
+    return this.#host.adopt(live, this.#language, { bytes, t0 });
   }
 
-  /** Sends the state to the store and closes the live session; false when there was nothing live. */
+  /**
+   * Sends the state to the store and gives its place back; false when nothing was live, or the state
+   * cannot leave (said once, and not tried again until the session runs).
+   */
   evict(): Promise<boolean> {
     if (this.#closed) return Promise.resolve(false);
-    return this.#serial.run(async () => {
+    return this.#serial(async () => {
       const live = this.#live;
-      if (!live || this.#closed) return false;
+      const { backend } = this.#host;
+      if (!live || this.#closed || live.lost !== undefined || !backend.save) return false;
       const t0 = performance.now();
-      let state: Uint8Array;
-      try {
-        state = await live.save();
-      } catch (error) {
-        // It stays live where it is (as a Python session that cannot move keeps its sidecar).
-        return this.#refused((error as Error).message, t0);
+      const saved = await backend.save(live);
+      if (!isSaved(saved)) {
+        if (!saved.lost) return this.#refused(saved.refused, t0);
+        this.#emit("session.evicted", 0, performance.now() - t0, saved.refused);
+        this.#lose(live, `its interpreter stopped while it was saved: ${saved.refused}`);
+        return false;
       }
       let blob: Uint8Array;
       try {
-        blob = sealSnapshot(
-          this.#host.key,
-          { ...this.#header(), createdAt: Date.now() },
-          state,
-          this.#host.maxSnapshotBytes,
-        );
+        blob = this.#sealWith(saved, await this.#host.header(this.#language));
       } catch (error) {
         // Over the cap: stored, it would be refused by its own resume and the session lost. It stays.
         if (!(error instanceof SnapshotUnsupportedError)) throw error;
@@ -210,104 +285,67 @@ export class DataSession implements EngineSession {
       await this.#host.store.put(this.id, blob);
       this.#stored = true;
       this.#live = undefined;
-      await live.close();
+      await live.close("evicted");
       this.#emit("session.evicted", blob.length, performance.now() - t0);
       return true;
     });
   }
 
-  /** An eviction refused for the state's size or content: said once, not tried again until it runs. */
+  /** An eviction refused for the session's size or state: said once, not tried again until it runs. */
   #refused(why: string, t0: number): false {
-    this.#unmovable = true;
+    this.#unmovable = why;
     this.#emit("session.evicted", 0, performance.now() - t0, why);
     return false;
+  }
+
+  /**
+   * Whether an engine may keep this session's place for it alone now: it cannot move, it is between
+   * runs with nothing queued, and its place is alive. The engine then takes the place (`live`).
+   */
+  get pinnable(): boolean {
+    const live = this.#live;
+    return !this.#closed && this.#queued === 0 && this.#unmovable !== undefined && !!live && live.lost === undefined;
+  }
+
+  /**
+   * Ends a session to give its place back: its state is gone, and its next run says `why`. False when
+   * it ran since it was chosen (it may move now: only a session that cannot move, or one whose backend
+   * cannot save, is ended) or holds no place.
+   */
+  end(why: string): Promise<boolean> {
+    const movable = () => this.#unmovable === undefined && this.#host.backend.save !== undefined;
+    if (this.#closed || movable()) return Promise.resolve(false);
+    return this.#serial(async () => {
+      const live = this.#live;
+      if (movable() || !live || live.lost !== undefined) return false;
+      const t0 = performance.now();
+      this.#live = undefined;
+      this.#lost = why;
+      await live.close("ended");
+      this.#emit("session.ended", 0, performance.now() - t0, why);
+      return true;
+    });
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#host.sessions.delete(this);
-    await this.#serial.idle();
+    this.#unidle();
+    this.#host.closed(this);
+    await this.#queue.idle();
     const live = this.#live;
     this.#live = undefined;
-    await live?.close();
+    await live?.close("closed");
     if (this.#stored) await this.#host.store.delete(this.id);
   }
 }
 
-/** An engine whose sessions are DataSessions over `backend`; runs and the rest go to `inner`. */
-export class SnapshotEngine implements Engine {
-  readonly name = "quickjs" as const;
-  readonly reportsRestarts: boolean;
-  readonly inner: Engine;
-  readonly #host: Host;
-  readonly #ownStore: boolean;
-
-  constructor(inner: Engine, backend: StateBackend, options: ResolvedOptions) {
-    this.inner = inner;
-    this.reportsRestarts = inner.reportsRestarts === true;
-    const s = options.sessions;
-    this.#ownStore = s.store === undefined;
-    this.#host = {
-      backend,
-      key: s.key,
-      maxSnapshotBytes: s.maxSnapshotBytes,
-      idleMs: s.idleMs,
-      store: s.store ?? new MemorySessionStore(),
-      emit: options.emit,
-      sessions: new Set(),
-    };
-  }
-
-  /** Open sessions, live or stored (tests look: nothing may leak). */
-  get sessions(): ReadonlySet<DataSession> {
-    return this.#host.sessions;
-  }
-
-  get store(): SessionStore {
-    return this.#host.store;
-  }
-
-  run(req: ResolvedRequest): Promise<RunResult> {
-    return this.inner.run(req);
-  }
-
-  async openSession(): Promise<DataSession> {
-    return new DataSession(this.#host, await this.#host.backend.open());
-  }
-
-  snapshotHeader(): Promise<Omit<SnapshotHeader, "createdAt">> {
-    return Promise.resolve({ ...this.#host.backend.header, language: "javascript" });
-  }
-
-  // ResumeOptions.reseed is not read: Math.random is reseeded on every restore (a guest cannot seed
-  // it, so no sequence of the guest's is lost by that).
-  async resumeSession(state: Uint8Array, bytes: number): Promise<DataSession> {
-    const t0 = performance.now();
-    const session = new DataSession(this.#host, await this.#host.backend.load(state));
-    this.#host.emit?.({
-      type: "session.resume",
-      engine: "quickjs",
-      session: session.id,
-      bytes,
-      ms: performance.now() - t0,
-    });
-    return session;
-  }
-
-  async #closeAll(): Promise<void> {
-    await Promise.allSettled([...this.#host.sessions].map((s) => s.close()));
-    if (this.#ownStore) await this.#host.store.close();
-  }
-
-  async close(): Promise<void> {
-    await this.#closeAll();
-    await this.inner.close();
-  }
-
-  async destroy(): Promise<void> {
-    await this.inner.destroy();
-    await this.#closeAll();
-  }
+/** Why an engine's sessions cannot be snapshotted, forked or resumed (ENGINE_INFO's `snapshots`). */
+export function cannotLeave(engine: EngineName): SnapshotUnsupportedError {
+  return ENGINE_INFO[engine].runsIn === "process" && !ENGINE_INFO[engine].snapshots
+    ? new SnapshotUnsupportedError(
+        "native",
+        `a ${engine} session is a live process (its state is the process, not data): it cannot be snapshotted, forked or resumed; use an engine whose sessions snapshot for that`,
+      )
+    : new SnapshotUnsupportedError("engine", `the ${engine} engine's sessions cannot be snapshotted`);
 }

@@ -5,8 +5,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { SessionHolders } from "../../../src/engines/pyodide/holders.ts";
-import type { PyodideSession } from "../../../src/engines/pyodide/session.ts";
 import type { SidecarProcess } from "../../../src/engines/pyodide/sidecar-client.ts";
+import type { SidecarState } from "../../../src/engines/pyodide/state-backend.ts";
+import type { DataSession } from "../../../src/engines/sessions/data-session.ts";
+
+type PyodideSession = DataSession<SidecarState>;
 import { WarmPool } from "../../../src/pool/pool.ts";
 
 interface Sidecar {
@@ -47,9 +50,14 @@ class FakeSession {
     return Promise.resolve(true);
   }
 
-  pin(): boolean {
-    this.#holders.pin(this.#self, this.sidecar as unknown as SidecarProcess);
-    return true;
+  /** Where its state lives, as the holders read it (to take the sidecar out of the pool for it). */
+  get live(): { sidecar: Sidecar } | undefined {
+    return this.sidecar ? { sidecar: this.sidecar } : undefined;
+  }
+
+  /** A real session may be pinned while it cannot move and holds a sidecar between runs. */
+  get pinnable(): boolean {
+    return this.unmovable !== undefined && this.sidecar !== undefined;
   }
 
   end(why: string): Promise<boolean> {

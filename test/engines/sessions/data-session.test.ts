@@ -10,7 +10,7 @@ import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../../src/co
 import { createSandbox } from "../../../src/index.ts";
 import { createEngine } from "../../../src/engines/quickjs/index.ts";
 import type { InProcessEngine } from "../../../src/engines/quickjs/in-process.ts";
-import type { SnapshotEngine } from "../../../src/engines/sessions/data-session.ts";
+import type { SessionsEngine } from "../../../src/engines/sessions/with-sessions.ts";
 import { decodeState, encodeState, maxSessionMemory } from "../../../src/engines/quickjs/state-codec.ts";
 import type { SandboxEvent } from "../../../src/core/events.ts";
 import { resolveOptions, resolveRequest, type SandboxOptions } from "../../../src/options/index.ts";
@@ -51,7 +51,7 @@ async function evictions(events: SandboxEvent[], n: number, failed: boolean) {
 
 async function engineOf(options: SandboxOptions) {
   const resolved = resolveOptions(options);
-  const engine = (await createEngine(resolved)) as SnapshotEngine;
+  const engine = (await createEngine(resolved)) as SessionsEngine;
   const req = (code: string) => resolveRequest({ language: "javascript", code }, resolved);
   return { engine, req, resolved };
 }
