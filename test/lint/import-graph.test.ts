@@ -110,6 +110,23 @@ describe("the floors of src/", () => {
     assert.deepEqual(upward(graph(sources(join(root, "src")))), []);
   });
 
+  it("docs/architecture.md tells the floors in FLOORS' order, with their rooms", () => {
+    const doc = readFileSync(join(root, "docs/architecture.md"), "utf8");
+    const list = /<!-- floors[^>]*-->\n([\s\S]*?)<!-- \/floors -->/.exec(doc)?.[1] ?? "";
+    const told = list
+      .split(/\n(?=\d+\. )/)
+      .filter((item) => item.trim())
+      .map((item) => ({
+        name: /\*\*(.+?)\*\*/.exec(item)?.[1],
+        apart: /\*\* \(apart\)/.test(item),
+        rooms: [...(item.split(":")[0] ?? "").matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\/$/, "")),
+      }));
+    assert.deepEqual(
+      told,
+      FLOORS.map((f) => ({ name: f.name, apart: f.apart === true, rooms: f.rooms })),
+    );
+  });
+
   it("the check finds a planted upward import and one between rooms set apart", () => {
     const src = (p: string) => join(root, "src", p);
     const g = new Map([
