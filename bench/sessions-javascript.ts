@@ -4,7 +4,7 @@
 import { createEngine } from "../src/engines/quickjs/index.ts";
 import type { DataSession } from "../src/engines/sessions/data-session.ts";
 import type { SessionsEngine } from "../src/engines/sessions/with-sessions.ts";
-import { openSnapshot } from "../src/engines/sessions/blob.ts";
+import { openSnapshot } from "../src/engines/sessions/snapshot.ts";
 import { resolveOptions, resolveRequest } from "../src/options/index.ts";
 import type { RunResult } from "../src/core/types.ts";
 

@@ -3,7 +3,7 @@
 // `RunResult`. Engines never throw for guest failures: those are results.
 
 import type { ResolvedOptions, ResolvedRequest } from "../options/index.ts";
-import type { SnapshotHeader } from "./sessions/blob.ts";
+import type { SnapshotHeader } from "./sessions/snapshot.ts";
 import type { EngineName, Language, ResumeOptions, RunResult } from "../core/types.ts";
 
 export interface Engine {
@@ -42,7 +42,7 @@ export interface Engine {
 export interface EngineSession {
   run(request: ResolvedRequest): Promise<RunResult>;
   /**
-   * An authenticated snapshot of the session (src/engines/sessions/blob.ts); absent: it cannot be taken.
+   * An authenticated snapshot of the session (src/engines/sessions/snapshot.ts); absent: it cannot be taken.
    * `language`: the session's, for the header (an engine of one language ignores it).
    */
   snapshot?(language?: Language): Promise<Uint8Array>;

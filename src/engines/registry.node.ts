@@ -9,5 +9,5 @@ export const NODE_ENGINES: EngineRegistry = {
   native: () => import("./native/index.ts"),
   // Loaded only here, when a sandbox opens with `python.packages` on (a quick look, no hashing).
   pythonPackages: async () => (await import("../library/library.ts")).installedImports(),
-  snapshots: () => import("./sessions/blob.ts"),
+  snapshots: () => import("./sessions/snapshot.ts"),
 };

@@ -5,7 +5,7 @@
 
 import type { ResolvedRequest } from "../options/index.ts";
 import type { EngineName, RunFailure } from "../core/types.ts";
-import type { checkMadeFor, openSnapshot } from "./sessions/blob.ts";
+import type { checkMadeFor, openSnapshot } from "./sessions/snapshot.ts";
 import type { Engine, EngineFactory } from "./engine.ts";
 import { failedRun } from "../kit/failures.ts";
 

@@ -18,7 +18,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EngineLifecycle } from "../../kit/lifecycle.ts";
 import { SealUnavailableError, SnapshotRejectedError } from "../../core/errors.ts";
-import type { SnapshotHeader } from "../sessions/blob.ts";
+import type { SnapshotHeader } from "../sessions/snapshot.ts";
 import { checkSeal } from "../../jail/index.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options/index.ts";
 import { WarmPool } from "../../pool/pool.ts";

@@ -16,7 +16,7 @@ import { SnapshotRejectedError } from "../../core/errors.ts";
 import type { ResolvedRequest } from "../../options/index.ts";
 import type { RunResult } from "../../core/types.ts";
 import type { LiveState, SavedState, SaveRefused, StateBackend } from "../sessions/backend.ts";
-import type { SnapshotHeader } from "../sessions/blob.ts";
+import type { SnapshotHeader } from "../sessions/snapshot.ts";
 import type { SidecarProcess } from "./sidecar-client.ts";
 
 /** Why a session on a cold-started sidecar is never stored (SnapshotUnsupportedError "checkpoint"). */

@@ -9,7 +9,7 @@
 
 import type { ResolvedRequest } from "../../options/index.ts";
 import type { EngineName, RunResult } from "../../core/types.ts";
-import type { SnapshotHeader } from "./blob.ts";
+import type { SnapshotHeader } from "./snapshot.ts";
 
 /** A session's state where it lives now. */
 export interface LiveState {

@@ -25,7 +25,7 @@ import type { ResolvedRequest } from "../../options/index.ts";
 import type { SessionStore } from "../../stores/store.ts";
 import type { EngineSession } from "../engine.ts";
 import { isSaved, type LiveState, type SavedState, type StateBackend } from "./backend.ts";
-import { openSnapshot, sealSnapshot, type SnapshotHeader } from "./blob.ts";
+import { openSnapshot, sealSnapshot, type SnapshotHeader } from "./snapshot.ts";
 
 type SessionEventType = "session.snapshot" | "session.resume" | "session.evicted" | "session.ended";
 

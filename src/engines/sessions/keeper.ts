@@ -10,7 +10,7 @@ import type { ResolvedOptions } from "../../options/index.ts";
 import { MemorySessionStore } from "../../stores/memory.ts";
 import type { SessionStore } from "../../stores/store.ts";
 import type { LiveState, StateBackend } from "./backend.ts";
-import type { SnapshotHeader } from "./blob.ts";
+import type { SnapshotHeader } from "./snapshot.ts";
 import { cannotLeave, DataSession, type SessionHost } from "./data-session.ts";
 
 /** What an engine's own policy hears of its sessions (the Pyodide pool: who holds a sidecar idle). */

@@ -6,7 +6,7 @@ import type { ResolvedOptions, ResolvedRequest } from "../../options/index.ts";
 import { ENGINE_INFO, type ResumeOptions, type RunResult } from "../../core/types.ts";
 import type { Engine } from "../engine.ts";
 import type { LiveState, StateBackend } from "./backend.ts";
-import type { SnapshotHeader } from "./blob.ts";
+import type { SnapshotHeader } from "./snapshot.ts";
 import type { DataSession } from "./data-session.ts";
 import { SessionKeeper } from "./keeper.ts";
 

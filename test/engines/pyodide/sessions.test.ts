@@ -12,7 +12,7 @@ import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../../src/core/errors.ts";
 import type { SandboxEvent } from "../../../src/core/events.ts";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
-import { sealSnapshot, openSnapshot } from "../../../src/engines/sessions/blob.ts";
+import { sealSnapshot, openSnapshot } from "../../../src/engines/sessions/snapshot.ts";
 import { DiskSessionStore } from "../../../src/stores/disk.ts";
 import { MemorySessionStore } from "../../../src/stores/memory.ts";
 import type { RunResult } from "../../../src/core/types.ts";

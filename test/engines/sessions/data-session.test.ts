@@ -14,7 +14,7 @@ import type { SessionsEngine } from "../../../src/engines/sessions/with-sessions
 import { decodeState, encodeState, maxSessionMemory } from "../../../src/engines/quickjs/state-codec.ts";
 import type { SandboxEvent } from "../../../src/core/events.ts";
 import { resolveOptions, resolveRequest, type SandboxOptions } from "../../../src/options/index.ts";
-import { openSnapshot, sealSnapshot } from "../../../src/engines/sessions/blob.ts";
+import { openSnapshot, sealSnapshot } from "../../../src/engines/sessions/snapshot.ts";
 
 const KEY = "k".repeat(40);
 const ISOLATIONS = ["thread", "in-process"] as const;

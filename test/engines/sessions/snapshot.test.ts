@@ -4,7 +4,12 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { describe, it } from "node:test";
 import { SnapshotRejectedError } from "../../../src/core/errors.ts";
-import { checkMadeFor, openSnapshot, sealSnapshot, type SnapshotHeader } from "../../../src/engines/sessions/blob.ts";
+import {
+  checkMadeFor,
+  openSnapshot,
+  sealSnapshot,
+  type SnapshotHeader,
+} from "../../../src/engines/sessions/snapshot.ts";
 
 const KEY = new Uint8Array(32).fill(7);
 const OTHER = new Uint8Array(32).fill(8);
