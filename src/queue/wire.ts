@@ -6,7 +6,7 @@
 // result's value as the tagged JSON of encodeValue (src/core/values.ts).
 
 import { z } from "zod";
-import { encodeValue } from "../core/values.ts";
+import { decodeValue, encodeValue, ValueShapeError } from "../core/values.ts";
 import { InvalidOptionError, WasmcellError, type WasmcellErrorCode } from "../core/errors.ts";
 import { requestSchema } from "../options/request.ts";
 import { fail } from "../options/zod.ts";
@@ -23,7 +23,6 @@ import {
   type RunResult,
 } from "../core/types.ts";
 import { failedRun, lostInQueue } from "../kit/failures.ts";
-import { decodeValue, ValueShapeError } from "../core/values-decode.ts";
 
 /** Bounds on what one job or one result may carry across Redis (the engines' own limits apply after). */
 export const WIRE = Object.freeze({

@@ -3,7 +3,7 @@
 // fix first, then what the code printed, every cut marked as a cut, and files listed by name and size.
 
 import type { Limits, OutputFile, OutputLimit, RunResult } from "../../core/types.ts";
-import { renderValue } from "../../core/values.ts";
+import { renderValue } from "./render-value.ts";
 
 /** A file the run wrote, as a model-facing tool returns it. Content is inlined only where useful. */
 export interface ToolOutputFile {

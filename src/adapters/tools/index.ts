@@ -26,7 +26,8 @@ export {
   type RunCodeInput,
   type RunCodeToolOptions,
 } from "./run-code.ts";
-export { encodeValue, renderValue } from "../../core/values.ts";
+export { encodeValue } from "../../core/values.ts";
+export { renderValue } from "./render-value.ts";
 
 export interface ToolkitOptions extends RunCodeToolOptions {
   /** Also offer code mode over these host tools (JSON in, JSON out). */

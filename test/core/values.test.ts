@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { encodeValue, renderValue } from "../../../src/core/values.ts";
+import { encodeValue } from "../../src/core/values.ts";
+import { renderValue } from "../../src/adapters/tools/render-value.ts";
 
 describe("encodeValue (the --json encoding of values JSON cannot hold)", () => {
   test("JSON values are themselves", () => {
