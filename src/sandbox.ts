@@ -8,7 +8,7 @@ import { ClosedError, InvalidOptionError, SnapshotRejectedError, SnapshotUnsuppo
 import type { Engine, EngineSession } from "./engines/engine.ts";
 import type { EngineRegistry } from "./engines/registry.ts";
 import { InFlight } from "./kit/in-flight.ts";
-import { describeRuntime, SEALED } from "./engines/quickjs/describe.ts";
+import { describeRuntime, SEALED } from "./engines/lib/quickjs/runtime/table.ts";
 import { resultEvents } from "./core/events.ts";
 import {
   resolveOptions,

@@ -23,16 +23,20 @@ import { makeOffer, requestWithin, type SandboxOptions } from "../options/index.
 import type { Sandbox } from "../sandbox.ts";
 import type { HostFunction, Limits, PythonEngine, RunRequest } from "../core/types.ts";
 import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
+import { GRACE } from "../kit/deadline.ts";
 import { WorkerMetrics } from "./metrics.ts";
 import { replyChannel, replyMessage } from "./replies.ts";
 import { TenantGate, type TenantLimits } from "./tenants.ts";
 import { decodeJob, hostReply, resultReply, type Reply } from "./wire.ts";
 
+/** Writing a reply to Redis and releasing the job, once its run has ended. */
+const REPLY_MS = 1_000;
+
 /**
- * What a run may take past its deadline before the worker is done with the job: the engines' kill
- * graces (a starved thread gets up to 2 s, a sidecar 1 s) and writing the reply to Redis.
+ * What a run may take past its deadline before the worker is done with the job: the longest of the
+ * engines' kill graces (kit/deadline.ts GRACE: a starved thread, a sidecar) and writing the reply.
  */
-export const LOCK_MARGIN_MS = 3_000;
+export const LOCK_MARGIN_MS = Math.max(GRACE.threadStarvedMaxMs, GRACE.sidecarKillMs) + REPLY_MS;
 
 export interface JobContext {
   /** The job's id: the request's idempotency key when the client gave one. Stable across retries. */

@@ -13,7 +13,7 @@ import { Gate, GateAbortedError } from "../../pool/gate.ts";
 import { aborted, failedRun } from "../../kit/failures.ts";
 import type { NetworkGate } from "../lib/quickjs/fetch.ts";
 import { QuickJSEngine } from "../lib/quickjs/index.ts";
-import { RUNS_AT_ONCE } from "./limits.ts";
+import { MAX_RUNS_PER_WORKER } from "../../options/index.ts";
 
 /** The in-process QuickJS engine with admission bounded like the thread pool's. */
 export class InProcessEngine implements Engine {
@@ -23,7 +23,7 @@ export class InProcessEngine implements Engine {
 
   constructor(maxQueue: number, wasmModule?: WasmModuleSource, gate?: NetworkGate) {
     this.inner = new QuickJSEngine(wasmModule, gate);
-    this.#gate = new Gate("javascript engine", RUNS_AT_ONCE, maxQueue);
+    this.#gate = new Gate("javascript engine", MAX_RUNS_PER_WORKER, maxQueue);
   }
 
   run(req: ResolvedRequest): Promise<RunResult> {

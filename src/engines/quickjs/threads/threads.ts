@@ -1,7 +1,7 @@
 // The JavaScript engine with guest code off the host's thread: a pool of worker threads, each holding a
 // warm in-process QuickJS engine (worker.ts), plus one warm spare.
 //
-// - Admission is bounded (src/pool/gate.ts): up to RUNS_AT_ONCE runs per worker at once (counting
+// - Admission is bounded (src/pool/gate.ts): up to MAX_RUNS_PER_WORKER runs per worker at once (counting
 //   the overflow workers below, up to `javascript.maxWorkers`), then `javascript.maxQueue` waiting,
 //   then `QueueFullError`. A worker's engine keeps that many warm cells, so admitted runs never build a
 //   runtime from scratch.
@@ -47,7 +47,7 @@ import { STALL_MS, WorkerHandle } from "./handle.ts";
 import { answerHostCall } from "./host-call.ts";
 import { Job } from "./job.ts";
 import { RunScope } from "../../../kit/scope.ts";
-import { RUNS_AT_ONCE } from "../limits.ts";
+import { MAX_RUNS_PER_WORKER } from "../../../options/index.ts";
 import { place } from "./placement.ts";
 import { parseResult, REVOKED, type HostMessage, type WorkerMessage } from "./protocol.ts";
 import { ThreadSession } from "./thread-session.ts";
@@ -67,7 +67,7 @@ const TICK_MS = STALL_MS / 2;
 export interface PoolSize {
   workers: number;
   maxWorkers: number;
-  /** Runs posted to one worker at once, 1 to RUNS_AT_ONCE. */
+  /** Runs posted to one worker at once, 1 to MAX_RUNS_PER_WORKER. */
   runsPerWorker: number;
   maxQueue: number;
 }
@@ -132,8 +132,8 @@ export class ThreadEngine implements Engine {
       throw new InvalidOptionError("javascript.maxWorkers", `must be at least javascript.workers (${size.workers})`);
     this.#wasmModule = wasmModule;
     this.#emit = emit;
-    if (!(size.runsPerWorker >= 1 && size.runsPerWorker <= RUNS_AT_ONCE))
-      throw new InvalidOptionError("javascript.runsPerWorker", `must be from 1 to ${RUNS_AT_ONCE}`);
+    if (!(size.runsPerWorker >= 1 && size.runsPerWorker <= MAX_RUNS_PER_WORKER))
+      throw new InvalidOptionError("javascript.runsPerWorker", `must be from 1 to ${MAX_RUNS_PER_WORKER}`);
     this.#maxWorkers = size.maxWorkers;
     this.#runsPerWorker = size.runsPerWorker;
     this.#gate = new Gate("javascript pool", size.maxWorkers * size.runsPerWorker, size.maxQueue);
