@@ -25,6 +25,7 @@ const HTTP_ONLY = [
   "max-inflight-per-client",
   "trust-proxy",
   "drain-ms",
+  "session-quota-mb",
 ] as const;
 
 export async function mcpCommand(argv: string[], io: Io): Promise<number> {
@@ -53,6 +54,7 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
       redis: { type: "string" },
       "session-lease-ms": { type: "string" },
       "session-wait-ms": { type: "string" },
+      "session-quota-mb": { type: "string" },
       "js-workers": { type: "string" },
       "js-max-workers": { type: "string" },
       "python-pool": { type: "string" },
@@ -133,6 +135,8 @@ export async function mcpCommand(argv: string[], io: Io): Promise<number> {
   if (ttlSeconds !== undefined) http.sessionTtlMs = ttlSeconds * 1000;
   if (maxInflight !== undefined) http.maxInflight = maxInflight;
   if (perClient !== undefined) http.maxInflightPerClient = perClient;
+  const quotaMb = positiveInt("--session-quota-mb", values["session-quota-mb"]);
+  if (quotaMb !== undefined) http.sessionQuotaBytes = quotaMb * 1024 * 1024;
   const server = await serveHttp(http);
   const mode = http.stateless ? " (stateless)" : store ? ` (sessions stored in ${store.where})` : "";
   io.stderr.write(`wasmcell mcp listening on ${server.url}${mode}\n`);

@@ -83,6 +83,9 @@ mcp options:
   --session-lease-ms N        stored sessions: a session lock's lease, renewed while a call runs (default 10000)
   --session-wait-ms N         stored sessions: wait this long for a session another call holds, then
                               refuse the call as busy (default 30000)
+  --session-quota-mb N        --http with stored sessions: the most MiB one MCP session's records (its
+                              languages and forks) take in the store; past it a call's state is not kept
+                              (default 256)
   --js-workers N              JavaScript worker threads kept warm (default: the number of cores)
   --js-max-workers N          threads the JavaScript pool may grow to while CPU-bound calls hold the others
                               (default 4 per core, at least --js-workers; about 30 MB each)

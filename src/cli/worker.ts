@@ -70,6 +70,12 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
       ...(lockDurationMs !== undefined ? { lockDurationMs } : {}),
       ...(stalledIntervalMs !== undefined ? { stalledIntervalMs } : {}),
       ...(values["log-jobs"] ? { onJob: (e: object) => io.stdout.write(`${JSON.stringify(e)}\n`) } : {}),
+      onConnection: (event) =>
+        io.stderr.write(
+          event.state === "lost"
+            ? `wasmcell worker: Redis at ${redisAddress(redis)} unreachable (${event.reason}); retrying with backoff\n`
+            : `wasmcell worker: Redis at ${redisAddress(redis)} reachable again\n`,
+        ),
     });
   } catch (error) {
     await sandbox.close();
@@ -128,6 +134,12 @@ function serveMetrics(
     server.once("error", reject);
     server.listen(port, host, () => resolve(server));
   });
+}
+
+/** host:port of a redis:// URL, never its password. */
+function redisAddress(url: string): string {
+  const { hostname, port } = new URL(url);
+  return `${hostname}:${port || "6379"}`;
 }
 
 function isLoopback(host: string): boolean {

@@ -29,7 +29,9 @@ export type WasmcellErrorCode =
   /** This session cannot be snapshotted (a native process, or state that cannot leave its interpreter). */
   | "SNAPSHOT_UNSUPPORTED"
   /** A stored session's lock was held elsewhere past the wait, lost mid-run, or its wait cancelled; `reason` says which. */
-  | "SESSION_BUSY";
+  | "SESSION_BUSY"
+  /** A stored MCP session's state would be over its quota (`sessionQuotaBytes`): this call's state was not kept. */
+  | "SESSION_QUOTA";
 
 export class WasmcellError extends Error {
   override name = "WasmcellError";
@@ -209,7 +211,9 @@ export type SnapshotRejection =
    */
   | "size"
   /** Not a snapshot at all, or cut short, or authenticated but not loadable (then nothing was resumed). */
-  | "corrupt";
+  | "corrupt"
+  /** Gone before anything resumed it: its store removed it to stay within its size budget. */
+  | "evicted";
 
 /** `sandbox.resume(bytes)` refused the bytes; nothing of them reached a live interpreter that stays. */
 export class SnapshotRejectedError extends WasmcellError {
@@ -253,5 +257,17 @@ export class SessionBusyError extends WasmcellError {
   constructor(reason: "busy" | "lost" | "aborted", message: string, options?: ErrorOptions) {
     super("SESSION_BUSY", message, options);
     this.reason = reason;
+  }
+}
+
+/**
+ * A stored MCP session's records (each language it ran, each fork it made) would together be over
+ * its quota (`sessionQuotaBytes`): the call's new state was not kept, and the stored session is as it
+ * was before the call.
+ */
+export class SessionQuotaError extends WasmcellError {
+  override name = "SessionQuotaError";
+  constructor(message: string) {
+    super("SESSION_QUOTA", message);
   }
 }

@@ -410,13 +410,16 @@ export class RunNetwork {
       req.on("socket", track);
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
-      req.on("error", (error) =>
+      req.on("error", (error) => {
+        // After the answer came, the body's reader reports the failure (and #abortError emits the
+        // limit it was): computing it here too would count one timeout twice.
+        if (settled) return;
         fail(
           signal.aborted
             ? this.#abortError(signal, name)
             : new TypeError(`network: ${method} ${name} failed: ${error.message}`),
-        ),
-      );
+        );
+      });
       req.on("close", () =>
         fail(new TypeError(`network: ${method} ${name} failed: the connection closed with no answer`)),
       );

@@ -13,6 +13,11 @@
 // fit inside the lock duration (checked here at start-up). So by the time a job's lock has run out and
 // a second worker takes it, a first run that is somehow still alive has passed its deadline and been
 // ended: two runs of one job never overlap in time.
+//
+// Redis going away is an event, not a crash: the connections retry with backoff, `onConnection`
+// hears "lost" once and "restored" once, and close() ends within a bound whatever Redis does: the
+// runs in flight end by their deadlines, then Redis gets CLOSE_GRACE_MS to take what is left, then
+// every connection is ended (and BullMQ gets CLOSE_GRACE_MS more to notice).
 
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -22,7 +27,15 @@ import { createSandbox } from "../index.ts";
 import { makeOffer, requestWithin, type SandboxOptions } from "../options/index.ts";
 import type { Sandbox } from "../sandbox.ts";
 import type { HostFunction, Limits, PythonEngine, RunRequest } from "../core/types.ts";
-import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
+import {
+  checkQueueName,
+  checkRedisUrl,
+  connect,
+  DEFAULT_QUEUE,
+  PREFIX,
+  watchConnection,
+  type ConnectionEvent,
+} from "./connection.ts";
 import { GRACE } from "../kit/deadline.ts";
 import { WorkerMetrics } from "./metrics.ts";
 import { replyChannel, replyMessage } from "./replies.ts";
@@ -37,6 +50,14 @@ const REPLY_MS = 1_000;
  * engines' kill graces (kit/deadline.ts GRACE: a starved thread, a sidecar) and writing the reply.
  */
 export const LOCK_MARGIN_MS = Math.max(GRACE.threadStarvedMaxMs, GRACE.sidecarKillMs) + REPLY_MS;
+
+/**
+ * What close() gives Redis, once the runs in flight have ended, to take the last results and tenant
+ * releases and close the connections; past it they are dropped (a result not stored by then is run
+ * again elsewhere: at-least-once). Without it a worker whose Redis is gone never exits: each close
+ * waits on a command queued for a connection that does not come back.
+ */
+export const CLOSE_GRACE_MS = 3_000;
 
 export interface JobContext {
   /** The job's id: the request's idempotency key when the client gave one. Stable across retries. */
@@ -93,6 +114,8 @@ export interface WorkerOptions {
   onJob?: (event: JobEvent) => void;
   /** Completed jobs (their replies) are kept this long for `client.result(id)`. @defaultValue 3600 */
   keepResultsSeconds?: number;
+  /** Told once when the connection to Redis is lost (the worker keeps retrying) and once when it is back. */
+  onConnection?: (event: ConnectionEvent) => void;
 }
 
 export interface QueueWorker {
@@ -139,11 +162,15 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
     "concurrency",
   );
   const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  // One connection for BullMQ's queue and worker and for this file's own commands (BullMQ adds the
+  // worker's blocking connection, duplicated from it): close() can then end every one of them.
   const redis = connect(url);
   const gate = new TenantGate(redis, options.tenants ?? {}, `${PREFIX}:${queueName}`, lockDurationMs, id);
   const metrics = new WorkerMetrics();
-  const queue = new Queue(queueName, { connection: { url }, prefix: PREFIX });
+  const queue = new Queue(queueName, { connection: redis, prefix: PREFIX });
   let draining = false;
+  /** The runs in progress: close() waits for these (each ends by its deadline), not for Redis. */
+  const runs = new Set<Promise<unknown>>();
 
   // The fast path to a waiting client (replies.ts): each reply is published the moment it exists,
   // before BullMQ stores it and before the run's tenant slot is released (a round trip the client
@@ -162,6 +189,11 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   };
 
   const processJob = async (job: Job, token?: string): Promise<Reply> => {
+    if (draining) {
+      // Fetched as the drain began: back to the queue for another worker, not a run close() must wait for.
+      await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
+    }
     const jobId = job.id ?? "";
     metrics.wait.observe(Math.max(0, (job.processedOn ?? Date.now()) - job.timestamp) / 1000);
     let tenant: string;
@@ -196,7 +228,9 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
     try {
       const context: JobContext = { id: jobId, tenant, attempt: job.attemptsStarted };
       const hostFunctions = options.hostFunctions?.(context);
-      const result = await sandbox.run({ ...request, ...(hostFunctions ? { hostFunctions } : {}) });
+      const run = sandbox.run({ ...request, ...(hostFunctions ? { hostFunctions } : {}) });
+      runs.add(run);
+      const result = await run.finally(() => runs.delete(run));
       metrics.job(result.ok ? "ok" : result.error.kind);
       return send(job, resultReply(id, result));
     } catch (error) {
@@ -216,7 +250,7 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   };
 
   const worker = new Worker(queueName, processJob, {
-    connection: { url },
+    connection: redis,
     prefix: PREFIX,
     concurrency,
     lockDuration: lockDurationMs,
@@ -228,6 +262,7 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   });
   // BullMQ reports connection trouble here; without a listener an 'error' event would crash the process.
   worker.on("error", () => {});
+  const watch = watchConnection([redis, queue, worker], redis, (event) => options.onConnection?.(event));
   const notice = (job: Job | undefined) => {
     if (job?.id !== undefined) announce(JSON.stringify({ id: job.id }));
   };
@@ -246,11 +281,34 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
     close: () =>
       (closing ??= (async () => {
         draining = true;
-        await worker.close(); // stops fetching, waits for the jobs in flight
-        await Promise.allSettled([queue.close(), redis.quit()]);
+        const stopped = worker.close(); // takes no new job; settles once BullMQ is done with Redis
+        while (runs.size > 0) await Promise.allSettled([...runs]);
+        const polite = Promise.allSettled([stopped, queue.close()]).then(() => redis.quit().catch(() => {}));
+        if (!(await settlesWithin(polite, CLOSE_GRACE_MS))) {
+          // Redis is not answering: end every connection, which fails what waits on them, and
+          // BullMQ finishes closing.
+          watch.stop();
+          redis.endAll();
+          await settlesWithin(polite, CLOSE_GRACE_MS);
+        }
         if (owned) await sandbox.close();
       })()),
   };
+}
+
+/** Whether `promise` settles (either way) within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const settled = await Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    late,
+  ]);
+  clearTimeout(timer);
+  return settled;
 }
 
 function isSandbox(s: WorkerOptions["sandbox"]): s is Sandbox {

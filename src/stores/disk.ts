@@ -1,6 +1,8 @@
 // A session store on disk: one 0600 file per session in a 0700 directory, written atomically (a temp
 // file in the same directory, fsynced, then renamed over the old one: a reader sees the old blob or the
-// new, never half of one), within a size budget (the least recently used blobs are removed first).
+// new, never half of one), within a size budget (the least recently used blobs are removed first;
+// each leaves an empty `ID.evicted` marker, so its owner can be told its state is gone rather than
+// find nothing, until the id is put or deleted again; the newest MAX_MARKERS markers are kept).
 // With a configured `sessions.key`, sessions in it outlive the process (an MCP server's restart).
 // Ids are validated so they cannot name a path: [A-Za-z0-9_-], 1-128 characters.
 // Locks hold across the processes of this machine (file-lock.ts: a lock file per session, `.ID.lock`,
@@ -8,7 +10,7 @@
 // replicas on several machines share the Redis store instead.
 
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { InvalidOptionError } from "../core/errors.ts";
 import { takeFileLock } from "./file-lock.ts";
@@ -16,6 +18,9 @@ import type { SessionLock, SessionStore } from "./store.ts";
 
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
 const SUFFIX = ".snapshot";
+const EVICTED = ".evicted";
+/** Markers of evicted blobs kept (empty files); past it the oldest go. */
+const MAX_MARKERS = 10_000;
 
 export interface DiskSessionStoreOptions {
   /** The directory (made 0700 if missing). */
@@ -34,10 +39,10 @@ export class DiskSessionStore implements SessionStore {
     this.maxBytes = options.maxBytes ?? 1024 * 1024 * 1024;
   }
 
-  #path(id: string): string {
+  #path(id: string, suffix = SUFFIX): string {
     if (typeof id !== "string" || !ID.test(id))
       throw new InvalidOptionError("session id", "must be 1-128 characters of A-Z, a-z, 0-9, _ and -");
-    return join(this.dir, id + SUFFIX);
+    return join(this.dir, id + suffix);
   }
 
   #dir(): Promise<unknown> {
@@ -81,31 +86,50 @@ export class DiskSessionStore implements SessionStore {
       await rm(temp, { force: true });
       throw error;
     }
+    await rm(this.#path(id, EVICTED), { force: true });
     await this.#trim(id);
   }
 
-  /** Removes the least recently used blobs (never `keep`) until the rest fit the budget. */
+  /**
+   * Removes the least recently used blobs (never `keep`) until the rest fit the budget, marking each,
+   * and the oldest markers past MAX_MARKERS.
+   */
   async #trim(keep: string): Promise<void> {
     const entries: { path: string; size: number; used: number }[] = [];
+    const markers: { path: string; used: number }[] = [];
     let total = 0;
     for (const name of await readdir(this.dir)) {
-      if (!name.endsWith(SUFFIX)) continue;
+      const marker = name.endsWith(EVICTED);
+      if (!name.endsWith(SUFFIX) && !marker) continue;
       const path = join(this.dir, name);
       const s = await stat(path).catch(() => undefined);
       if (!s) continue;
-      total += s.size;
-      if (name !== keep + SUFFIX) entries.push({ path, size: s.size, used: s.mtimeMs });
+      if (marker) markers.push({ path, used: s.mtimeMs });
+      else {
+        total += s.size;
+        if (name !== keep + SUFFIX) entries.push({ path, size: s.size, used: s.mtimeMs });
+      }
     }
     entries.sort((a, b) => a.used - b.used);
     for (const e of entries) {
       if (total <= this.maxBytes) break;
+      const marker = e.path.slice(0, -SUFFIX.length) + EVICTED;
+      await writeFile(marker, "", { mode: 0o600 });
       await rm(e.path, { force: true });
       total -= e.size;
+      markers.push({ path: marker, used: Date.now() });
     }
+    markers.sort((a, b) => a.used - b.used);
+    for (const m of markers.slice(0, Math.max(0, markers.length - MAX_MARKERS))) await rm(m.path, { force: true });
+  }
+
+  async evicted(id: string): Promise<boolean> {
+    return (await stat(this.#path(id, EVICTED)).catch(() => undefined)) !== undefined;
   }
 
   async delete(id: string): Promise<void> {
     await rm(this.#path(id), { force: true });
+    await rm(this.#path(id, EVICTED), { force: true });
   }
 
   async lock(id: string, ttlMs: number): Promise<SessionLock | undefined> {

@@ -23,6 +23,12 @@ export interface SessionStore {
    * process may implement it in memory; a shared store (Redis) must make it hold across processes.
    */
   lock(id: string, ttlMs: number): Promise<SessionLock | undefined>;
+  /**
+   * Whether `id` was removed by the store itself (to stay within a size budget) since it was last
+   * put, and not deleted since: its owner was not the one who ended it, and should hear so. Stores
+   * that never remove a blob on their own leave it out.
+   */
+  evicted?(id: string): Promise<boolean>;
   /** Frees what the store holds (connections, timers). */
   close(): Promise<void>;
 }

@@ -51,6 +51,45 @@ describe("wasmcell worker", () => {
     assert.match(worker.stderr(), /drained/);
   });
 
+  it("Redis gone: one line says so (no stack traces), it comes back, and SIGTERM still ends the worker", async () => {
+    const own = await startRedis();
+    const worker = await startWorker(own.url, ["--timeout-ms", "4000", "--lock-ms", "10000"]);
+    const gone = own.process.exitCode === null && own.process.kill("SIGKILL");
+    assert.ok(gone);
+    await own.stop();
+    // Long enough for many reconnect attempts by each of the worker's connections.
+    await new Promise((r) => setTimeout(r, 4_000));
+    const back = await startRedis(own.port);
+    let served: Awaited<ReturnType<typeof client.result>> | undefined;
+    try {
+      const there = await createQueueClient({ redis: back.url, waitMs: 30_000 });
+      try {
+        served = await there.result(await there.enqueue({ language: "javascript", code: "6 * 7" }));
+      } finally {
+        await there.close();
+      }
+      // Gone again, for good this time: the drain must not wait for it.
+      back.process.kill("SIGKILL");
+      await back.stop();
+      await new Promise((r) => setTimeout(r, 2_000));
+      worker.child.kill("SIGTERM");
+      const code = await Promise.race([
+        worker.exited,
+        new Promise((r) => setTimeout(() => r("still running"), 30_000)),
+      ]);
+      assert.equal(code, 0, worker.stderr());
+    } finally {
+      if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
+      await back.stop();
+    }
+    assert.equal(served?.ok && served.value, 42);
+    const stderr = worker.stderr();
+    assert.doesNotMatch(stderr, /Unhandled error event|^\s+at /m);
+    assert.equal(stderr.match(/Redis .*unreachable/g)?.length, 2, stderr);
+    assert.equal(stderr.match(/Redis .*reachable again/g)?.length, 1, stderr);
+    assert.match(stderr, /drained/);
+  });
+
   it("refuses a lock duration the deadline does not fit, naming both", async () => {
     const ran = await runNode(["src/cli/main.ts", "worker", "--redis", redis.url, "--lock-ms", "4000"]);
     assert.equal(ran.code, 2, ran.stderr);

@@ -63,6 +63,18 @@ def find_js(roots, enter=(), main_prefix=None):
     return sorted(set(js)), len(seen)
 `;
 
+/**
+ * Python prelude: `fn`, a JsProxy of a JavaScript function (`Number`; `fn.constructor` is the realm's
+ * `Function`), made the one way the guest layer leaves open: ctypes calling the interpreter's exported
+ * `JsProxy_create` (docs/seal.md, "Guest layer"). For the tests of the layers below it, which assume
+ * a guest holds one. A JavaScript reference kept past the run retires the sidecar.
+ */
+export const PY_JS_FUNCTION = `import ctypes as _ctypes
+_make = _ctypes.pythonapi.JsProxy_create
+_make.restype, _make.argtypes = _ctypes.py_object, [_ctypes.c_int]
+fn = _make(0).constructor
+`;
+
 const sandboxes = new Map<string, Promise<Sandbox>>();
 
 export function pyodideSandbox(seal: SealOptions = FULL, pool = 1): Promise<Sandbox> {

@@ -17,10 +17,10 @@ export interface RedisServer {
 
 export const redisAvailable = (): boolean => spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status === 0;
 
-/** Starts redis-server and resolves once it answers PING (bounded: 10 s). */
-export async function startRedis(): Promise<RedisServer> {
+/** Starts redis-server (on `port`, or a free one) and resolves once it answers PING (bounded: 10 s). */
+export async function startRedis(port?: number): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), "wasmcell-redis-"));
-  const port = await freePort();
+  port ??= await freePort();
   const child = spawn(
     "redis-server",
     ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],

@@ -192,6 +192,24 @@ describe("the gated fetch", () => {
     await assert.rejects(text(deadline, { url: `${allowed.origin}/slow` }), denied("timeout"));
   });
 
+  it("a body cut by the request's timeout is one network.timeoutMs limit event, not two", async () => {
+    // The head came, then the body stalled: the connection's error and the body's read both see the
+    // abort, and only one of them may report it (events count what fired).
+    const { net, events } = gate({ allow: [`127.0.0.1:${allowed.port}`], timeoutMs: 300 });
+    const r = await net.fetch({ url: `${allowed.origin}/slow` });
+    await assert.rejects(
+      (async () => {
+        while (await r.body.read());
+      })(),
+      denied("timeout"),
+    );
+    const limits = events.filter((e) => e.type === "limit");
+    assert.deepEqual(
+      limits.map((e) => e.type === "limit" && e.limit),
+      ["network.timeoutMs"],
+    );
+  });
+
   it("ignores the host's proxy settings", async () => {
     const saved = { ...process.env };
     process.env.HTTP_PROXY = other.origin;

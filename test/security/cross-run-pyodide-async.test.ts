@@ -3,13 +3,15 @@
 // with call_later/call_at, a replaced event loop policy, the loop's own settings — or a JS reference,
 // and a later run (another tenant) meets it. Top-level `await` runs on a pure-Python loop that makes
 // no JavaScript state (src/engines/pyodide/sidecar/loop.py), so such a run is reset in place like any
-// other (WASM memory and file system restored and proven); one that reaches JavaScript (a leaked
-// JsProxy, Pyodide's own WebLoop) still changes Pyodide's JS reference table and retires its sidecar.
+// other (WASM memory and file system restored and proven), and so is every loop a guest can ask for
+// (the running loop and the policy's are that loop); one that reaches JavaScript (a JsProxy made
+// through ctypes) still changes Pyodide's JS reference table and retires its sidecar.
 // Every attack is followed by a run, on the same sidecar where the verdict is "reset", that waits
 // long enough for anything scheduled to fire and must see exactly the pristine state.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { PyodideEngine } from "../../src/engines/pyodide/index.ts";
+import { PY_JS_FUNCTION } from "../helpers/pyodide.ts";
 import type { RunResult } from "../../src/core/types.ts";
 import { STATE_PROBE, warmPyodide } from "../helpers/pyodide-state.ts";
 
@@ -25,12 +27,6 @@ with warnings.catch_warnings():
  loop.get_exception_handler() is None, loop.get_debug(), loop.slow_callback_duration, len(loop._scheduled),
  len(loop._ready), [k for k in dir(builtins) if k.startswith("LEAK")]]
 `;
-
-// Pyodide's WebLoop (the policy's loop; the running loop of an async run is wasmcell's own) leaks a
-// JsProxy of its scheduler through its methods' globals.
-const JS_FN =
-  "import warnings\nwarnings.simplefilter('ignore')\n" +
-  "fn = type(asyncio.get_event_loop_policy().get_event_loop()).call_later.__globals__['scheduleCallback']\n";
 
 // [what is left behind, the hostile async run, "reset" (same sidecar) or "retire"]
 const ATTACKS: [string, string, "reset" | "retire"][] = [
@@ -93,18 +89,18 @@ await asyncio.sleep(0.01)`,
     "reset",
   ],
   [
-    "a JS reference held by Python (leaked JsProxy)",
-    `import asyncio\n${JS_FN}keep = fn.constructor\nawait asyncio.sleep(0)`,
+    "a JS reference held by Python (a JsProxy made through ctypes)",
+    `import asyncio\n${PY_JS_FUNCTION}keep = fn.constructor\nawait asyncio.sleep(0)`,
     "retire",
   ],
   [
-    "a callback on Pyodide's own WebLoop (JavaScript timers)",
+    "a callback on the policy's loop (the sandbox's own: Pyodide's WebLoop, which set JavaScript timers, is no one's)",
     String.raw`import asyncio, warnings
 warnings.simplefilter("ignore")
-web = asyncio.get_event_loop_policy().get_event_loop()
-web.call_later(0.1, lambda: open("/tmp/webloop", "w").write("x"))
+loop = asyncio.get_event_loop_policy().get_event_loop()
+loop.call_later(0.1, lambda: open("/tmp/webloop", "w").write("x"))
 await asyncio.sleep(0)`,
-    "retire",
+    "reset",
   ],
 ];
 

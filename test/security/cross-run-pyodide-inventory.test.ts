@@ -12,19 +12,17 @@
 // |  /dev/shm, inode + pipe counters   |                        |                               |                             |
 // | open streams, dup'd fds            | FS.streams             | closed, table rebuilt         | pristine, same sidecar      |
 // | terminal buffers                   | TTY.ttys               | rebuilt from the record       | pristine, same sidecar      |
-// | background tasks on Pyodide's      | Node timer lists       | cancelled; the JS reference   | sidecar retired             |
-// |  WebLoop (a sync run), timers      |  + hiwire              |  its callback held: compared  |                             |
-// | tasks of a top-level-await run     | WASM memory (loop.py)  | memory copied back            | pristine, same sidecar      |
-// |                                    |                        |  (cross-run-pyodide-async)    |                             |
-// | JS references (a leaked JsProxy)   | hiwire table           | cannot be proven: compared    | sidecar retired             |
+// | tasks a run leaves on the event    | WASM memory (loop.py:  | memory copied back            | pristine, same sidecar      |
+// |  loop (sync or top-level await)    |  no JavaScript timer)  |  (cross-run-pyodide-async)    |                             |
+// | JS references (a JsProxy, made     | hiwire table           | cannot be proven: compared    | sidecar retired             |
+// |  through ctypes)                   |                        |                               |                             |
 // | dynamic code (ctypes callbacks)    | WASM function table    | cannot be undone: compared    | sidecar retired             |
 // | JS built-ins (through a JsProxy)   | the realm              | cannot be undone: fingerprint | sidecar retired             |
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { PyodideEngine } from "../../src/engines/pyodide/index.ts";
+import { PY_JS_FUNCTION } from "../helpers/pyodide.ts";
 import { STATE_PROBE, warmPyodide } from "../helpers/pyodide-state.ts";
-
-const JS_FN = "import asyncio\nfn = type(asyncio.get_event_loop()).call_later.__globals__['scheduleCallback']\n";
 
 // [state, hostile run, "reset" (same sidecar) or "retire"]
 const INVENTORY: [string, string, "reset" | "retire"][] = [
@@ -55,17 +53,17 @@ const INVENTORY: [string, string, "reset" | "retire"][] = [
   ["open files and descriptors", "import os\nkeep = open('/tmp/held', 'w')\nos.dup2(1, 9)", "reset"],
   ["terminal buffers", "open('/dev/tty', 'w').write('partial')", "reset"],
   [
-    "a background task (its pending timer holds a JS reference)",
+    "a background task left by a synchronous run (on the sandbox's loop: no JavaScript timer)",
     "import asyncio\nasync def later():\n    await asyncio.sleep(0.01)\n    open('/tmp/late', 'w')\nasyncio.get_event_loop().create_task(later())",
-    "retire",
+    "reset",
   ],
-  ["a JS reference held by Python (leaked JsProxy)", `${JS_FN}keep = fn.constructor`, "retire"],
+  ["a JS reference held by Python (a JsProxy made through ctypes)", `${PY_JS_FUNCTION}keep = fn.constructor`, "retire"],
   [
     "the WASM function table (a ctypes callback)",
     "import ctypes\ncb = ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 1)",
     "retire",
   ],
-  ["a JS built-in (through a leaked JsProxy)", `${JS_FN}fn.constructor.prototype.leak = 1`, "retire"],
+  ["a JS built-in (through a JsProxy)", `${PY_JS_FUNCTION}fn.constructor.prototype.leak = 1`, "retire"],
 ];
 
 describe("pyodide: the state inventory, each piece back to the checkpoint after a hostile run", () => {

@@ -47,10 +47,22 @@ export async function runCommandLine(line: string, ctx: CommandContext): Promise
   return code;
 }
 
-type Target = Stream | "null" | { key: string; append: boolean; chunks: string[] };
+type Target = Stream | "null" | { key: string; given: string; append: boolean; chunks: string[] };
 
-/** `> file`, `>> file`, `2> file`, `2>&1`, `> /dev/null`: where each stream goes, in bash's order. */
-function routeOutput(
+/** The files bash opens as a copy of the descriptor they name (Linux has them too). */
+const STANDARD: Record<string, Stream> = {
+  "/dev/stdout": "stdout",
+  "/dev/fd/1": "stdout",
+  "/dev/stderr": "stderr",
+  "/dev/fd/2": "stderr",
+};
+
+/**
+ * `> file`, `>> file`, `2> file`, `2>&1`, `> /dev/null`, `> /dev/stderr`: where each stream goes, in
+ * bash's order. One file named by two redirections is refused: bash opens it twice and each stream
+ * writes at its own offset, over the other's bytes.
+ */
+export function routeOutput(
   redirects: Redirect[],
   ctx: CommandContext,
 ): number | { write: CommandContext["write"]; flush: () => void } {
@@ -59,7 +71,9 @@ function routeOutput(
   let err: Target = "stderr";
   for (const r of redirects) {
     let target: Target;
+    const standard = "target" in r ? STANDARD[r.target] : undefined;
     if ("toStdout" in r) target = out;
+    else if (standard) target = standard === "stdout" ? out : err;
     else if (r.target === "/dev/null") target = "null";
     else {
       let key: string;
@@ -79,7 +93,15 @@ function routeOutput(
         ctx.write("stderr", `bash: ${r.target}: No such file or directory\n`);
         return 1;
       }
-      target = files.get(key) ?? { key, append: r.append, chunks: [] };
+      const named = files.get(key);
+      if (named) {
+        ctx.write(
+          "stderr",
+          `wasmcell: the file '${named.given}' is named by two redirections (bash would write each stream at its own offset, over the other); use '> ${named.given} 2>&1'\n`,
+        );
+        return EXIT.usage;
+      }
+      target = { key, given: r.target, append: r.append, chunks: [] };
       files.set(key, target);
     }
     if (r.fd === 1) out = target;

@@ -24,6 +24,8 @@ export const DEFAULT_MCP_HTTP = Object.freeze({
   sessionLeaseMs: 10_000,
   /** Stored sessions: how long (ms) a call waits for its session's lock held by another call, then "busy". */
   sessionWaitMs: 30_000,
+  /** Stored sessions: the most bytes one MCP session's records take in the store, its forks' included. */
+  sessionQuotaBytes: 256 * 1024 * 1024,
 });
 
 /** The MCP stdio server's settings for stored sessions (`serveStdio` with a `sessionStore`). */
@@ -34,4 +36,6 @@ export const DEFAULT_MCP_STDIO = Object.freeze({
   sessionLeaseMs: DEFAULT_MCP_HTTP.sessionLeaseMs,
   /** How long (ms) a call waits for its session's lock held by another server, then "busy". */
   sessionWaitMs: DEFAULT_MCP_HTTP.sessionWaitMs,
+  /** The most bytes the session's records take in the store, its forks' included. */
+  sessionQuotaBytes: DEFAULT_MCP_HTTP.sessionQuotaBytes,
 });

@@ -34,7 +34,7 @@ export function forkTool(languages: readonly Language[]) {
     const parsed = schema.safeParse(args);
     if (!parsed.success) return failed(`invalid input: ${zodMessage(parsed.error)}; nothing was forked`);
     try {
-      const id = await stored.fork(parsed.data.session ?? own, parsed.data.language);
+      const id = await stored.fork(own, parsed.data.session, parsed.data.language);
       return {
         content: [
           {

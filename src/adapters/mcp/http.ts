@@ -30,7 +30,10 @@ import { SessionTable } from "./sessions.ts";
 import type { EventTap } from "./events.ts";
 import type { SessionStore } from "../../stores/store.ts";
 import { checkStoreKey, StoredSessions } from "./stored-sessions.ts";
-import { SESSION_ID } from "../tools/run-code.ts";
+import { SessionIds } from "./session-ids.ts";
+
+/** A stored session in the sessions table: its state is in the store, so there is nothing to close. */
+const IN_STORE = { close: () => Promise.resolve() };
 
 /**
  * `createMcpServer`'s options without its `gate`: the HTTP server puts every call through its own
@@ -67,6 +70,13 @@ export interface HttpServeOptions extends RunCodeToolOptions {
   sessionLeaseMs?: number;
   /** Stored sessions: how long a call waits for a session another call holds, then gets "busy". @defaultValue 30000 */
   sessionWaitMs?: number;
+  /**
+   * Stored sessions: the most bytes one MCP session's records may take in the store (each language it
+   * ran and each fork it made); a call whose state would pass it is refused and not kept. Size a store
+   * with a budget (DiskSessionStore's `maxBytes`) at `maxSessions` × this, and no session pushes out
+   * another's. @defaultValue 268435456 (256 MiB)
+   */
+  sessionQuotaBytes?: number;
   /** Stateless mode: tell clients apart by the last X-Forwarded-For hop (set by a balancer you run). @defaultValue false */
   trustProxy?: boolean;
   /** Calls handed to the sandbox at once per engine lane. @defaultValue javascript: one per thread the JS pool may grow to (`javascript.maxWorkers`; 1 on the host's thread); python: `python.pool` */
@@ -111,6 +121,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
     "maxInflightPerClient",
     "sessionLeaseMs",
     "sessionWaitMs",
+    "sessionQuotaBytes",
   ] as const) {
     if (!Number.isSafeInteger(o[field]) || o[field] < 1)
       throw new InvalidOptionError(field, "must be a positive integer");
@@ -219,20 +230,24 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   }
 
   /**
-   * Stored sessions: the session id is ours, not the SDK's. Initialize mints one (a random UUID, in the
-   * Mcp-Session-Id response header); every later request carries it and is served by a fresh server
-   * and an SDK transport in its stateless mode, on whichever process receives it, because the
-   * session's state is in the store, not here. An unknown but well-formed id is a session with nothing
-   * stored yet. DELETE removes the session's records; there is no GET event stream (405, as the
-   * specification allows), so a dead process leaves no stream for a client to wait on.
+   * Stored sessions: the session id is ours, not the SDK's. Initialize mints one (session-ids.ts: the
+   * form of a UUID, authenticated under the sessions key, in the Mcp-Session-Id response header) and
+   * counts it against `maxSessions` here; every later request carries it and is served by a fresh
+   * server and an SDK transport in its stateless mode, on whichever process receives it, because the
+   * session's state is in the store, not here. An id no server of this deployment minted is an unknown
+   * session (404): a client cannot make one up to get past the per-client cap or `maxSessions`. A
+   * minted id that reaches this process is counted here while it is in use. DELETE removes the
+   * session's records and its forks'; there is no GET event stream (405, as the specification allows),
+   * so a dead process leaves no stream for a client to wait on.
    */
   async function handleStored(req: IncomingMessage, res: ServerResponse, stored: StoredSessions): Promise<void> {
     const header = req.headers["mcp-session-id"];
     const given = Array.isArray(header) ? header[0] : header;
-    if (given !== undefined && !SESSION_ID.test(given))
-      return reply(res, 404, "unknown MCP session (not an id this server issues): initialize a new one");
+    if (given !== undefined && !stored.ids.isSession(given))
+      return reply(res, 404, "unknown MCP session (not an id this server issued): initialize a new one");
     if (req.method === "DELETE") {
       if (given === undefined) return reply(res, 400, "DELETE needs the Mcp-Session-Id of the session to end");
+      sessions.delete(given);
       await stored.forget(given);
       return void res.writeHead(200).end();
     }
@@ -240,14 +255,22 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
       res.writeHead(405, { allow: "POST, DELETE", "content-type": "application/json" });
       return void res.end(rpcError("this server keeps sessions in a store: POST and DELETE only, no event stream"));
     }
+    if (given !== undefined) {
+      const end = sessions.begin(given) ?? (sessions.add(given, IN_STORE), sessions.begin(given));
+      if (end) res.once("close", end);
+    }
     const admitted = await admit(req, res, () => given ?? clientAddress(req, o.trustProxy));
     if (!admitted) return;
     const messages = Array.isArray(admitted.body) ? admitted.body : [admitted.body];
     let id = given;
     if (id === undefined) {
-      if (!messages.some((m) => isInitializeRequest(m)))
-        return reply(res, 400, "no MCP session: send an initialize request first");
-      id = randomUUID();
+      const init = messages.find((m) => isInitializeRequest(m)) as { id?: unknown } | undefined;
+      if (!init) return reply(res, 400, "no MCP session: send an initialize request first");
+      const room = sessions.reserve();
+      if ("retryAfterSeconds" in room) return refuse(res, maxSessionsRefusal(room.retryAfterSeconds), init.id ?? null);
+      id = stored.ids.session();
+      sessions.add(id, IN_STORE);
+      room.done();
       // Set before the SDK writes its head: Node merges it into the headers the transport sends.
       res.setHeader("mcp-session-id", id);
     }
@@ -280,15 +303,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
     if (!isInitializeRequest(body)) return reply(res, 400, "no MCP session: send an initialize request first");
     const room = sessions.reserve();
     if ("retryAfterSeconds" in room) {
-      return refuse(
-        res,
-        {
-          reason: "max-sessions",
-          message: `the server has ${o.maxSessions} open sessions (--max-sessions); none is idle past its TTL yet`,
-          retryAfterSeconds: room.retryAfterSeconds,
-        },
-        (body as { id?: unknown }).id ?? null,
-      );
+      return refuse(res, maxSessionsRefusal(room.retryAfterSeconds), (body as { id?: unknown }).id ?? null);
     }
     try {
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
@@ -313,6 +328,11 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
     }
   }
   const transports = new Map<string, StreamableHTTPServerTransport>();
+  const maxSessionsRefusal = (retryAfterSeconds: number): Refusal => ({
+    reason: "max-sessions",
+    message: `the server has ${o.maxSessions} open sessions (--max-sessions); none is idle past its TTL yet`,
+    retryAfterSeconds,
+  });
 
   const http = createServer((req, res) => {
     if (draining) res.setHeader("connection", "close");
@@ -363,7 +383,13 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
 
 /** The stored-sessions table for serveHttp's options, after checking they fit together. */
 function storedSessions(
-  o: HttpServeOptions & { sessionLeaseMs: number; sessionWaitMs: number; maxSessions: number; sessionTtlMs: number },
+  o: HttpServeOptions & {
+    sessionLeaseMs: number;
+    sessionWaitMs: number;
+    maxSessions: number;
+    sessionTtlMs: number;
+    sessionQuotaBytes: number;
+  },
   store: SessionStore,
 ): StoredSessions {
   if (!o.session) throw new InvalidOptionError("sessionStore", "stores stateful sessions, so it needs session: true");
@@ -374,6 +400,8 @@ function storedSessions(
     );
   checkStoreKey(o.sandbox, store);
   return new StoredSessions({
+    ids: new SessionIds(o.sandbox.options.sessions.key),
+    quotaBytes: o.sessionQuotaBytes,
     sandbox: o.sandbox,
     store,
     pythonEngine: o.pythonEngine ?? o.sandbox.options.python.engine,

@@ -17,8 +17,11 @@
 // cannot snapshot QuickJS, a Python session holding an open file) stays live in the process that ran
 // it, and its record says so ("pinned"): a call that reaches another process, or this one after a
 // restart, gets an error saying the state is gone, once, and then a fresh session — never a silent one.
+// So does a session whose record the store removed to stay within its size budget.
+//
+// Ownership: the MCP session (its id, minted by the server: session-ids.ts) owns its records and its
+// forks' (whose ids only it can name), and they all count against its quota (session-ledger.ts).
 
-import { randomUUID } from "node:crypto";
 import {
   InvalidOptionError,
   SessionBusyError,
@@ -32,6 +35,8 @@ import type { SessionStore } from "../../stores/store.ts";
 import { LANGUAGES, type Language, type PythonEngine, type RunRequest, type RunResult } from "../../core/types.ts";
 import { ENDS_SESSION, type SessionRunner } from "../tools/run-code.ts";
 import { decodeRecord, encodeRecord, newId, type StoredSession } from "./record.ts";
+import type { SessionIds } from "./session-ids.ts";
+import { SessionLedgers } from "./session-ledger.ts";
 
 /**
  * Refuses a store that outlives this process (on disk, in Redis) when the sandbox signs snapshots with
@@ -57,6 +62,10 @@ export interface StoredSessionsOptions {
   maxLive: number;
   /** A live interpreter with no call for this long is closed (its state stays in the store). */
   idleMs: number;
+  /** Mints and checks session and fork ids. */
+  ids: SessionIds;
+  /** The most bytes of records one MCP session owns in the store (its languages and its forks'). */
+  quotaBytes: number;
 }
 
 interface Live {
@@ -74,9 +83,11 @@ export class StoredSessions {
   /** Keys with a call in progress here (under their lock): never closed by the sweep or the cap. */
   readonly #busy = new Set<string>();
   readonly #sweeper: NodeJS.Timeout;
+  readonly #ledgers: SessionLedgers;
 
   constructor(options: StoredSessionsOptions) {
     this.#o = options;
+    this.#ledgers = new SessionLedgers(options);
     this.#sweeper = setInterval(() => this.#sweep(), Math.max(250, Math.min(options.idleMs / 4, 30_000)));
     this.#sweeper.unref();
   }
@@ -86,10 +97,15 @@ export class StoredSessions {
     return this.#live.size;
   }
 
-  /** The `run_code` runner for MCP session `id`: its own sessions, or a fork's when the call names one. */
-  runner(id: string): SessionRunner {
+  /** Mints and checks this deployment's session and fork ids. */
+  get ids(): SessionIds {
+    return this.#o.ids;
+  }
+
+  /** The `run_code` runner for MCP session `owner`: its own sessions, or its fork's when the call names one. */
+  runner(owner: string): SessionRunner {
     return {
-      run: (request, session) => this.run(session ?? id, request),
+      run: (request, session) => this.run(owner, this.#named(owner, session), request),
       // run() has already dropped a session that a failure ended, under its lock.
       reset: () => undefined,
       // Per request, not per session: the sessions stay stored (forget() removes them).
@@ -97,25 +113,30 @@ export class StoredSessions {
     };
   }
 
-  async run(id: string, request: RunRequest): Promise<RunResult> {
+  /** Runs `request` in session `id` (`owner`'s own, or one of its forks). */
+  async run(owner: string, id: string, request: RunRequest): Promise<RunResult> {
     const { language, engine: _engine, ...rest } = request;
     const key = recordKey(id, language);
     return this.#locked(key, request.signal, async (lock) => {
-      const live = await this.#open(key, language, await this.#o.store.get(key));
+      const bytes = await this.#o.store.get(key);
+      const live = await this.#open(owner, key, language, bytes);
       const result = await live.session.run(rest);
       if (!result.ok && ENDS_SESSION.has(result.error.kind)) {
-        await this.#drop(key);
+        await this.#drop(owner, key);
         return result;
       }
-      await this.#save(key, live, lock);
+      await this.#save(owner, key, live, lock, bytes?.length ?? 0);
       return result;
     });
   }
 
-  /** Copies session `id`'s `language` interpreter into a new session; returns the new session's id. */
-  async fork(id: string, language: Language): Promise<string> {
-    const key = recordKey(id, language);
-    const forkId = randomUUID();
+  /**
+   * Copies the `language` interpreter of `owner`'s session (or of its fork `source`) into a new
+   * session owned by `owner`; returns the new session's id.
+   */
+  async fork(owner: string, source: string | undefined, language: Language): Promise<string> {
+    const key = recordKey(this.#named(owner, source), language);
+    const forkId = this.#o.ids.fork(owner);
     const forkKey = recordKey(forkId, language);
     await this.#locked(key, undefined, async () => {
       const bytes = await this.#o.store.get(key);
@@ -124,10 +145,12 @@ export class StoredSessions {
           "language",
           `there is no ${language} session to fork yet: run ${language} code first`,
         );
-      const copy = await (await this.#open(key, language, bytes)).session.fork();
+      const copy = await (await this.#open(owner, key, language, bytes)).session.fork();
       try {
         const record: StoredSession = { kind: "snapshot", generation: newId(), snapshot: await copy.snapshot() };
-        await this.#o.store.put(forkKey, encodeRecord(record));
+        const encoded = encodeRecord(record);
+        await this.#ledgers.charge(owner, forkKey, encoded.length);
+        await this.#o.store.put(forkKey, encoded);
         this.#keep(forkKey, { session: copy, generation: record.generation, lastUsed: Date.now() });
       } catch (error) {
         await copy.close();
@@ -137,14 +160,29 @@ export class StoredSessions {
     return forkId;
   }
 
-  /** Removes session `id`'s records (every language; its forks are sessions of their own) and interpreters. */
-  async forget(id: string): Promise<void> {
+  /** Removes MCP session `owner`'s records (every language, and its forks') and interpreters. */
+  async forget(owner: string): Promise<void> {
+    const keys = new Set([...LANGUAGES.map((l) => recordKey(owner, l)), ...(await this.#ledgers.records(owner))]);
     await Promise.all(
-      LANGUAGES.map((language) => {
-        const key = recordKey(id, language);
-        return this.#locked(key, undefined, () => this.#drop(key));
-      }),
+      [...keys].map((key) =>
+        this.#locked(key, undefined, async () => {
+          this.#close(key);
+          await this.#o.store.delete(key);
+        }),
+      ),
     );
+    await this.#ledgers.forget(owner);
+  }
+
+  /** The session a call names: `owner`'s own, or a fork of it (any other id is refused). */
+  #named(owner: string, session: string | undefined): string {
+    if (session === undefined || session === owner) return owner;
+    if (!this.#o.ids.isForkOf(owner, session))
+      throw new InvalidOptionError(
+        "session",
+        `"${session}" is not a session of this connection: name one that fork_session returned to it`,
+      );
+    return session;
   }
 
   /** Closes the live interpreters; the store and what is in it stay (the caller owns the store). */
@@ -173,12 +211,19 @@ export class StoredSessions {
   }
 
   /** The interpreter for `key` as the stored record says it is; called under the key's lock. */
-  async #open(key: string, language: Language, bytes: Uint8Array | undefined): Promise<Live> {
+  async #open(owner: string, key: string, language: Language, bytes: Uint8Array | undefined): Promise<Live> {
+    if (bytes === undefined && (await this.#o.store.evicted?.(key))) {
+      await this.#drop(owner, key);
+      throw new SnapshotRejectedError(
+        "evicted",
+        `this ${language} session's state is gone: the session store removed it to stay within its size budget (the least recently used go first); the next call starts a fresh session`,
+      );
+    }
     let record: StoredSession | undefined;
     try {
       record = bytes === undefined ? undefined : decodeRecord(bytes);
     } catch (error) {
-      await this.#drop(key);
+      await this.#drop(owner, key);
       throw gone(language, error as Error);
     }
     const held = this.#live.get(key);
@@ -194,7 +239,7 @@ export class StoredSessions {
         language === "python" ? { language, engine: this.#o.pythonEngine } : { language },
       );
     } else if (record.kind === "pinned") {
-      await this.#o.store.delete(key);
+      await this.#drop(owner, key);
       throw new SnapshotUnsupportedError(
         "engine",
         `this ${language} session's state could not be snapshotted, so it lived only in the server process that ran it, which no longer holds it (a restart, another replica, or idle past its TTL): its variables are gone, and the next call starts a fresh session`,
@@ -207,7 +252,7 @@ export class StoredSessions {
         // A key mismatch is this process's configuration, not the record's fault: keep the record for
         // the processes that share the right key. Any other refusal will not pass anywhere: drop it.
         if (error instanceof SnapshotRejectedError && error.reason !== "key") {
-          await this.#drop(key);
+          await this.#drop(owner, key);
           throw gone(language, error);
         }
         throw error;
@@ -216,8 +261,11 @@ export class StoredSessions {
     return this.#keep(key, { session, generation: record?.generation ?? "", lastUsed: Date.now() });
   }
 
-  /** Snapshots the session after a run and stores it, if the lock is still ours; under the lock. */
-  async #save(key: string, live: Live, lock: HeldSessionLock): Promise<void> {
+  /**
+   * Snapshots the session after a run and stores it, if the lock is still ours and the record fits
+   * `owner`'s quota (`before`: the size of the record it replaces); under the lock.
+   */
+  async #save(owner: string, key: string, live: Live, lock: HeldSessionLock, before: number): Promise<void> {
     let record: StoredSession;
     try {
       record = { kind: "snapshot", generation: newId(), snapshot: await live.session.snapshot() };
@@ -235,9 +283,13 @@ export class StoredSessions {
         "the session's lock ran out while this call ran (the server stalled past its lease), so its result and state were not saved: the session is as it was before this call; retry it",
       );
     }
+    const encoded = encodeRecord(record);
     try {
-      await this.#o.store.put(key, encodeRecord(record));
+      // Only a record that grows is charged again: a smaller one keeps its larger charge.
+      if (encoded.length > before) await this.#ledgers.charge(owner, key, encoded.length);
+      await this.#o.store.put(key, encoded);
     } catch (error) {
+      // The interpreter is ahead of the stored record now: never reused.
       this.#close(key);
       throw error;
     }
@@ -255,9 +307,10 @@ export class StoredSessions {
     return live;
   }
 
-  async #drop(key: string): Promise<void> {
+  async #drop(owner: string, key: string): Promise<void> {
     this.#close(key);
     await this.#o.store.delete(key);
+    await this.#ledgers.discharge(owner, key);
   }
 
   #close(key: string): void {

@@ -10,6 +10,7 @@ import { InvalidOptionError } from "../../core/errors.ts";
 import type { SessionStore } from "../../stores/store.ts";
 import { DEFAULT_MCP_HTTP, DEFAULT_MCP_STDIO } from "./defaults.ts";
 import { createMcpServer, mcpServerFactory, type McpServerOptions } from "./server.ts";
+import { SessionIds } from "./session-ids.ts";
 import { checkStoreKey, StoredSessions } from "./stored-sessions.ts";
 
 export interface StdioServeOptions extends McpServerOptions {
@@ -66,6 +67,8 @@ function storedSession(o: StdioServeOptions, store: SessionStore): { sessions: S
     // The session's languages and the forks the client made: past this, idle ones wait in the store.
     maxLive: 16,
     idleMs: DEFAULT_MCP_HTTP.sessionTtlMs,
+    ids: new SessionIds(o.sandbox.options.sessions.key),
+    quotaBytes: DEFAULT_MCP_STDIO.sessionQuotaBytes,
   });
   return { sessions, name };
 }

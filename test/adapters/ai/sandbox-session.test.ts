@@ -147,6 +147,14 @@ describe("Experimental_SandboxSession (createSandboxSession)", () => {
       stdout: "",
       stderr: "gcc: command not found\n",
     });
+    // Never a meaning bash would not give: a descriptor other than 1 and 2, arithmetic expansion.
+    const fd3 = await box.run({ command: "echo hi 3>f" });
+    assert.equal(fd3.exitCode, 2);
+    assert.match(fd3.stderr, /redirecting descriptor 3 .* is not supported/);
+    assert.equal(await box.stat({ path: "f" }), null);
+    const arithmetic = await box.run({ command: 'echo "$[1+2]"' });
+    assert.deepEqual([arithmetic.exitCode, arithmetic.stdout], [2, ""]);
+    assert.match(arithmetic.stderr, /arithmetic expansion/);
     const pipe = await box.run({ command: "cat log.txt | wc -l" });
     assert.equal(pipe.exitCode, 2);
     assert.match(pipe.stderr, /a pipe \('\|'\) is not supported/);

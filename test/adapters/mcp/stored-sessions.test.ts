@@ -16,6 +16,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
 import { serveHttp, type HttpMcpServer } from "../../../src/adapters/mcp/http.ts";
+import { SessionIds } from "../../../src/adapters/mcp/session-ids.ts";
 import { StoredSessions } from "../../../src/adapters/mcp/stored-sessions.ts";
 import { SessionBusyError } from "../../../src/core/errors.ts";
 import { DiskSessionStore, MemorySessionStore } from "../../../src/stores/index.ts";
@@ -79,19 +80,25 @@ describe("stored sessions in one process (a memory store)", () => {
       waitMs: 60_000,
       maxLive: 4,
       idleMs: 60_000,
+      ids: new SessionIds(sandbox.options.sessions.key),
+      quotaBytes: 1 << 20,
     });
     try {
-      const first = stored.run("held", {
+      const first = stored.run("held", "held", {
         language: "javascript",
         code: "globalThis.n = 1; const end = Date.now() + 1000; while (Date.now() < end); n",
       });
       const controller = new AbortController();
-      const cancelled = stored.run("held", { language: "javascript", code: "n = 999", signal: controller.signal });
+      const cancelled = stored.run("held", "held", {
+        language: "javascript",
+        code: "n = 999",
+        signal: controller.signal,
+      });
       setTimeout(() => controller.abort(new Error("the client cancelled")), 100);
       await assert.rejects(cancelled, (e: unknown) => e instanceof SessionBusyError && e.reason === "aborted");
       const r = await first;
       assert.ok(r.ok && r.value === 1);
-      const after = await stored.run("held", { language: "javascript", code: "n" });
+      const after = await stored.run("held", "held", { language: "javascript", code: "n" });
       assert.ok(after.ok && after.value === 1, "the cancelled call's code did not run");
     } finally {
       await stored.close();

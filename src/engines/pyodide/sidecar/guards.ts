@@ -4,8 +4,10 @@
 //   load, which the permission model denies; the stub answers that one call and throws for everything
 //   else, which also removes `process.binding("spawn_sync")` as an escape hatch when the model is off.
 // - guest hardening (harden.py): `js`, `pyodide_js`, `pyodide`, `_pyodide`, `_pyodide_core` replaced
-//   in sys.modules and blocked from import; gc introspection (the easy way to find a leftover JsProxy)
-//   refused by an audit hook. Together with the empty `jsglobals` (runtime.ts) and
+//   in sys.modules and blocked from import; Pyodide's own modules cut off from the bridge (the event
+//   loop is the sandbox's, no JsProxy or `_pyodide_core` function left in their globals, `_imp` cannot
+//   make `_pyodide_core` again); gc introspection (the easy way to find a leftover JsProxy) refused
+//   by an audit hook. Together with the empty `jsglobals` (runtime.ts) and
 //   `--disallow-code-generation-from-strings`, a JsProxy that still leaks out cannot turn
 //   `.constructor.constructor` into code. (Freezing the intrinsic prototypes was tried and breaks
 //   Pyodide's promise conversion, which assigns `constructor` on its own objects.)

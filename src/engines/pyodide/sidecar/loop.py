@@ -44,6 +44,13 @@ class _WasmcellLoop(_wasmcell_base_events.BaseEventLoop):
 
 _wasmcell_loop = _WasmcellLoop()
 
+class _WasmcellPolicy(_wasmcell_events._BaseDefaultEventLoopPolicy):
+    """The policy harden.py installs: its loop is the sandbox's, a new loop another of its kind."""
+    _loop_factory = _WasmcellLoop
+    def __init__(self):
+        super().__init__()
+        self.set_event_loop(_wasmcell_loop)
+
 def _wasmcell_run_async(coro):
     """Runs coro to completion on the loop; Pyodide's WebLoop stays the running loop outside it."""
     outer = _wasmcell_events._get_running_loop()

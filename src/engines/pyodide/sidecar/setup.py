@@ -56,3 +56,13 @@ def _wasmcell_start(code, run_json):
     return _h.encode_envelope(_h.run_envelope(code, ns, limits))
 
 _wasmcell_session_ns = _h.new_namespace()
+
+# Every built-in module the sandbox offers is loaded now (into the snapshot): harden.py serves
+# built-in modules only from those loaded, so that nothing a guest reaches keeps CPython's
+# _imp.create_builtin (which makes _pyodide_core again). Not offered: CPython's test modules and its
+# remote debugger. _ctypes is loaded by harden.py (its load changes the JavaScript function table,
+# which the memory snapshot does not hold).
+for _name in sys.builtin_module_names:
+    if _name not in sys.modules and not _name.startswith(("_test", "_xxtest", "xx", "_remote_debugging", "_ctypes")):
+        __import__(_name)
+del _name
