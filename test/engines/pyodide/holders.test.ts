@@ -1,7 +1,7 @@
 // Who gives a pool sidecar back when a run waits (src/engines/pyodide/holders.ts), with plain objects
 // for sidecars and sessions: the policy alone — evict what can move, pin what cannot within
 // python.maxPinned, past it end the least recently used session that cannot move. The same policy
-// with real sidecars: test/security/session-pins-every-sidecar*.test.ts.
+// with real sidecars: test/security/session-pins-every-sidecar.test.ts and its -corpus twin.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { SessionHolders } from "../../../src/engines/pyodide/holders.ts";

@@ -1,5 +1,5 @@
 // The JavaScript/TypeScript engine: QuickJS compiled to WebAssembly, on the thread that calls it (the host
-// thread in in-process mode, or one worker thread of the pool in src/engines/javascript).
+// thread in in-process mode, or one worker thread of the pool in src/engines/quickjs).
 //
 // Per run: a pooled cell (QuickJS runtime + service realm, see modules.ts) from a warm WASM module, a
 // fresh user context in it, the host globals the code can reach, one deadline over everything. When a
