@@ -157,6 +157,8 @@ export interface RunRequest {
   hostFunctions?: Record<string, HostFunction>;
   /** Receives stdout/stderr chunks while the run is going (after the caps are applied). */
   onOutput?: (chunk: OutputChunk) => void;
+  /** Receives each display item as the guest shows it (after the caps are applied), in order. */
+  onResult?: (item: DisplayItem) => void;
   /** Aborting it ends the run at once with error kind `aborted`. */
   signal?: AbortSignal;
   /**
@@ -312,6 +314,21 @@ export interface OutputFile {
   mimeType: string;
 }
 
+/**
+ * One MIME bundle, as Jupyter's display data is: `text/plain` is always there; the other keys come
+ * from an allowlist (`text/html`, `text/markdown`, `image/png`, `image/svg+xml`, `application/json`,
+ * …). Text types hold strings, binary types (`image/png`, `image/jpeg`, `application/pdf`) hold
+ * validated base64 strings, `application/json` holds plain data.
+ */
+export type DisplayBundle = { "text/plain": string } & Readonly<Record<string, unknown>>;
+
+/** Something the code showed: `display(x)`, a figure, or the last expression's rich repr. */
+export interface DisplayItem {
+  data: DisplayBundle;
+  /** True for the run's main result: the last expression's rich repr (at most one per run). */
+  main: boolean;
+}
+
 interface RunResultBase {
   language: Language;
   stdout: string;
@@ -320,6 +337,8 @@ interface RunResultBase {
   outputTruncated: boolean;
   /** Files the run wrote in its working directory (new or changed), within the caps. */
   files: OutputFile[];
+  /** What the code displayed, in the order shown (charts, tables, rich values), within the caps. */
+  results: DisplayItem[];
   stats: RunStats;
 }
 

@@ -103,6 +103,7 @@ export function failedRun(
     stderr: "",
     outputTruncated: false,
     files: [],
+    results: [],
     stats: { engine, wallMs: performance.now() - startedAt, outputBytes: 0 },
   };
 }

@@ -185,6 +185,7 @@ export function decodeReply(data: unknown, language: RunRequest["language"]): Ru
       mimeType: f.mimeType,
       bytes: new Uint8Array(Buffer.from(f.base64, "base64")),
     })),
+    results: [],
     stats: {
       engine: r.stats.engine,
       wallMs: r.stats.wallMs,

@@ -15,6 +15,7 @@ const crashed: RunResult = {
   stderr: "",
   outputTruncated: false,
   files: [],
+  results: [],
   stats: { engine: "pyodide", wallMs: 1, outputBytes: 0 },
 };
 

@@ -217,6 +217,7 @@ export class NativeEngine implements Engine {
         stderr: text.stderr,
         outputTruncated: text.outputTruncated,
         files: [] as OutputFile[],
+        results: [],
         stats: { engine: "native" as const, wallMs, outputBytes: output.total, ...extra },
       };
     };

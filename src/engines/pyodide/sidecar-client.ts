@@ -415,6 +415,7 @@ export class SidecarProcess {
       stderr: p.stderr,
       outputTruncated: truncated,
       files: [],
+      results: [],
       stats: { engine: "pyodide", wallMs: performance.now() - p.started, outputBytes },
     };
   }
@@ -461,6 +462,7 @@ export class SidecarProcess {
       stderr: p.stderr,
       outputTruncated: truncated,
       files: files.files,
+      results: [],
       stats,
     };
   }

@@ -16,6 +16,7 @@ const base = {
   stderr: "",
   outputTruncated: false,
   files: [],
+  results: [],
   stats: { engine: "quickjs" as const, wallMs: 3.4, outputBytes: 0 },
 };
 

@@ -572,6 +572,7 @@ export class Run implements GuestRunHooks {
       stderr: this.#out.stderr,
       outputTruncated: this.#out.truncated,
       files: this.#failure ? [] : (this.#fs?.outputs() ?? []),
+      results: [],
       stats: {
         engine: "quickjs" as const,
         wallMs: performance.now() - this.#start,

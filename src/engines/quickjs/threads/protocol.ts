@@ -237,7 +237,15 @@ export function parseResult(
   if (s.peakMemoryBytes !== undefined && !finite(s.peakMemoryBytes)) return "stats.peakMemoryBytes malformed";
   const stats: RunResult["stats"] = { engine: "quickjs", wallMs: s.wallMs, outputBytes: s.outputBytes };
   if (s.peakMemoryBytes !== undefined) stats.peakMemoryBytes = s.peakMemoryBytes;
-  const base = { language, stdout: r.stdout, stderr: r.stderr, outputTruncated: r.outputTruncated, files, stats };
+  const base = {
+    language,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    outputTruncated: r.outputTruncated,
+    files,
+    results: [],
+    stats,
+  };
   if (!r.ok) {
     const error = checkError(r.error);
     if (typeof error === "string") return error;
