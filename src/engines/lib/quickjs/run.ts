@@ -20,6 +20,7 @@ import { EVAL_FLAGS } from "./internals.ts";
 import { OutputSink } from "./text-output.ts";
 import { runtimeInspector } from "./runtime/install.ts";
 import { Timers, TooManyTimers } from "./timers.ts";
+import { TurnClock } from "./turns.ts";
 import type { PreparedSource } from "./source.ts";
 import {
   classify,
@@ -58,6 +59,8 @@ export class Run implements GuestRunHooks {
   readonly #out: OutputSink;
   readonly #start = performance.now();
   readonly #deadline: Deadline;
+  /** Its share of the thread: the deadline does not count other runs' turns (turns.ts). */
+  readonly #clock: TurnClock;
   #fs: MemFs | undefined;
   #failure: GuestError | undefined;
   #interruptKind: ErrorKind | undefined;
@@ -80,6 +83,7 @@ export class Run implements GuestRunHooks {
     this.#src = src;
     this.#out = new OutputSink(req.limits.maxOutputBytes, req.onOutput);
     this.#deadline = new Deadline(req.limits.timeoutMs, this.#start);
+    this.#clock = new TurnClock(req.limits);
     this.#timers = new Timers(req.limits.maxTimers);
   }
 
@@ -92,7 +96,7 @@ export class Run implements GuestRunHooks {
     // While the host reads an exception or the run's end state, a short grace applies instead.
     if (this.#graceUntil !== undefined) return performance.now() > this.#graceUntil;
     if (this.#interruptKind) return true;
-    if (this.#deadline.passed()) {
+    if (this.#pastDeadline()) {
       this.#interruptKind = "timeout";
       return true;
     }
@@ -108,6 +112,15 @@ export class Run implements GuestRunHooks {
       return true;
     }
     return false;
+  }
+
+  /** The deadline, moved later by the time this thread spent on other runs' guest code (turns.ts). */
+  #deadlineAt(): number {
+    return this.#deadline.at + this.#clock.creditMs;
+  }
+
+  #pastDeadline(): boolean {
+    return performance.now() >= this.#deadlineAt();
   }
 
   async execute(): Promise<RunResult> {
@@ -253,7 +266,7 @@ export class Run implements GuestRunHooks {
       return;
     }
     try {
-      step();
+      this.#clock.turn(step);
     } catch (error) {
       this.#onHostThrow(error);
     }
@@ -296,7 +309,7 @@ export class Run implements GuestRunHooks {
   #waitForEvent(): Promise<void> {
     if (this.#deliveries.length > 0) return Promise.resolve();
     const now = performance.now();
-    const until = this.#timers.nextDue(this.#deadline.at);
+    const until = this.#timers.nextDue(this.#deadlineAt());
     return new Promise<void>((resolve) => {
       const timer = setTimeout(
         () => {

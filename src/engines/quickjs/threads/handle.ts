@@ -10,7 +10,9 @@ import { fileURLToPath } from "node:url";
 import type { WasmModuleSource } from "../../../core/types.ts";
 import { EngineStartError } from "../../../core/errors.ts";
 import {
+  CREDIT_OFFSET,
   DOORBELL_OFFSET,
+  HOLDER_OFFSET,
   HEARTBEAT_MS,
   HEARTBEAT_OFFSET,
   IDLE_STATE_OFFSET,
@@ -125,6 +127,8 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
   readonly #nice = new Int32Array(this.#progress, NICE_OFFSET, 1);
   readonly #doorbell = new Int32Array(this.#progress, DOORBELL_OFFSET, 1);
   readonly #idleState = new Int32Array(this.#progress, IDLE_STATE_OFFSET, 1);
+  readonly #holder = new Int32Array(this.#progress, HOLDER_OFFSET, 1);
+  readonly #credit = new Float64Array(this.#progress, CREDIT_OFFSET, PROGRESS_RING);
   /** The thread's priority when it started, read by the host before any run (what `lift` restores). */
   #baseNice: number | undefined;
   #cpuNs: number | undefined;
@@ -211,6 +215,22 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
   begunAt(seq: number): number | undefined {
     if (seq === 0 || Atomics.load(this.#begunSeq, 0) < seq) return undefined;
     return this.#begunAt[seq % PROGRESS_RING];
+  }
+
+  /** The sequence number of the run whose guest code holds the thread now, 0 if none (its own word). */
+  holder(): number {
+    return Atomics.load(this.#holder, 0);
+  }
+
+  /**
+   * Milliseconds run `seq`'s thread spent on other runs' guest code since it began (its own word,
+   * clamped to what can be true: never negative, never more than it has been running).
+   */
+  creditMs(seq: number, now: number): number {
+    const begun = this.begunAt(seq);
+    if (begun === undefined) return 0;
+    const credit = this.#credit[seq % PROGRESS_RING] ?? 0;
+    return Number.isFinite(credit) ? Math.min(Math.max(0, credit), Math.max(0, now - begun)) : 0;
   }
 
   /**

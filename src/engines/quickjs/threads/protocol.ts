@@ -77,7 +77,19 @@ export const IDLE_STATE_OFFSET = DOORBELL_OFFSET + 4;
 export const TIDYING = 0;
 export const IDLE = 1;
 export const LINGERING = 2;
-export const PROGRESS_BYTES = DOORBELL_OFFSET + 8;
+/**
+ * Int32: the sequence number of the run whose guest code holds the thread right now (inside a turn,
+ * src/engines/lib/quickjs/turns.ts), 0 between turns. The host's deadline watch blames only that run:
+ * a run queued behind another's turn is not stuck, it is waiting (deadline-watch.ts).
+ */
+export const HOLDER_OFFSET = DOORBELL_OFFSET + 8;
+/**
+ * Float64 ring like the begin stamps: `[seq % PROGRESS_RING]` is run `seq`'s credit, the milliseconds
+ * its thread spent in other runs' turns since it began, which its own deadline does not count. The host
+ * moves its view of the run's deadline by as much, so both sides agree on when the run is due.
+ */
+export const CREDIT_OFFSET = HOLDER_OFFSET + 8;
+export const PROGRESS_BYTES = CREDIT_OFFSET + 8 * PROGRESS_RING;
 /** How often a worker with runs rewrites its heartbeat. */
 export const HEARTBEAT_MS = 10;
 

@@ -21,6 +21,9 @@
 //   reports `timeout`. The spare takes the worker's place at once and a new spare starts behind it.
 //   Runs that were posted to the dead worker but had not started move to another worker untouched;
 //   runs that had started there (parked on a timer or host call beside the runaway) end as `crashed`.
+//   Only the run whose guest code holds the thread (the worker's word, handle.ts `holder`) is ever
+//   blamed: runs queued behind another run's turn are waiting, not stuck, and their deadline does not
+//   count that turn (src/engines/lib/quickjs/turns.ts), here as in the worker.
 // - Host functions, output chunks and the caller's signal are proxied over the worker's port: the
 //   real host function runs here, on the host, with the worker's engine counting calls and enforcing
 //   the deadline exactly as in-process.
@@ -376,9 +379,11 @@ export class ThreadEngine implements Engine {
       const past = deadline?.passed(0, now) ?? false;
       const cpuNs = past ? handle.cpuNs(true) : undefined;
       if (past) job.cpuAtDeadline ??= cpuNs;
+      const holder = handle.holder();
       const v = verdict({
         now,
         deadline,
+        heldByOther: holder !== 0 && holder !== job.seq,
         timeoutMs: job.req.limits.timeoutMs,
         lastBeat: handle.lastBeat(),
         cpuNs,
@@ -391,10 +396,15 @@ export class ThreadEngine implements Engine {
     }, afterMs);
   }
 
-  /** The run's deadline from when its worker began it (the epoch clock its stamps use), if it has. */
+  /**
+   * The run's deadline from when its worker began it (the epoch clock its stamps use), if it has, moved
+   * later by the time its thread spent on other runs' guest code (its credit, src/engines/lib/quickjs/turns.ts),
+   * exactly as the worker's own engine moves it.
+   */
   #deadline(handle: Handle, job: Job): Deadline | undefined {
     const begun = handle.begunAt(job.seq);
-    return begun === undefined ? undefined : new Deadline(job.req.limits.timeoutMs, begun);
+    if (begun === undefined) return undefined;
+    return new Deadline(job.req.limits.timeoutMs, begun + handle.creditMs(job.seq, epochNow()));
   }
 
   #onAbort(job: Job, flag: Int32Array): void {

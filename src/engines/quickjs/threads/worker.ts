@@ -17,13 +17,16 @@ import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../../core/e
 import { forkState, liveState, restoreState } from "../state-codec.ts";
 import { isStripperLoaded, loadStripper } from "../../lib/quickjs/source.ts";
 import { setPollHook } from "../../lib/quickjs/poll-hook.ts";
+import { setTurnHook, type TurnClock } from "../../lib/quickjs/turns.ts";
 import { Demoter } from "./priority.ts";
 import {
   CLAIMED,
   collectErrors,
+  CREDIT_OFFSET,
   DOORBELL_OFFSET,
   HEARTBEAT_MS,
   HEARTBEAT_OFFSET,
+  HOLDER_OFFSET,
   IDLE,
   IDLE_STATE_OFFSET,
   LINGERING,
@@ -67,6 +70,22 @@ const idleState = new Int32Array(progress, IDLE_STATE_OFFSET, 1);
 const demoter = new Demoter(new Int32Array(progress, NICE_OFFSET, 1), tid, () => heartbeat[0] ?? 0);
 setPollHook((stopping) => demoter.poll(stopping));
 
+// Which run holds the thread, and each open run's credit (turns.ts), for the host's deadline watch.
+const holder = new Int32Array(progress, HOLDER_OFFSET, 1);
+const credit = new Float64Array(progress, CREDIT_OFFSET, PROGRESS_RING);
+/** Open runs by their request's `limits` object, the tag their TurnClock carries. */
+const byTag = new WeakMap<object, ActiveRun>();
+setTurnHook((event, clock) => {
+  const run = byTag.get(clock.tag);
+  if (!run) return;
+  if (event === "open") run.clock = clock;
+  else if (event === "enter") Atomics.store(holder, 0, run.seq);
+  else {
+    Atomics.store(holder, 0, 0);
+    for (const r of runs.values()) if (r.clock) credit[r.seq % PROGRESS_RING] = r.clock.creditMs;
+  }
+});
+
 /**
  * The heartbeat the host's scheduler reads (protocol.ts): rewritten on every message, every finished
  * run, and by a timer while runs are open, so it goes stale only while one synchronous stretch holds
@@ -95,6 +114,10 @@ interface ActiveRun {
   controller: AbortController;
   calls: Map<number, PendingCall>;
   demote: boolean;
+  /** Its sequence number on this worker (the host's key for its begin stamp and credit). */
+  seq: number;
+  /** Its share of the thread, once the engine made its run (turns.ts). */
+  clock?: TurnClock;
 }
 
 const engine = new QuickJSEngine(data.wasmModule);
@@ -196,10 +219,12 @@ function startRun(id: number, wire: WireRequest, sessionId: number | undefined):
   // The host took this run back (it waited behind a long synchronous stretch) and sent it elsewhere.
   if (Atomics.compareExchange(wire.claim, 0, 0, CLAIMED) !== 0) return;
   begunAt[seq % PROGRESS_RING] = epochNow();
+  credit[seq % PROGRESS_RING] = 0;
   Atomics.store(begunSeq, 0, seq);
   Atomics.store(idleState, 0, TIDYING);
-  const run: ActiveRun = { controller: new AbortController(), calls: new Map(), demote: wire.demote === true };
+  const run: ActiveRun = { controller: new AbortController(), calls: new Map(), demote: wire.demote === true, seq };
   runs.set(id, run);
+  byTag.set(wire.limits, run);
   if (run.demote) demoter.armed++;
   keepBeating();
   const req = resolveWire(id, wire, run);
