@@ -8,6 +8,7 @@ import { ClosedError, InvalidOptionError, SnapshotRejectedError, SnapshotUnsuppo
 import type { Engine, EngineSession } from "./engines/engine.ts";
 import type { EngineRegistry } from "./engines/registry.ts";
 import { InFlight } from "./kit/in-flight.ts";
+import { SPANS, traceCall, traceRun } from "./kit/trace.ts";
 import { describeRuntime, SEALED } from "./engines/lib/quickjs/runtime/table.ts";
 import { resultEvents } from "./core/events.ts";
 import {
@@ -73,9 +74,10 @@ export class Sandbox implements AsyncDisposable {
   async run(request: RunRequest): Promise<RunResult> {
     this.#assertOpen();
     const resolved = resolveRequest(request, this.options);
+    const span = traceRun({ ...resolved, network: !!resolved.network, session: false }, request.traceparent);
     const engine = this.#engine(resolved.engine);
-    const work = engine.then((e) => e.run(resolved));
-    return this.#track(withEvents(work, resolved, engine));
+    const work = span.within(() => engine.then((e) => e.run(span.wrap(resolved))));
+    return this.#track(span.ended(withEvents(work, resolved, engine)));
   }
 
   /**
@@ -218,7 +220,9 @@ export class Session implements AsyncDisposable {
       { ...request, language: this.language, engine: this.engine },
       this.#sandbox.options,
     );
-    return this.#sandbox.track(withEvents(this.#inner.run(resolved), resolved, this.#engine));
+    const span = traceRun({ ...resolved, network: !!resolved.network, session: true }, request.traceparent);
+    const work = span.within(() => this.#inner.run(span.wrap(resolved)));
+    return this.#sandbox.track(span.ended(withEvents(work, resolved, this.#engine)));
   }
 
   /**
@@ -243,7 +247,9 @@ export class Session implements AsyncDisposable {
     if (this.#closed) throw new ClosedError("session");
     this.#sandbox.assertOpen();
     if (!this.#inner.fork) throw unsupported(this.engine);
-    const inner = await this.#sandbox.track(this.#inner.fork());
+    const fork = this.#inner.fork.bind(this.#inner);
+    const attributes = { "wasmcell.engine": this.engine, "wasmcell.language": this.language } as const;
+    const inner = await this.#sandbox.track(traceCall(SPANS.fork, attributes, fork));
     return this.#sandbox.adopt(this.language, this.#engine, inner);
   }
 
