@@ -8,7 +8,7 @@ import { ClosedError, InvalidOptionError, SnapshotRejectedError, SnapshotUnsuppo
 import type { Engine, EngineSession } from "./engines/engine.ts";
 import type { EngineRegistry } from "./engines/registry.ts";
 import { InFlight } from "./kit/in-flight.ts";
-import { SPANS, traceCall, traceRun } from "./kit/trace.ts";
+import { SPANS, traceCall, traceRun, untraced } from "./kit/trace.ts";
 import { describeRuntime, SEALED } from "./engines/lib/quickjs/runtime/table.ts";
 import { resultEvents } from "./core/events.ts";
 import {
@@ -181,7 +181,8 @@ export class Sandbox implements AsyncDisposable {
   #engine(name: EngineName): Promise<Engine> {
     let engine = this.#engines.get(name);
     if (!engine) {
-      engine = this.#registry[name]().then((m) => m.createEngine(this.options));
+      // Outside the caller's trace context: the engine and its pools outlive the run that started them.
+      engine = untraced(() => this.#registry[name]().then((m) => m.createEngine(this.options)));
       // A failed start is not cached: the next run tries again (and throws the same clear error).
       engine.catch(() => this.#engines.delete(name));
       this.#engines.set(name, engine);

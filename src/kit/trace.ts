@@ -17,7 +17,16 @@
 // What is never done: no exception is recorded (`recordException` would copy a message and a stack the
 // guest wrote), no status message but an error type from a closed set, no span event.
 
-import { context, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from "@opentelemetry/api";
+import {
+  context,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+} from "@opentelemetry/api";
 import type { EventInput } from "../core/events.ts";
 import { WasmcellError } from "../core/errors.ts";
 import type { EngineName, HostFunction, Language, RunResult } from "../core/types.ts";
@@ -264,6 +273,8 @@ function traceEgress(emit: ((event: EventInput) => void) | undefined, run: Conte
  * when it was not a slot.
  */
 export function traceAdmission(waiting: number): { end(error?: unknown): void } {
+  // A wait outside any traced call (an engine warming its own pool) belongs to no one: no span.
+  if (!trace.getSpan(context.active())?.isRecording()) return NOT_WAITING;
   const span = start(SPANS.admission, context.active(), { "wasmcell.admission.waiting": waiting });
   if (!span.isRecording()) return NOT_WAITING;
   return {
@@ -301,9 +312,10 @@ export function traceSession(
   refused: boolean,
 ): void {
   if (type === "session.ended") return;
+  // An eviction comes from the session's idle timer, set during its last run: it belongs to no call.
   const span = start(
     SESSION_SPANS[type],
-    context.active(),
+    type === "session.evicted" ? ROOT_CONTEXT : context.active(),
     { "wasmcell.engine": engine, "wasmcell.snapshot.bytes": bytes },
     Date.now() - Math.max(0, ms),
   );
@@ -330,6 +342,15 @@ export async function traceCall<T>(
   } finally {
     span.end();
   }
+}
+
+/**
+ * Runs `work` outside any caller's context: what it starts and keeps (an engine, its pools and their
+ * timers) belongs to no request, so later waits and background work are not put under the span that
+ * happened to be active when it started.
+ */
+export function untraced<T>(work: () => T): T {
+  return context.with(ROOT_CONTEXT, work);
 }
 
 /**

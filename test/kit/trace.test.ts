@@ -302,13 +302,28 @@ describe("admission", () => {
     assert.deepEqual(spans[0]!.attributes, { "wasmcell.admission.waiting": 0 });
   });
 
+  it("a wait outside any traced call (an engine warming its pool) makes none", async () => {
+    const gate = new Gate("test", 1, 4);
+    await gate.acquire();
+    const waiting = gate.acquire();
+    gate.release();
+    await waiting;
+    assert.deepEqual(
+      rec.spans().filter((s) => s.name === SPANS.admission),
+      [],
+    );
+  });
+
   it("a wait that ends without a slot says why", async () => {
     const gate = new Gate("test", 1, 4);
     await gate.acquire();
     const controller = new AbortController();
-    const waiting = gate.acquire(controller.signal);
-    controller.abort();
-    await assert.rejects(waiting);
+    await trace.getTracer("the-application").startActiveSpan("run", async (mine) => {
+      const waiting = gate.acquire(controller.signal);
+      controller.abort();
+      await assert.rejects(waiting);
+      mine.end();
+    });
     const [span] = rec.spans().filter((s) => s.name === SPANS.admission && s.attributes["error.type"]);
     assert.equal(span!.attributes["error.type"], "aborted");
   });
