@@ -255,6 +255,20 @@ describe("spans of a run", () => {
     assert.deepEqual(call!.status, { code: 2, message: "threw" });
   });
 
+  it("a run that waits for a slot has its admission span; the runs admitted at once have none", async () => {
+    // In-process, a sandbox runs MAX_RUNS_PER_WORKER (8) at once: the ninth, started together, waits.
+    const all = await Promise.all(
+      Array.from({ length: 9 }, () => sandbox.run({ language: "javascript", code: "1", traceparent: VALID })),
+    );
+    assert.ok(all.every((r) => r.ok));
+    const waits = byName(SPANS.admission);
+    assert.equal(waits.length, 1);
+    const runIds = byName(SPANS.run).map((s) => s.spanContext().spanId);
+    assert.equal(runIds.length, 9);
+    assert.ok(runIds.includes(parentOf(waits[0]!)!), "under one of the runs");
+    assert.equal(waits[0]!.attributes["wasmcell.admission.waiting"], 0);
+  });
+
   it("a session's snapshot and fork are spans under the caller's", async () => {
     const session = await sandbox.session({ language: "javascript" });
     await session.run({ code: "globalThis.n = 1" });
