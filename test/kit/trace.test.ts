@@ -293,6 +293,31 @@ describe("spans of a run", () => {
   });
 });
 
+describe("an evicted session", () => {
+  let rec: Recorder;
+  before(() => (rec = recording()));
+  beforeEach(() => rec.reset());
+
+  it("is evicted in a root span of its own, and resumed under the run that needed it", async () => {
+    await using sb = await createSandbox({ javascript: { isolation: "in-process" }, sessions: { idleMs: 30 } });
+    const session = await sb.session({ language: "javascript" });
+    await session.run({ code: "globalThis.n = 41", traceparent: VALID });
+    const evicted = () => rec.spans().find((s) => s.name === SPANS.evict);
+    for (let i = 0; i < 200 && !evicted(); i++) await new Promise((r) => setTimeout(r, 25));
+    assert.ok(evicted(), "the idle session was evicted");
+    assert.equal(parentOf(evicted()!), undefined, "an eviction belongs to no call");
+    assert.notEqual(evicted()!.spanContext().traceId, TRACE);
+    const r = await session.run({ code: "n + 1", traceparent: VALID });
+    assert.equal(r.ok && r.value, 42);
+    await session.close();
+    const resume = rec.spans().find((s) => s.name === SPANS.resume);
+    const run = rec.spans().filter((s) => s.name === SPANS.run)[1];
+    assert.ok(resume && run, "a resume and the second run");
+    assert.equal(parentOf(resume), run.spanContext().spanId);
+    assert.ok((resume.attributes["wasmcell.snapshot.bytes"] as number) > 0);
+  });
+});
+
 describe("admission", () => {
   let rec: Recorder;
   before(() => (rec = recording()));
