@@ -19,6 +19,7 @@ const AREAS = [
   "load",
   "scale",
   "floors",
+  "traces",
 ] as const;
 type Area = (typeof AREAS)[number];
 

@@ -166,6 +166,14 @@ export interface RunRequest {
    * `network` (a run may narrow, never widen; the injected headers stay the sandbox's).
    */
   network?: false | RunNetworkOptions;
+  /**
+   * The caller's span, as a W3C `traceparent` header value (`00-<trace id>-<span id>-<flags>`): the run's
+   * OpenTelemetry spans go under it (docs/traces.md). Without it they go under the caller's active
+   * context. A string that is not a valid `traceparent` is ignored (the W3C rule: the run starts from
+   * the caller's context instead, and its span says `wasmcell.traceparent.ignored`); one that is not a
+   * string, or longer than 512 characters, is an InvalidOptionError. `tracestate` is not carried.
+   */
+  traceparent?: string;
 }
 
 /**

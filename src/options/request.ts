@@ -5,6 +5,7 @@ import { InvalidOptionError } from "../core/errors.ts";
 import type { EventInput } from "../core/events.ts";
 import type { NetworkPolicy } from "../network/policy.ts";
 import { checkRelativePath, normalizePath } from "../core/paths.ts";
+import { TRACEPARENT_MAX_CHARS } from "../kit/traceparent.ts";
 import {
   ENGINES,
   enginesFor,
@@ -51,6 +52,7 @@ export const requestSchema = z
       .optional(),
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, "must be an AbortSignal").optional(),
     network: requestNetworkSchema.optional(),
+    traceparent: z.string().max(TRACEPARENT_MAX_CHARS).optional(),
   })
   .strict();
 

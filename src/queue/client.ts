@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { Queue, Job } from "bullmq";
 import { ClosedError, InvalidOptionError, QueueWaitError } from "../core/errors.ts";
 import { LANGUAGES, type Language, type RunResult } from "../core/types.ts";
+import { activeTraceparent } from "../kit/trace.ts";
 import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
 import { replyChannel, ReplyWaiters, type Outcome } from "./replies.ts";
 import { crashed, decodeReply, encodeJob, tenantSchema, type QueueRequest } from "./wire.ts";
@@ -71,7 +72,9 @@ export async function createQueueClient(options: QueueClientOptions): Promise<Qu
     isOpen();
     const id = o.id ?? randomUUID();
     if (!/^[A-Za-z0-9_.-]{1,128}$/.test(id)) throw new InvalidOptionError("id", "must be 1-128 letters, digits, _ . -");
-    return { id, data: encodeJob(o.tenant ?? defaultTenant, request) };
+    // The caller's active span goes with the job, so the worker's run spans join the caller's trace.
+    const traceparent = request.traceparent ?? activeTraceparent();
+    return { id, data: encodeJob(o.tenant ?? defaultTenant, traceparent ? { ...request, traceparent } : request) };
   };
   // attempts: 1: a worker answers a guest failure or a host error with a reply, not a throw; retries
   // happen only through stall detection (the worker died), bounded by the workers' maxStalledCount.
