@@ -176,7 +176,7 @@ export class Filesystem {
     });
   }
 
-  watchDir(): Promise<never> {
+  watchDir(..._args: unknown[]): Promise<never> {
     return later(() => {
       throw new NotSupportedError(
         "files.watchDir",

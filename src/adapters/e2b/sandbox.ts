@@ -159,7 +159,11 @@ export class Sandbox implements AsyncDisposable {
       if (!callback || thrown) return;
       try {
         const out = callback(arg);
-        if (out instanceof Promise) pending.push(out);
+        if (out instanceof Promise) {
+          // Marked handled now: it is awaited only after the run, and may reject before that.
+          out.catch(() => {});
+          pending.push(out);
+        }
       } catch (error) {
         thrown = { error };
       }
@@ -303,17 +307,17 @@ export class Sandbox implements AsyncDisposable {
   getHost(_port?: number): never {
     throw new NotSupportedError("getHost", "code here has no network listener and the sandbox has no public address");
   }
-  pause(): Promise<never> {
+  pause(..._args: unknown[]): Promise<never> {
     return later(() => {
       throw remote("pause");
     });
   }
-  betaPause(): Promise<never> {
+  betaPause(..._args: unknown[]): Promise<never> {
     return later(() => {
       throw remote("betaPause");
     });
   }
-  getMetrics(): Promise<never> {
+  getMetrics(..._args: unknown[]): Promise<never> {
     return later(() => {
       throw new NotSupportedError(
         "getMetrics",
@@ -321,12 +325,12 @@ export class Sandbox implements AsyncDisposable {
       );
     });
   }
-  uploadUrl(): Promise<never> {
+  uploadUrl(..._args: unknown[]): Promise<never> {
     return later(() => {
       throw remote("uploadUrl");
     });
   }
-  downloadUrl(): Promise<never> {
+  downloadUrl(..._args: unknown[]): Promise<never> {
     return later(() => {
       throw remote("downloadUrl");
     });
@@ -436,7 +440,7 @@ async function closeSession(state: ContextState): Promise<void> {
   if (session) await session.then((s) => s.close()).catch(() => {});
 }
 
-function commandsUnsupported(): Promise<never> {
+function commandsUnsupported(..._args: unknown[]): Promise<never> {
   return Promise.reject(
     new NotSupportedError(
       "commands",
@@ -445,6 +449,6 @@ function commandsUnsupported(): Promise<never> {
   );
 }
 
-function ptyUnsupported(): Promise<never> {
+function ptyUnsupported(..._args: unknown[]): Promise<never> {
   return Promise.reject(new NotSupportedError("pty", "there is no terminal or shell: code runs through runCode"));
 }
