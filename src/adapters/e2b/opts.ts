@@ -194,3 +194,18 @@ export function languageOf(language: unknown): Language {
     `must be python, javascript (js) or typescript (ts), not ${JSON.stringify(language)}`,
   );
 }
+
+/**
+ * The code of a Python cell as IPython runs it: when every line is indented by the same leading
+ * whitespace (code written inside a template string, as E2B's own examples are), that indentation
+ * is removed, as IPython's input transformer removes it. Lines are kept, so a traceback's line numbers
+ * are the cell's. JavaScript and TypeScript are left as they are (indentation means nothing there).
+ */
+export function cellCode(code: string, language: Language): string {
+  if (language !== "python") return code;
+  const lines = code.split("\n");
+  const first = lines.find((l) => l.trim() !== "");
+  const indent = first?.match(/^[ \t]+/)?.[0];
+  if (indent === undefined || !lines.every((l) => l.trim() === "" || l.startsWith(indent))) return code;
+  return lines.map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l.trimStart())).join("\n");
+}

@@ -19,6 +19,7 @@ import { createSandbox } from "../../index.ts";
 import { Sandbox as WasmcellSandbox, type Session } from "../../sandbox.ts";
 import { Workspace } from "../ai/workspace.ts";
 import {
+  cellCode,
   checkCreateOpts,
   checkRunCodeOpts,
   languageOf,
@@ -169,7 +170,7 @@ export class Sandbox implements AsyncDisposable {
       }
     };
     const r = await session.run({
-      code,
+      code: cellCode(code, state.language),
       files: this.#workspace.filesUnder(""),
       limits: { ...this.#limits, ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }) },
       ...(opts.signal ? { signal: opts.signal } : {}),
