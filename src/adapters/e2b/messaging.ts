@@ -113,7 +113,10 @@ export class Result {
     const chart = bundle[E2B_CHART];
     if (isPlainObject(chart)) this.chart = chart;
     this.extra = {};
-    for (const [key, value] of Object.entries(bundle)) if (!KNOWN.has(key)) this.extra[key] = value;
+    // Defined, not assigned: a key named __proto__ must stay a key, never become extra's prototype.
+    for (const [key, value] of Object.entries(bundle))
+      if (!KNOWN.has(key))
+        Object.defineProperty(this.extra, key, { value, enumerable: true, writable: true, configurable: true });
     this.raw = bundle;
     this.isMainResult = isMainResult;
   }

@@ -76,6 +76,14 @@ describe("a display item as an E2B Result", () => {
     assert.deepEqual(r.formats(), []);
   });
 
+  test("a bundle key named __proto__ stays a key of extra, never its prototype", () => {
+    const bundle = JSON.parse('{"text/plain": "x", "__proto__": {"polluted": true}}') as DisplayItem["data"];
+    const r = toResult({ main: false, data: bundle });
+    assert.equal(Object.getPrototypeOf(r.extra), Object.prototype);
+    assert.equal((r.extra as { polluted?: boolean }).polluted, undefined);
+    assert.deepEqual(Object.keys(r.extra), ["__proto__"]);
+  });
+
   test("toJSON carries the fields, extra only when there is some", () => {
     const json = JSON.parse(JSON.stringify(toResult({ main: true, data: { "text/plain": "1", "image/png": PNG } })));
     assert.deepEqual(json, { text: "1", png: PNG, isMainResult: true });
