@@ -197,6 +197,38 @@ describe("wasmcell/e2b over one wasmcell sandbox", () => {
     }
   });
 
+  test("a workspace of more files than a run may return (maxFiles) still runs: unchanged files do not come back", async () => {
+    const many = await Sandbox.create({ sandbox: wasmcell });
+    try {
+      await many.files.write(Array.from({ length: 40 }, (_, i) => ({ path: `f${i}.txt`, data: `n${i}` })));
+      const py = await many.runCode("import os; len(os.listdir('.'))");
+      assert.equal(py.error, undefined, py.error?.value);
+      assert.equal(py.text, "40");
+      await many.runCode("open('f1.txt', 'w').write('changed by python')");
+      await many.runCode("fs.writeFileSync('f2.txt', 'changed by js')", { language: "js" });
+      assert.equal(await many.files.read("f1.txt"), "changed by python");
+      assert.equal((await many.runCode("open('f2.txt').read()")).text, "changed by js");
+    } finally {
+      await many.kill();
+    }
+  });
+
+  test("files a run writes past the workspace's caps are not kept, and stderr says so", async () => {
+    const capped = await Sandbox.create({ sandbox: wasmcell, maxWorkspaceEntries: 3 });
+    try {
+      const lines: string[] = [];
+      const e = await capped.runCode("for i in range(5): open(f'w{i}.txt', 'w').write('x')\n'ran'", {
+        onStderr: (m) => lines.push(m.line),
+      });
+      assert.equal(e.text, "ran");
+      assert.match(e.logs.stderr.join(""), /not kept in the sandbox's files: .*more than 3 files and directories/);
+      assert.equal(lines.length, 1);
+      assert.deepEqual(await capped.files.list("/home/user"), []);
+    } finally {
+      await capped.kill();
+    }
+  });
+
   test("contexts: created, listed, restarted, removed", async () => {
     const listed = await sbx.listCodeContexts();
     assert.ok(listed.some((c) => c.language === "python"));
