@@ -31,7 +31,9 @@ export type WasmcellErrorCode =
   /** A stored session's lock was held elsewhere past the wait, lost mid-run, or its wait cancelled; `reason` says which. */
   | "SESSION_BUSY"
   /** A stored MCP session's state would be over its quota (`sessionQuotaBytes`): this call's state was not kept. */
-  | "SESSION_QUOTA";
+  | "SESSION_QUOTA"
+  /** A feature of another API that has no meaning here (`wasmcell/e2b`'s templates, public URLs, commands); `feature` names it. */
+  | "NOT_SUPPORTED";
 
 export class WasmcellError extends Error {
   override name = "WasmcellError";
@@ -269,5 +271,20 @@ export class SessionQuotaError extends WasmcellError {
   override name = "SessionQuotaError";
   constructor(message: string) {
     super("SESSION_QUOTA", message);
+  }
+}
+
+/**
+ * A call that a compatibility adapter (`wasmcell/e2b`) accepts from another product's API but that has
+ * no meaning in a local, sealed sandbox: a template, a public URL, a background command, a remote
+ * sandbox id. Thrown at once, before anything runs, so code written for the other product fails where
+ * it asks for the feature instead of later and vaguely. `feature` names what was asked for.
+ */
+export class NotSupportedError extends WasmcellError {
+  override name = "NotSupportedError";
+  readonly feature: string;
+  constructor(feature: string, why: string) {
+    super("NOT_SUPPORTED", `${feature} is not supported by wasmcell: ${why}`);
+    this.feature = feature;
   }
 }

@@ -112,6 +112,7 @@ const CODES = [
   "SNAPSHOT_UNSUPPORTED",
   "SESSION_BUSY",
   "SESSION_QUOTA",
+  "NOT_SUPPORTED",
 ] as const satisfies readonly WasmcellErrorCode[];
 // Every code a worker may send back is listed: a code added to errors.ts fails to compile here.
 type Unlisted = Exclude<WasmcellErrorCode, (typeof CODES)[number]>;
