@@ -35,6 +35,30 @@ export type WasmcellErrorCode =
   /** A feature of another API that has no meaning here (`wasmcell/e2b`'s templates, public URLs, commands); `feature` names it. */
   | "NOT_SUPPORTED";
 
+/**
+ * Every code, listed once for the places that check codes at run time (the queue's reply schema, the
+ * traces' attribute allowlist): a code added to the type above fails to compile until it is here.
+ */
+export const WASMCELL_ERROR_CODES = [
+  "INVALID_OPTION",
+  "CLOSED",
+  "SEAL_UNAVAILABLE",
+  "ENGINE_UNAVAILABLE",
+  "ENGINE_START_FAILED",
+  "QUEUE_FULL",
+  "QUEUE_WAIT",
+  "SETUP_FAILED",
+  "INTEGRITY",
+  "WORKSPACE",
+  "SNAPSHOT_REJECTED",
+  "SNAPSHOT_UNSUPPORTED",
+  "SESSION_BUSY",
+  "SESSION_QUOTA",
+  "NOT_SUPPORTED",
+] as const satisfies readonly WasmcellErrorCode[];
+type UnlistedCode = Exclude<WasmcellErrorCode, (typeof WASMCELL_ERROR_CODES)[number]>;
+const _everyCodeListed: [UnlistedCode] extends [never] ? true : UnlistedCode = true;
+
 export class WasmcellError extends Error {
   override name = "WasmcellError";
   readonly code: WasmcellErrorCode;

@@ -9,7 +9,7 @@
 // Not blocked: a hostile guest can still steer the numbers (how many bytes it sends, how long it runs),
 // a covert channel of a few bits per span, like the stats a result already carries.
 
-import type { NetworkDenialReason, WasmcellErrorCode } from "../core/errors.ts";
+import { type NetworkDenialReason, WASMCELL_ERROR_CODES, type WasmcellErrorCode } from "../core/errors.ts";
 import {
   ENGINES,
   ERROR_KINDS,
@@ -37,25 +37,6 @@ const LIMIT_NAMES = [
 ] as const satisfies readonly (keyof Limits)[];
 type UnlistedLimit = Exclude<keyof Limits, (typeof LIMIT_NAMES)[number]>;
 const _everyLimitListed: [UnlistedLimit] extends [never] ? true : UnlistedLimit = true;
-
-const ERROR_CODES = [
-  "INVALID_OPTION",
-  "CLOSED",
-  "SEAL_UNAVAILABLE",
-  "ENGINE_UNAVAILABLE",
-  "ENGINE_START_FAILED",
-  "QUEUE_FULL",
-  "QUEUE_WAIT",
-  "SETUP_FAILED",
-  "INTEGRITY",
-  "WORKSPACE",
-  "SNAPSHOT_REJECTED",
-  "SNAPSHOT_UNSUPPORTED",
-  "SESSION_BUSY",
-  "SESSION_QUOTA",
-] as const satisfies readonly WasmcellErrorCode[];
-type UnlistedCode = Exclude<WasmcellErrorCode, (typeof ERROR_CODES)[number]>;
-const _everyCodeListed: [UnlistedCode] extends [never] ? true : UnlistedCode = true;
 
 const DENIAL_REASONS = [
   "no-network",
@@ -91,7 +72,7 @@ export type HttpMethod = (typeof HTTP_METHODS)[number];
  * `error.type`: a run's error kind, a thrown WasmcellError's code, `threw` (a host function threw),
  * `refused` (a session's state could not be stored), `_OTHER` (an error that is none of these).
  */
-export const ERROR_TYPES = [...ERROR_KINDS, ...ERROR_CODES, "threw", "refused", "_OTHER"] as const;
+export const ERROR_TYPES = [...ERROR_KINDS, ...WASMCELL_ERROR_CODES, "threw", "refused", "_OTHER"] as const;
 export type ErrorType = ErrorKind | WasmcellErrorCode | "threw" | "refused" | "_OTHER";
 
 /** Every attribute wasmcell sets on a span, and its value's type. */

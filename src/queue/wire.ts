@@ -7,7 +7,7 @@
 
 import { z } from "zod";
 import { decodeValue, encodeValue, ValueShapeError } from "../core/values.ts";
-import { InvalidOptionError, WasmcellError, type WasmcellErrorCode } from "../core/errors.ts";
+import { InvalidOptionError, WASMCELL_ERROR_CODES, WasmcellError } from "../core/errors.ts";
 import { requestSchema } from "../options/request.ts";
 import { fail } from "../options/zod.ts";
 import { DEFAULT_LIMITS } from "../options/limits.ts";
@@ -97,27 +97,6 @@ const resultSchema = z
   .strict()
   .refine((r) => (r.ok ? r.error === undefined : r.error !== undefined), "ok and error disagree");
 
-const CODES = [
-  "INVALID_OPTION",
-  "CLOSED",
-  "SEAL_UNAVAILABLE",
-  "ENGINE_UNAVAILABLE",
-  "ENGINE_START_FAILED",
-  "QUEUE_FULL",
-  "QUEUE_WAIT",
-  "SETUP_FAILED",
-  "INTEGRITY",
-  "WORKSPACE",
-  "SNAPSHOT_REJECTED",
-  "SNAPSHOT_UNSUPPORTED",
-  "SESSION_BUSY",
-  "SESSION_QUOTA",
-  "NOT_SUPPORTED",
-] as const satisfies readonly WasmcellErrorCode[];
-// Every code a worker may send back is listed: a code added to errors.ts fails to compile here.
-type Unlisted = Exclude<WasmcellErrorCode, (typeof CODES)[number]>;
-const _everyCodeListed: [Unlisted] extends [never] ? true : Unlisted = true;
-
 const replySchema = z.discriminatedUnion("kind", [
   z.object({ v: z.literal(1), kind: z.literal("result"), worker: z.string().max(256), result: resultSchema }).strict(),
   z
@@ -125,7 +104,9 @@ const replySchema = z.discriminatedUnion("kind", [
       v: z.literal(1),
       kind: z.literal("host"),
       worker: z.string().max(256),
-      error: z.object({ code: z.enum(CODES), message: text, field: z.string().max(1024).optional() }).strict(),
+      error: z
+        .object({ code: z.enum(WASMCELL_ERROR_CODES), message: text, field: z.string().max(1024).optional() })
+        .strict(),
     })
     .strict(),
 ]);
