@@ -33,7 +33,9 @@ export type WasmcellErrorCode =
   /** A stored MCP session's state would be over its quota (`sessionQuotaBytes`): this call's state was not kept. */
   | "SESSION_QUOTA"
   /** A feature of another API that has no meaning here (`wasmcell/e2b`'s templates, public URLs, commands); `feature` names it. */
-  | "NOT_SUPPORTED";
+  | "NOT_SUPPORTED"
+  /** A feature needs an optional peer dependency that is not installed (`wasmcell/queue`: bullmq and ioredis). */
+  | "MISSING_DEPENDENCY";
 
 /**
  * Every code, listed once for the places that check codes at run time (the queue's reply schema, the
@@ -55,6 +57,7 @@ export const WASMCELL_ERROR_CODES = [
   "SESSION_BUSY",
   "SESSION_QUOTA",
   "NOT_SUPPORTED",
+  "MISSING_DEPENDENCY",
 ] as const satisfies readonly WasmcellErrorCode[];
 type UnlistedCode = Exclude<WasmcellErrorCode, (typeof WASMCELL_ERROR_CODES)[number]>;
 const _everyCodeListed: [UnlistedCode] extends [never] ? true : UnlistedCode = true;
@@ -310,5 +313,23 @@ export class NotSupportedError extends WasmcellError {
   constructor(feature: string, why: string) {
     super("NOT_SUPPORTED", `${feature} is not supported by wasmcell: ${why}`);
     this.feature = feature;
+  }
+}
+
+/**
+ * A feature needs packages that are optional peer dependencies of wasmcell and are not installed, so
+ * that `npm i wasmcell` stays lean for everyone who does not use it: the queue needs bullmq and
+ * ioredis, the Redis session store ioredis. `packages` names them; the message gives the install command.
+ */
+export class MissingDependencyError extends WasmcellError {
+  override name = "MissingDependencyError";
+  readonly packages: readonly string[];
+  constructor(feature: string, packages: readonly string[], options?: { cause?: unknown }) {
+    const what =
+      packages.length === 1
+        ? `${packages[0]}, an optional peer dependency of wasmcell that is not installed`
+        : `${packages.join(" and ")}, optional peer dependencies of wasmcell that are not installed`;
+    super("MISSING_DEPENDENCY", `${feature} needs ${what}: npm i ${packages.join(" ")}`, options);
+    this.packages = packages;
   }
 }

@@ -21,7 +21,7 @@
 
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { DelayedError, Queue, Worker, type Job } from "bullmq";
+import type { Job } from "bullmq";
 import { InvalidOptionError, WasmcellError } from "../core/errors.ts";
 import { createSandbox } from "../index.ts";
 import { makeOffer, requestWithin, type SandboxOptions } from "../options/index.ts";
@@ -37,6 +37,7 @@ import {
   type ConnectionEvent,
 } from "./connection.ts";
 import { GRACE } from "../kit/deadline.ts";
+import { loadBullMQ } from "../stores/peers.ts";
 import { WorkerMetrics } from "./metrics.ts";
 import { replyChannel, replyMessage } from "./replies.ts";
 import { TenantGate, type TenantLimits } from "./tenants.ts";
@@ -140,6 +141,9 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   );
   const maxStalledCount = positive(options.maxStalledCount ?? 2, "maxStalledCount");
   const maxTimeoutMs = lockDurationMs - LOCK_MARGIN_MS;
+  // The optional peers, loaded on first use and before a sandbox starts (MissingDependencyError names
+  // the install command).
+  const { DelayedError, Queue, Worker } = loadBullMQ("wasmcell/queue");
 
   const owned = !isSandbox(options.sandbox);
   const sandbox = isSandbox(options.sandbox) ? options.sandbox : await createSandbox(options.sandbox);
