@@ -121,6 +121,12 @@ const OUTPUT_HINTS: Record<OutputLimit, (limits: Limits) => string> = {
   maxFiles: (l) => `The run wrote more than ${l.maxFiles} files. Write fewer (bundle them into one).`,
   maxFileBytes: (l) =>
     `The files the run wrote are over their ${formatBytes(l.maxFileBytes)} cap together. Write less.`,
+  maxResults: (l) =>
+    `The run displayed more than ${l.maxResults} items. Show fewer figures or tables (combine them into one).`,
+  maxDisplayItemBytes: (l) =>
+    `One displayed item is over its ${formatBytes(l.maxDisplayItemBytes)} cap. Show a smaller figure or a summary table, or write it to a file.`,
+  maxDisplayBytes: (l) =>
+    `The displayed items are over their ${formatBytes(l.maxDisplayBytes)} cap together. Show fewer or smaller ones.`,
 };
 
 function hintFor(result: RunResult & { ok: false }, limits: Limits): string | undefined {
