@@ -153,6 +153,11 @@ export class DisplayCollector {
     this.#onResult = onResult;
   }
 
+  /** An item too large to even read (a line past every honest one's length): the item cap fired. */
+  oversized(): void {
+    this.failure ??= outputLimit("maxDisplayItemBytes", this.#limits.maxDisplayItemBytes);
+  }
+
   /** Takes one item as a runtime sent it; returns the failure when it (or an earlier one) broke the run. */
   add(raw: unknown): GuestError | undefined {
     if (this.failure) return this.failure;

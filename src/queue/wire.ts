@@ -48,13 +48,15 @@ export const tenantSchema = z
   .max(WIRE.maxIdChars)
   .regex(/^[A-Za-z0-9_.-]+$/, "may hold only letters, digits, _ . -");
 
-const wireRequestSchema = requestSchema.omit({ hostFunctions: true, onOutput: true, signal: true }).extend({
-  code: text,
-  files: z
-    .record(z.string().max(4096), z.union([text, z.object({ base64 }).strict()]))
-    .refine((f) => Object.keys(f).length <= WIRE.maxFiles, `at most ${WIRE.maxFiles} files`)
-    .optional(),
-});
+const wireRequestSchema = requestSchema
+  .omit({ hostFunctions: true, onOutput: true, onResult: true, signal: true })
+  .extend({
+    code: text,
+    files: z
+      .record(z.string().max(4096), z.union([text, z.object({ base64 }).strict()]))
+      .refine((f) => Object.keys(f).length <= WIRE.maxFiles, `at most ${WIRE.maxFiles} files`)
+      .optional(),
+  });
 
 const jobSchema = z.object({ v: z.literal(1), tenant: tenantSchema, request: wireRequestSchema }).strict();
 export type JobData = z.infer<typeof jobSchema>;
