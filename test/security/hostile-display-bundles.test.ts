@@ -35,7 +35,7 @@ const PYTHON = {
   language: "python" as const,
   huge: `from IPython.display import display, HTML\ndisplay(HTML("x" * 5000))`,
   offList: `display({"text/plain": "x", "application/x-evil": "y"}, raw=True)\nprint("done")`,
-  notBase64: `class P:\n    def _repr_png_(self):\n        return "not base64!"\ndisplay(P())`,
+  notBase64: `class P:\n    def _repr_png_(self):\n        return "not base64!"\n    def __repr__(self):\n        return "x"\ndisplay(P())`,
   raising: `class R:\n    def _repr_html_(self):\n        raise ValueError("boom")\n    def __repr__(self):\n        return "R()"\nR()\ndisplay(R())\n"ok"`,
   many: `for i in range(10_000):\n    display(i)`,
 };

@@ -8,8 +8,8 @@ as a line on its result pipe, the sidecar to its display device), ``limits`` is 
 
 What it gives guest code, as IPython has it:
 - ``display(*objs, raw=False, include=None, exclude=None)``, also a builtin (as in a notebook);
-- ``from IPython.display import display, HTML, Markdown, Image, JSON, SVG, Latex`` (a small shim
-  module, put in ``sys.modules`` only when no real IPython is importable);
+- ``from IPython.display import display, HTML, Markdown, Image, JSON, SVG, Latex`` (a small shim,
+  served by a finder last on ``sys.meta_path``, so a real IPython, when importable, wins);
 - the ``_repr_mimebundle_`` and ``_repr_*_`` protocol (html, markdown, svg, png, jpeg, latex, json,
   javascript, pdf); a repr method that raises falls back to the other types and ``text/plain``
   with one line on stderr, never a failed run;
@@ -24,7 +24,7 @@ code gets a clear stderr line (an unknown MIME type dropped, bytes that are not 
 ``output_limit`` (the run's caps, counted as the host counts them) instead of a refused item.
 """
 
-import base64 as _base64
+import binascii as _binascii
 import builtins as _builtins
 import json as _json
 import os as _os
@@ -58,6 +58,10 @@ _MAX_JSON_CELLS = 10_000
 
 _json_dumps = _json.dumps
 _repr = repr
+
+
+def _b64encode(data):
+    return _binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 class _State:
@@ -160,11 +164,11 @@ def _as_base64(mime, value):
     """A binary repr's value as base64 text: bytes are encoded, a str is taken as base64 already."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         raw = bytes(value)
-        text = _base64.b64encode(raw).decode("ascii")
+        text = _b64encode(raw)
     elif isinstance(value, str):
         text = "".join(value.split())
         try:
-            raw = _base64.b64decode(text, validate=True)
+            raw = _binascii.a2b_base64(text, strict_mode=True)
         except Exception:
             raise ValueError("its %s value is not base64" % mime)
     else:
@@ -239,7 +243,7 @@ def _special(obj, data):
 
             buf = io.BytesIO()
             obj.save(buf, format="PNG")
-            data["image/png"] = _base64.b64encode(buf.getvalue()).decode("ascii")
+            data["image/png"] = _b64encode(buf.getvalue())
         except Exception as e:
             _warn("a PIL image could not be saved as PNG (%s: %s)" % (type(e).__name__, e))
         return True
@@ -340,13 +344,13 @@ def _figure_bundle(fig, data):
             _warn("a figure could not be drawn as %s (%s: %s)" % (fmt, type(e).__name__, e))
             continue
         if fmt == "png":
-            data["image/png"] = _base64.b64encode(buf.getvalue()).decode("ascii")
+            data["image/png"] = _b64encode(buf.getvalue())
         elif fmt == "svg":
             data["image/svg+xml"] = buf.getvalue().decode("utf-8")
         elif fmt in ("jpeg", "jpg"):
-            data["image/jpeg"] = _base64.b64encode(buf.getvalue()).decode("ascii")
+            data["image/jpeg"] = _b64encode(buf.getvalue())
         elif fmt == "pdf":
-            data["application/pdf"] = _base64.b64encode(buf.getvalue()).decode("ascii")
+            data["application/pdf"] = _b64encode(buf.getvalue())
 
 
 def set_matplotlib_formats(*formats):
@@ -500,25 +504,39 @@ def clear_output(wait=False):
     return None
 
 
-def _install_ipython_shim():
-    """`import IPython.display` works in a run: this module's objects, unless a real IPython is there."""
-    import importlib.util
+_SHIM_NAMES = ("display", "HTML", "Markdown", "Latex", "SVG", "Javascript", "JSON", "Image", "Pretty", "DisplayObject", "clear_output", "set_matplotlib_formats")
 
-    if "IPython" in _sys.modules:
-        return
-    try:
-        if importlib.util.find_spec("IPython") is not None:
-            return
-    except Exception:
-        pass
-    ipython = _types.ModuleType("IPython", "wasmcell's stand-in for IPython: IPython.display only")
-    shim = _types.ModuleType("IPython.display", "wasmcell's IPython.display: display() and its objects")
-    for name in ("display", "HTML", "Markdown", "Latex", "SVG", "Javascript", "JSON", "Image", "Pretty", "DisplayObject", "clear_output", "set_matplotlib_formats"):
-        setattr(shim, name, globals()[name])
-    ipython.display = shim
-    ipython.get_ipython = lambda: None
-    _sys.modules["IPython"] = ipython
-    _sys.modules["IPython.display"] = shim
+
+class _IPythonShim:
+    """`import IPython.display` works in a run: a finder placed last on sys.meta_path, so a real IPython
+    (when the library has one) is found first. Nothing is made until code imports it."""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name not in ("IPython", "IPython.display"):
+            return None
+        from importlib.machinery import ModuleSpec
+
+        return ModuleSpec(name, cls, is_package=name == "IPython")
+
+    @staticmethod
+    def create_module(spec):
+        module = _types.ModuleType(spec.name, "wasmcell's stand-in for %s: display() and its objects" % spec.name)
+        if spec.name == "IPython":
+            module.get_ipython = lambda: None
+        else:
+            for name in _SHIM_NAMES:
+                setattr(module, name, globals()[name])
+        return module
+
+    @staticmethod
+    def exec_module(module):
+        return None
+
+
+def _install_ipython_shim():
+    if not any(f is _IPythonShim for f in _sys.meta_path):
+        _sys.meta_path.append(_IPythonShim)
 
 
 _install_ipython_shim()
