@@ -50,6 +50,20 @@ for (const engine of ["pyodide", "native"] as const) {
       assert.equal(result.stdout, "between\n");
     });
 
+    it("onResult hears an item while the run is still going", async () => {
+      // The run never ends by itself: only an item delivered before its end can abort it.
+      const controller = new AbortController();
+      const r = await sandbox.run({
+        language: "python",
+        engine,
+        code: "display('early')\nwhile True:\n    pass",
+        limits: { timeoutMs: 60_000 },
+        signal: controller.signal,
+        onResult: () => controller.abort(),
+      });
+      assert.equal(!r.ok && r.error.kind, "aborted");
+    });
+
     it("display is a builtin, as in a notebook, and takes raw MIME bundles", async () => {
       const { result } = await run(engine, "display({'text/html': '<i>x</i>', 'text/plain': 'x'}, raw=True)");
       assert.deepEqual(result.results, [{ data: { "text/html": "<i>x</i>", "text/plain": "x" }, main: false }]);

@@ -49,6 +49,17 @@ for (const isolation of ["thread", "in-process"] as const) {
       assert.deepEqual(seen, r.results);
     });
 
+    it("onResult hears an item while the run is still going", async () => {
+      let heard = 0;
+      const r = await sandbox.run({
+        language: "javascript",
+        code: "display(1); await heardSoFar()",
+        hostFunctions: { heardSoFar: () => heard },
+        onResult: () => heard++,
+      });
+      assert.equal(r.ok && r.value, 1);
+    });
+
     it("a bad bundle is a TypeError the code can catch; past maxResults the run ends with output_limit", async () => {
       const bad = await sandbox.run({
         language: "javascript",
