@@ -240,14 +240,7 @@ export function decodeJob(data: unknown): { tenant: string; request: RunRequest 
 }
 
 export function resultReply(worker: string, result: RunResult): Reply {
-  // Display items do not cross the queue yet (no engine makes them): the reply schema is strict.
-  const {
-    value,
-    error,
-    files,
-    results: _results,
-    ...rest
-  } = result as RunResult & { value?: unknown; error?: RunFailure["error"] };
+  const { value, error, files, ...rest } = result as RunResult & { value?: unknown; error?: RunFailure["error"] };
   return {
     v: 1,
     kind: "result",
