@@ -228,7 +228,10 @@ export class Run implements GuestRunHooks {
         }
         break;
       }
+      const parks = this.#deliveries.length === 0;
+      if (parks) this.#clock.park(true);
       await this.#waitForEvent();
+      if (parks) this.#clock.park(false);
       if (this.shouldInterrupt()) {
         this.#setFailure(this.#interruptError());
         return undefined;

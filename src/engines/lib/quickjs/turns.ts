@@ -13,8 +13,12 @@
 
 let total = 0;
 let depth = 0;
-/** `open`: a run began (its clock starts); `enter`/`leave`: its guest code takes / gives back the thread. */
-export type TurnEvent = "open" | "enter" | "leave";
+/**
+ * `open`: a run began (its clock starts); `enter`/`leave`: its guest code takes / gives back the thread;
+ * `park`/`unpark`: it waits for an event (a host call's answer, a timer, a fetch) with nothing to do
+ * until then, and stops waiting (the thread pool counts a parked run apart from running ones).
+ */
+export type TurnEvent = "open" | "enter" | "leave" | "park" | "unpark";
 let hook: ((event: TurnEvent, clock: TurnClock) => void) | undefined;
 
 /** Sets (or clears) this thread's turn hook (the thread pool's worker). Host code: sees no guest value. */
@@ -38,6 +42,11 @@ export class TurnClock {
   /** Milliseconds this thread spent in other runs' turns since this run began. */
   get creditMs(): number {
     return total - this.#base - this.#own;
+  }
+
+  /** The run waits for an event with nothing else to do (`parked`), or stops waiting. */
+  park(parked: boolean): void {
+    hook?.(parked ? "park" : "unpark", this);
   }
 
   /** Runs `step` (one entry into WASM that may run this run's guest code) as this run's turn. */

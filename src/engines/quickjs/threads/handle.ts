@@ -113,7 +113,9 @@ export interface PinnedSession {
  * One worker thread. `J` is what the engine posts to it (job.ts's Job); the handle only reads each
  * one's sequence number, so it names nothing of the engine above it.
  */
-export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: number }> {
+export class WorkerHandle<
+  J extends { readonly seq: number; readonly parked?: boolean } = { readonly seq: number; readonly parked?: boolean },
+> {
   readonly worker: Worker;
   readonly ready: Promise<void>;
   readonly jobs = new Map<number, J>();
@@ -203,6 +205,13 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
   /** Runs posted and not answered by the worker, including session runs. */
   get load(): number {
     return this.jobs.size;
+  }
+
+  /** Runs posted and not answered that are not parked (waiting for an event, taking no turn). */
+  get running(): number {
+    let n = 0;
+    for (const job of this.jobs.values()) if (job.parked !== true) n++;
+    return n;
   }
 
   /** Posts a run; returns its sequence number on this worker. */

@@ -36,6 +36,8 @@ export class Job {
   /** Its host calls still going, by the worker's call number; aborted when the job settles. */
   readonly calls = new Map<number, AbortController>();
   outputChars = 0;
+  /** Waiting for an event (a host call's answer, a timer, a fetch): it takes no turn of its thread. */
+  parked = false;
   /** Its thread's CPU time (ns) when its deadline was first seen passed (the starved check). */
   cpuAtDeadline: number | undefined;
   #settled = false;

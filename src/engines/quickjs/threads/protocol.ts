@@ -111,6 +111,8 @@ export type WorkerMessage =
   | { t: "output"; id: number; stream: "stdout" | "stderr"; text: string }
   | { t: "call"; id: number; call: number; name: string; args: unknown[] }
   | { t: "call-end"; id: number; call: number }
+  /** The run waits for an event with nothing to do until then (`parked`), or stops waiting. */
+  | { t: "park"; id: number; parked: boolean }
   /** `marks`/`names`: the Error objects inside `result.value` and their names, which structured clone drops. */
   | { t: "done"; id: number; result: unknown; marks: unknown[]; names: unknown[] }
   /** `rejected`: the SnapshotRejectedError reason when a resume's state was refused. */
@@ -148,6 +150,10 @@ export function parseWorkerMessage(data: unknown): WorkerMessage | undefined {
       return { t: "call", id: data.id, call: data.call, name: data.name, args: data.args as unknown[] };
     case "call-end":
       return isId(data.id) && isId(data.call) ? { t: "call-end", id: data.id, call: data.call } : undefined;
+    case "park":
+      return isId(data.id) && typeof data.parked === "boolean"
+        ? { t: "park", id: data.id, parked: data.parked }
+        : undefined;
     case "done":
       if (!isId(data.id) || !Array.isArray(data.marks) || !Array.isArray(data.names)) return undefined;
       return { t: "done", id: data.id, result: data.result, marks: data.marks, names: data.names };

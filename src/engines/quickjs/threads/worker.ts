@@ -80,7 +80,10 @@ setTurnHook((event, clock) => {
   if (!run) return;
   if (event === "open") run.clock = clock;
   else if (event === "enter") Atomics.store(holder, 0, run.seq);
-  else {
+  else if (event === "park" || event === "unpark") {
+    // The host counts parked runs apart from running ones (admission, placement): one message each way.
+    if (runs.get(run.id) === run) post({ t: "park", id: run.id, parked: event === "park" });
+  } else {
     Atomics.store(holder, 0, 0);
     for (const r of runs.values()) if (r.clock) credit[r.seq % PROGRESS_RING] = r.clock.creditMs;
   }
@@ -114,6 +117,8 @@ interface ActiveRun {
   controller: AbortController;
   calls: Map<number, PendingCall>;
   demote: boolean;
+  /** The host's id for it. */
+  id: number;
   /** Its sequence number on this worker (the host's key for its begin stamp and credit). */
   seq: number;
   /** Its share of the thread, once the engine made its run (turns.ts). */
@@ -222,7 +227,7 @@ function startRun(id: number, wire: WireRequest, sessionId: number | undefined):
   credit[seq % PROGRESS_RING] = 0;
   Atomics.store(begunSeq, 0, seq);
   Atomics.store(idleState, 0, TIDYING);
-  const run: ActiveRun = { controller: new AbortController(), calls: new Map(), demote: wire.demote === true, seq };
+  const run: ActiveRun = { controller: new AbortController(), calls: new Map(), demote: wire.demote === true, id, seq };
   runs.set(id, run);
   byTag.set(wire.limits, run);
   if (run.demote) demoter.armed++;
