@@ -60,7 +60,8 @@ export interface JavaScriptOptions {
    */
   runsPerWorker?: number;
   /**
-   * Whether a worker thread held by one synchronous stretch of guest code for more than 2 ms lowers its
+   * Whether a worker thread held by one synchronous stretch of guest code for more than 2 ms (and 2 ms of
+   * its own CPU after that) lowers its
    * own priority (nice 19) until the stretch ends (`isolation: "thread"`, Linux). With more CPU loops
    * than cores, the host's thread and short runs then get the CPU first instead of an equal share; a
    * loop alone on the machine runs as fast, and at its deadline its thread is put back so it stops at

@@ -79,8 +79,13 @@ setTurnHook((event, clock) => {
   const run = byTag.get(clock.tag);
   if (!run) return;
   if (event === "open") run.clock = clock;
-  else if (event === "enter") Atomics.store(holder, 0, run.seq);
-  else if (event === "park" || event === "unpark") {
+  else if (event === "enter") {
+    Atomics.store(holder, 0, run.seq);
+    // A stretch of guest code starts here: the host-side work before it (building the run's runtime,
+    // installing its globals) is not the guest's CPU loop, and counting it would lower the thread's
+    // priority for nearly every run that begins while others are parked (priority.ts).
+    beat();
+  } else if (event === "park" || event === "unpark") {
     // The host counts parked runs apart from running ones (admission, placement): one message each way.
     if (runs.get(run.id) === run) post({ t: "park", id: run.id, parked: event === "park" });
   } else {
