@@ -109,13 +109,20 @@ export interface PinnedSession {
   saved?(answer: { state?: Uint8Array; error?: string; unsupported?: boolean }): void;
 }
 
+/** What the handle reads of a run posted to it. */
+export interface PostedRun {
+  readonly id: number;
+  /** Its sequence number on this worker. */
+  readonly seq: number;
+  /** Waiting for an event, taking no turn of the thread. */
+  readonly parked: boolean;
+}
+
 /**
  * One worker thread. `J` is what the engine posts to it (job.ts's Job); the handle only reads each
  * one's sequence number, so it names nothing of the engine above it.
  */
-export class WorkerHandle<
-  J extends { readonly seq: number; readonly parked?: boolean } = { readonly seq: number; readonly parked?: boolean },
-> {
+export class WorkerHandle<J extends PostedRun = PostedRun> {
   readonly worker: Worker;
   readonly ready: Promise<void>;
   readonly jobs = new Map<number, J>();
@@ -209,9 +216,16 @@ export class WorkerHandle<
 
   /** Runs posted and not answered that are not parked (waiting for an event, taking no turn). */
   get running(): number {
-    let n = 0;
-    for (const job of this.jobs.values()) if (job.parked !== true) n++;
-    return n;
+    return this.jobs.size - this.#parked;
+  }
+
+  /** Of `jobs`, how many are parked: kept by `parked()` and `forget()`, read on every placement. */
+  #parked = 0;
+
+  /** A run posted here parks (true) or wakes (false): call before the job's own flag is flipped. */
+  parked(job: J, parked: boolean): void {
+    if (this.jobs.get(job.id) !== job || job.parked === parked) return;
+    this.#parked += parked ? 1 : -1;
   }
 
   /** Posts a run; returns its sequence number on this worker. */
@@ -322,6 +336,7 @@ export class WorkerHandle<
 
   forget(id: number): J | undefined {
     const job = this.jobs.get(id);
+    if (job?.parked === true) this.#parked--;
     this.jobs.delete(id);
     this.updateRef();
     return job;

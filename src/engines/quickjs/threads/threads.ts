@@ -462,7 +462,7 @@ export class ThreadEngine implements Engine {
         job?.calls.delete(m.call);
         return;
       case "park":
-        if (job && !job.settled) this.#park(job, m.parked);
+        if (job && !job.settled) this.#park(job, m.parked, handle);
         return;
       case "done": {
         if (!job) return;
@@ -515,8 +515,9 @@ export class ThreadEngine implements Engine {
    * counts running runs only against `runsPerWorker`); a session's run is not admitted through the gate,
    * so only its thread's count changes.
    */
-  #park(job: Job, parked: boolean): void {
+  #park(job: Job, parked: boolean, on?: Handle): void {
     if (parked === job.parked) return;
+    on?.parked(job, parked);
     job.parked = parked;
     if (!job.session) this.#gate.park(parked);
     if (parked) this.#place();
