@@ -26,6 +26,11 @@ export function setTurnHook(fn: ((event: TurnEvent, clock: TurnClock) => void) |
   hook = fn;
 }
 
+/** Milliseconds this thread has spent in turns so far (every run's). */
+export function turnTotal(): number {
+  return total;
+}
+
 /** One run's share of its thread. */
 export class TurnClock {
   /** Who the run is to the hook: its request's `limits` object (unique per run, kept by every wrapper). */
@@ -41,7 +46,16 @@ export class TurnClock {
 
   /** Milliseconds this thread spent in other runs' turns since this run began. */
   get creditMs(): number {
-    return total - this.#base - this.#own;
+    return total - this.spentMark;
+  }
+
+  /**
+   * The thread's turn total when this run began plus this run's own turns: its credit is the total now
+   * less this, so whoever knows the total (the host, from shared memory) can tell the credit of every
+   * run without being told each time another run's turn ends.
+   */
+  get spentMark(): number {
+    return this.#base + this.#own;
   }
 
   /** The run waits for an event with nothing else to do (`parked`), or stops waiting. */

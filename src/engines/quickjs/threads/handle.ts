@@ -13,6 +13,7 @@ import {
   CREDIT_OFFSET,
   DOORBELL_OFFSET,
   HOLDER_OFFSET,
+  TURN_TOTAL_OFFSET,
   HEARTBEAT_MS,
   HEARTBEAT_OFFSET,
   IDLE_STATE_OFFSET,
@@ -138,6 +139,7 @@ export class WorkerHandle<J extends PostedRun = PostedRun> {
   readonly #idleState = new Int32Array(this.#progress, IDLE_STATE_OFFSET, 1);
   readonly #holder = new Int32Array(this.#progress, HOLDER_OFFSET, 1);
   readonly #credit = new Float64Array(this.#progress, CREDIT_OFFSET, PROGRESS_RING);
+  readonly #turnTotal = new Float64Array(this.#progress, TURN_TOTAL_OFFSET, 1);
   /** The thread's priority when it started, read by the host before any run (what `lift` restores). */
   #baseNice: number | undefined;
   #cpuNs: number | undefined;
@@ -252,7 +254,7 @@ export class WorkerHandle<J extends PostedRun = PostedRun> {
   creditMs(seq: number, now: number): number {
     const begun = this.begunAt(seq);
     if (begun === undefined) return 0;
-    const credit = this.#credit[seq % PROGRESS_RING] ?? 0;
+    const credit = (this.#turnTotal[0] ?? 0) - (this.#credit[seq % PROGRESS_RING] ?? 0);
     return Number.isFinite(credit) ? Math.min(Math.max(0, credit), Math.max(0, now - begun)) : 0;
   }
 

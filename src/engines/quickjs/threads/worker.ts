@@ -17,12 +17,13 @@ import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../../core/e
 import { forkState, liveState, restoreState } from "../state-codec.ts";
 import { isStripperLoaded, loadStripper } from "../../lib/quickjs/source.ts";
 import { setPollHook } from "../../lib/quickjs/poll-hook.ts";
-import { setTurnHook, type TurnClock } from "../../lib/quickjs/turns.ts";
+import { setTurnHook, turnTotal, type TurnClock } from "../../lib/quickjs/turns.ts";
 import { Demoter } from "./priority.ts";
 import {
   CLAIMED,
   collectErrors,
   CREDIT_OFFSET,
+  TURN_TOTAL_OFFSET,
   DOORBELL_OFFSET,
   HEARTBEAT_MS,
   HEARTBEAT_OFFSET,
@@ -73,13 +74,16 @@ setPollHook((stopping) => demoter.poll(stopping));
 // Which run holds the thread, and each open run's credit (turns.ts), for the host's deadline watch.
 const holder = new Int32Array(progress, HOLDER_OFFSET, 1);
 const credit = new Float64Array(progress, CREDIT_OFFSET, PROGRESS_RING);
+const total = new Float64Array(progress, TURN_TOTAL_OFFSET, 1);
 /** Open runs by their request's `limits` object, the tag their TurnClock carries. */
 const byTag = new WeakMap<object, ActiveRun>();
 setTurnHook((event, clock) => {
   const run = byTag.get(clock.tag);
   if (!run) return;
-  if (event === "open") run.clock = clock;
-  else if (event === "enter") {
+  if (event === "open") {
+    run.clock = clock;
+    credit[run.seq % PROGRESS_RING] = clock.spentMark;
+  } else if (event === "enter") {
     Atomics.store(holder, 0, run.seq);
     // A stretch of guest code starts here: the host-side work before it (building the run's runtime,
     // installing its globals) is not the guest's CPU loop, and counting it would lower the thread's
@@ -90,7 +94,10 @@ setTurnHook((event, clock) => {
     if (runs.get(run.id) === run) post({ t: "park", id: run.id, parked: event === "park" });
   } else {
     Atomics.store(holder, 0, 0);
-    for (const r of runs.values()) if (r.clock) credit[r.seq % PROGRESS_RING] = r.clock.creditMs;
+    // One write for the run that left and one for the thread: every other run's credit is the total
+    // less its own mark, read by the host (protocol.ts, CREDIT_OFFSET).
+    credit[run.seq % PROGRESS_RING] = clock.spentMark;
+    total[0] = turnTotal();
   }
 });
 
@@ -229,7 +236,7 @@ function startRun(id: number, wire: WireRequest, sessionId: number | undefined):
   // The host took this run back (it waited behind a long synchronous stretch) and sent it elsewhere.
   if (Atomics.compareExchange(wire.claim, 0, 0, CLAIMED) !== 0) return;
   begunAt[seq % PROGRESS_RING] = epochNow();
-  credit[seq % PROGRESS_RING] = 0;
+  credit[seq % PROGRESS_RING] = turnTotal();
   Atomics.store(begunSeq, 0, seq);
   Atomics.store(idleState, 0, TIDYING);
   const run: ActiveRun = { controller: new AbortController(), calls: new Map(), demote: wire.demote === true, id, seq };
