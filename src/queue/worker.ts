@@ -85,7 +85,7 @@ export interface WorkerOptions {
   queue?: string;
   /** The sandbox runs go to: one you made, or options for one the worker makes (and closes). */
   sandbox?: Sandbox | SandboxOptions;
-  /** Jobs in flight on this worker. @defaultValue javascript.maxWorkers + python.pool: every engine slot busy, none waiting */
+  /** Jobs in flight on this worker. @defaultValue javascript.maxWorkers + min(javascript.maxParked, 1,000) + python.pool: every engine slot busy, and room for jobs that wait on a host function or a timer (parked, no thread) */
   concurrency?: number;
   /** How long a job's lock lasts without renewal; a dead worker's jobs wait this long. @defaultValue 60000 */
   lockDurationMs?: number;
@@ -162,7 +162,10 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
     throw error;
   }
   const concurrency = positive(
-    options.concurrency ?? sandbox.options.javascript.maxWorkers + sandbox.options.python.pool,
+    options.concurrency ??
+      sandbox.options.javascript.maxWorkers +
+        Math.min(sandbox.options.javascript.maxParked, 1_000) +
+        sandbox.options.python.pool,
     "concurrency",
   );
   const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;

@@ -76,7 +76,12 @@ export class Run implements GuestRunHooks {
   #handles: QuickJSHandle[] = [];
   #peakBytes = 0;
   #graceUntil: number | undefined;
-  #memoryCeiling = Infinity;
+  /** Linear-memory growth the run may cause (its cap plus the allocator's slack). */
+  #memoryCap = Infinity;
+  /** Growth while this run's own guest code ran, over its finished turns. */
+  #grownBytes = 0;
+  /** The module's size when the current turn began; undefined between turns. */
+  #turnFrom: number | undefined;
   #refusedImports: string[] = [];
 
   constructor(guest: Guest, req: ResolvedRequest, src: PreparedSource) {
@@ -109,12 +114,19 @@ export class Run implements GuestRunHooks {
     }
     // QuickJS does not count every allocation against setMemoryLimit (many small ArrayBuffers slip
     // past it), so the module's linear memory is watched too: growth past the run's cap is a memory
-    // failure, caught within one polling window.
-    if (this.#guest.cell.wasm.memoryBytes() > this.#memoryCeiling) {
+    // failure, caught within one polling window. Only growth while this run's own code ran counts: the
+    // module is shared with the other runs of its thread (parked ones by the thousand), and their
+    // growth is theirs.
+    if (this.#memoryGrown() > this.#memoryCap) {
       this.#interruptKind = "memory";
       return true;
     }
     return false;
+  }
+
+  #memoryGrown(): number {
+    const from = this.#turnFrom;
+    return this.#grownBytes + (from === undefined ? 0 : this.#guest.cell.wasm.memoryBytes() - from);
   }
 
   /** The deadline, moved later by the time this thread spent on other runs' guest code (turns.ts). */
@@ -130,7 +142,7 @@ export class Run implements GuestRunHooks {
     const { cell, ctx } = this.#guest;
     const limits = this.#req.limits;
     cell.setLimits(limits.memoryMb * MB, effectiveStackKb(limits.maxStackKb) * 1024);
-    this.#memoryCeiling = cell.wasm.memoryBytes() + (limits.memoryMb + MEMORY_SLACK_MB) * MB;
+    this.#memoryCap = (limits.memoryMb + MEMORY_SLACK_MB) * MB;
     cell.run = this;
     cell.userCtx = ctx;
     cell.runs++;
@@ -231,7 +243,10 @@ export class Run implements GuestRunHooks {
         }
         break;
       }
+      const parks = this.#deliveries.length === 0;
+      if (parks) this.#clock.park(true);
       await this.#waitForEvent();
+      if (parks) this.#clock.park(false);
       if (this.shouldInterrupt()) {
         this.#setFailure(this.#interruptError());
         return undefined;
@@ -268,10 +283,17 @@ export class Run implements GuestRunHooks {
       this.#crashedByOther();
       return;
     }
+    const outer = this.#turnFrom === undefined;
+    if (outer) this.#turnFrom = wasm.memoryBytes();
     try {
       this.#clock.turn(step);
     } catch (error) {
       this.#onHostThrow(error);
+    } finally {
+      if (outer) {
+        this.#grownBytes = this.#memoryGrown();
+        this.#turnFrom = undefined;
+      }
     }
     if (this.#hostFailure) wasm.poison(this.#failure?.message ?? "host failure");
   }

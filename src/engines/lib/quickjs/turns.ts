@@ -13,13 +13,22 @@
 
 let total = 0;
 let depth = 0;
-/** `open`: a run began (its clock starts); `enter`/`leave`: its guest code takes / gives back the thread. */
-export type TurnEvent = "open" | "enter" | "leave";
+/**
+ * `open`: a run began (its clock starts); `enter`/`leave`: its guest code takes / gives back the thread;
+ * `park`/`unpark`: it waits for an event (a host call's answer, a timer, a fetch) with nothing to do
+ * until then, and stops waiting (the thread pool counts a parked run apart from running ones).
+ */
+export type TurnEvent = "open" | "enter" | "leave" | "park" | "unpark";
 let hook: ((event: TurnEvent, clock: TurnClock) => void) | undefined;
 
 /** Sets (or clears) this thread's turn hook (the thread pool's worker). Host code: sees no guest value. */
 export function setTurnHook(fn: ((event: TurnEvent, clock: TurnClock) => void) | undefined): void {
   hook = fn;
+}
+
+/** Milliseconds this thread has spent in turns so far (every run's). */
+export function turnTotal(): number {
+  return total;
 }
 
 /** One run's share of its thread. */
@@ -37,7 +46,21 @@ export class TurnClock {
 
   /** Milliseconds this thread spent in other runs' turns since this run began. */
   get creditMs(): number {
-    return total - this.#base - this.#own;
+    return total - this.spentMark;
+  }
+
+  /**
+   * The thread's turn total when this run began plus this run's own turns: its credit is the total now
+   * less this, so whoever knows the total (the host, from shared memory) can tell the credit of every
+   * run without being told each time another run's turn ends.
+   */
+  get spentMark(): number {
+    return this.#base + this.#own;
+  }
+
+  /** The run waits for an event with nothing else to do (`parked`), or stops waiting. */
+  park(parked: boolean): void {
+    hook?.(parked ? "park" : "unpark", this);
   }
 
   /** Runs `step` (one entry into WASM that may run this run's guest code) as this run's turn. */

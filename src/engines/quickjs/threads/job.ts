@@ -39,6 +39,8 @@ export class Job {
   outputChars = 0;
   /** The display items streamed to the caller (parsed and counted here, on the host). */
   readonly display: DisplayCollector;
+  /** Waiting for an event (a host call's answer, a timer, a fetch): it takes no turn of its thread. */
+  parked = false;
   /** Its thread's CPU time (ns) when its deadline was first seen passed (the starved check). */
   cpuAtDeadline: number | undefined;
   #settled = false;

@@ -56,7 +56,12 @@ export const REVOKED = 2;
  * synchronous stretch (a CPU-bound guest, or a builtin that never polls), and runs queued behind it
  * would wait for it.
  */
-export const PROGRESS_RING = 1024;
+/**
+ * Sized for parked runs: a run's stamps are overwritten once this many runs have been posted to its
+ * worker after it, and with parking thousands are open on one worker at once (`javascript.maxParked`
+ * is at most 100,000 over all workers). 65,536 × 2 rings × 8 bytes = 1 MiB per worker.
+ */
+export const PROGRESS_RING = 65_536;
 export const HEARTBEAT_OFFSET = 8 + 8 * PROGRESS_RING;
 /** Int32: the worker's Linux thread id (0 elsewhere), so the host can read how much CPU it burns. */
 export const TID_OFFSET = HEARTBEAT_OFFSET + 8;
@@ -87,11 +92,17 @@ export const LINGERING = 2;
  */
 export const HOLDER_OFFSET = DOORBELL_OFFSET + 8;
 /**
- * Float64 ring like the begin stamps: `[seq % PROGRESS_RING]` is run `seq`'s credit, the milliseconds
- * its thread spent in other runs' turns since it began, which its own deadline does not count. The host
- * moves its view of the run's deadline by as much, so both sides agree on when the run is due.
+ * Float64: the milliseconds this thread has spent in guest turns so far, every run's
+ * (src/engines/lib/quickjs/turns.ts), rewritten when a turn ends.
  */
-export const CREDIT_OFFSET = HOLDER_OFFSET + 8;
+export const TURN_TOTAL_OFFSET = HOLDER_OFFSET + 8;
+/**
+ * Float64 ring like the begin stamps: `[seq % PROGRESS_RING]` is run `seq`'s mark, the turn total when
+ * it began plus its own turns since. The total less the mark is its credit: the milliseconds its thread
+ * spent in other runs' turns since it began, which its own deadline does not count. The host moves its
+ * view of the run's deadline by as much, so both sides agree on when the run is due.
+ */
+export const CREDIT_OFFSET = TURN_TOTAL_OFFSET + 8;
 export const PROGRESS_BYTES = CREDIT_OFFSET + 8 * PROGRESS_RING;
 /** How often a worker with runs rewrites its heartbeat. */
 export const HEARTBEAT_MS = 10;
@@ -116,6 +127,8 @@ export type WorkerMessage =
   | { t: "display"; id: number; item: unknown }
   | { t: "call"; id: number; call: number; name: string; args: unknown[] }
   | { t: "call-end"; id: number; call: number }
+  /** The run waits for an event with nothing to do until then (`parked`), or stops waiting. */
+  | { t: "park"; id: number; parked: boolean }
   /** `marks`/`names`: the Error objects inside `result.value` and their names, which structured clone drops. */
   | { t: "done"; id: number; result: unknown; marks: unknown[]; names: unknown[] }
   /** `rejected`: the SnapshotRejectedError reason when a resume's state was refused. */
@@ -155,6 +168,10 @@ export function parseWorkerMessage(data: unknown): WorkerMessage | undefined {
       return { t: "call", id: data.id, call: data.call, name: data.name, args: data.args as unknown[] };
     case "call-end":
       return isId(data.id) && isId(data.call) ? { t: "call-end", id: data.id, call: data.call } : undefined;
+    case "park":
+      return isId(data.id) && typeof data.parked === "boolean"
+        ? { t: "park", id: data.id, parked: data.parked }
+        : undefined;
     case "done":
       if (!isId(data.id) || !Array.isArray(data.marks) || !Array.isArray(data.names)) return undefined;
       return { t: "done", id: data.id, result: data.result, marks: data.marks, names: data.names };

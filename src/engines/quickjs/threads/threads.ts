@@ -4,7 +4,9 @@
 // - Admission is bounded (src/pool/gate.ts): up to MAX_RUNS_PER_WORKER runs per worker at once (counting
 //   the overflow workers below, up to `javascript.maxWorkers`), then `javascript.maxQueue` waiting,
 //   then `QueueFullError`. A worker's engine keeps that many warm cells, so admitted runs never build a
-//   runtime from scratch.
+//   runtime from scratch. Runs that wait (a host call, a timer, a fetch) are **parked** and counted
+//   apart (src/pool/parking-gate.ts): they do not count against their worker's `runsPerWorker`, so
+//   another run is posted in their place, up to `javascript.maxParked` of them beside the running ones.
 // - Scheduling: a run goes to the least-loaded worker that has room and is not **stalled** — held by
 //   one long synchronous stretch (a CPU-bound guest), which the worker's heartbeat in shared memory
 //   tells (handle.ts). A worker is one thread: whatever is queued on it waits for such a stretch to
@@ -40,7 +42,8 @@ import { InvalidOptionError } from "../../../core/errors.ts";
 import type { EventInput } from "../../../core/events.ts";
 import type { ResolvedRequest } from "../../../options/index.ts";
 import type { GuestError, RunResult, WasmModuleSource } from "../../../core/types.ts";
-import { Gate, GateAbortedError } from "../../../pool/gate.ts";
+import { GateAbortedError } from "../../../pool/gate.ts";
+import { ParkingGate } from "../../../pool/parking-gate.ts";
 import { Deadline, epochNow, GRACE } from "../../../kit/deadline.ts";
 import { aborted, crashed, failedRun, timedOut } from "../../../kit/failures.ts";
 import { EngineLifecycle } from "../../../kit/lifecycle.ts";
@@ -72,6 +75,11 @@ export interface PoolSize {
   maxWorkers: number;
   /** Runs posted to one worker at once, 1 to MAX_RUNS_PER_WORKER. */
   runsPerWorker: number;
+  /**
+   * Runs parked at once beside the running ones (waiting for a host call, a timer, a fetch): they take
+   * no thread's turn, only memory. Default 0: a waiting run keeps its running slot.
+   */
+  maxParked?: number;
   maxQueue: number;
 }
 
@@ -96,7 +104,7 @@ export class ThreadEngine implements Engine {
   #pending: Job[] = [];
   #tick: NodeJS.Timeout | undefined;
   #spare: Handle | undefined;
-  readonly #gate: Gate;
+  readonly #gate: ParkingGate;
   readonly #life = new EngineLifecycle<ThreadSession>("quickjs engine");
   #serial = 0;
   /** Set once every worker is being terminated (close or destroy): nothing new is posted after it. */
@@ -139,7 +147,11 @@ export class ThreadEngine implements Engine {
       throw new InvalidOptionError("javascript.runsPerWorker", `must be from 1 to ${MAX_RUNS_PER_WORKER}`);
     this.#maxWorkers = size.maxWorkers;
     this.#runsPerWorker = size.runsPerWorker;
-    this.#gate = new Gate("javascript pool", size.maxWorkers * size.runsPerWorker, size.maxQueue);
+    this.#gate = new ParkingGate("javascript pool", {
+      running: size.maxWorkers * size.runsPerWorker,
+      parked: size.maxParked ?? 0,
+      maxQueue: size.maxQueue,
+    });
     this.#demotion = resolveDemotion(policy.demoteCpuBound);
     for (let i = 0; i < size.workers; i++) this.#slots.push(this.#start());
   }
@@ -454,6 +466,9 @@ export class ThreadEngine implements Engine {
         job?.calls.get(m.call)?.abort(new Error("the run has ended"));
         job?.calls.delete(m.call);
         return;
+      case "park":
+        if (job && !job.settled) this.#park(job, m.parked, handle);
+        return;
       case "done": {
         if (!job) return;
         handle.forget(job.id);
@@ -499,8 +514,28 @@ export class ThreadEngine implements Engine {
     handle.idleTimer.unref();
   }
 
+  /**
+   * A run waits for an event (a host call's answer, a timer, a fetch) with nothing to do until then, or
+   * stops waiting (the worker's word). A parked run gives its thread's turn to a new run (placement
+   * counts running runs only against `runsPerWorker`); a session's run is not admitted through the gate,
+   * so only its thread's count changes.
+   */
+  #park(job: Job, parked: boolean, on?: Handle): void {
+    if (parked === job.parked) return;
+    on?.parked(job, parked);
+    job.parked = parked;
+    if (!job.session) this.#gate.park(parked);
+    if (parked) this.#place();
+  }
+
+  /** Runs parked and running now, and callers waiting to be admitted (for tests and benchmarks). */
+  get admission(): { running: number; parked: number; waiting: number } {
+    return this.#gate.stats;
+  }
+
   /** The one way a run ends here: everything it holds is let go before its caller hears the result. */
   #settle(job: Job, result: RunResult): void {
+    if (!job.settled) this.#park(job, false);
     job.settle(result);
   }
 
