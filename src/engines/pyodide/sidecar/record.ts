@@ -36,6 +36,7 @@ import {
   type PyodideModule,
 } from "./checkpoint.ts";
 import { memory } from "./limits.ts";
+import { mib } from "./budget.ts";
 import {
   checkHeader,
   CHUNK,
@@ -157,8 +158,21 @@ function describeFs(M: PyodideModule, cp: Checkpoint): Described | string {
   return { header: { cwd, remove, nodes }, files };
 }
 
-/** The session's state as a record, or why it cannot be taken (then nothing changed). */
-export function captureState(M: PyodideModule, cp: Checkpoint): Uint8Array | string {
+/** Why a state was not taken because of its size (SnapshotUnsupportedError `size` on the host). */
+export interface TooLarge {
+  size: string;
+}
+
+/**
+ * The session's state as a record, or why it cannot be taken (then nothing changed). `room`: the
+ * bytes the capture may use (budget.ts): its raw bytes and their compressed copy must fit, or it is
+ * refused before either is made.
+ */
+export function captureState(
+  M: PyodideModule,
+  cp: Checkpoint,
+  room = Number.POSITIVE_INFINITY,
+): Uint8Array | string | TooLarge {
   const problem = portabilityProblem(M, cp);
   if (problem) return problem;
   const fs = describeFs(M, cp);
@@ -189,6 +203,13 @@ export function captureState(M: PyodideModule, cp: Checkpoint): Uint8Array | str
   if (json.length % 4) json = Buffer.concat([json, Buffer.alloc(4 - (json.length % 4), 0x20)]);
   if (json.length > MAX_HEADER)
     return `its file system is too large to describe (${json.length} bytes of paths and times, over ${MAX_HEADER})`;
+  // The raw bytes, then at most as many again compressed (zstd's worst case is a few bytes more per 128 KiB).
+  const rawBytes = 4 + json.length + 4 * n + n * CHUNK + files;
+  const need = 2 * rawBytes + (rawBytes >> 7);
+  if (need > room)
+    return {
+      size: `taking its state out (${mib(rawBytes)} of memory changes and files) needs about ${mib(need)}, and its sidecar has ${mib(room)} left under its process memory cap: it stays where it is (free some of it, or raise limits.memoryMb)`,
+    };
   const at = 4 + json.length;
   const raw = Buffer.allocUnsafeSlow(at + 4 * n + n * CHUNK + files);
   raw.writeUInt32LE(json.length, 0);
@@ -269,12 +290,31 @@ function fail(what: string): never {
   throw new Error(`the session record is malformed: ${what}`);
 }
 
-function parse(record: Uint8Array, maxBytes: number): { header: Header; payload: Buffer } {
+/** A record refused before anything of it reached the interpreter (the sidecar is pristine still). */
+class Refused extends Error {
+  readonly size: boolean;
+  constructor(message: string, size: boolean) {
+    super(message);
+    this.size = size;
+  }
+}
+
+function parse(record: Uint8Array, maxBytes: number, room: number): { header: Header; payload: Buffer } {
   let raw: Buffer;
+  // The inflate holds its output twice at its end (the pieces, and the buffer they are joined into).
+  const fits = Math.floor(Math.max(0, room) / 2);
+  const cap = Math.min(maxBytes, fits);
   try {
-    raw = zstdDecompressSync(record, { maxOutputLength: maxBytes });
+    raw = zstdDecompressSync(record, { maxOutputLength: cap });
   } catch (error) {
-    fail(`it does not inflate within ${maxBytes} bytes (${String((error as Error).message).slice(0, 100)})`);
+    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE")
+      throw new Refused(
+        fits < maxBytes
+          ? `its state inflates past the ${mib(fits)} this sidecar can inflate under its process memory cap (${mib(room)} left)`
+          : `its state inflates past ${mib(maxBytes)}`,
+        true,
+      );
+    fail(`it does not inflate (${String((error as Error).message).slice(0, 100)})`);
   }
   if (raw.length < 4) fail("too short");
   const headerLength = raw.readUInt32LE(0);
@@ -294,10 +334,10 @@ function parse(record: Uint8Array, maxBytes: number): { header: Header; payload:
   }
   const { chunks } = header;
   const fileTotal = header.nodes.reduce((t, e) => t + (e.n ?? 0), 0);
-  // A copy into its own buffer: 4-byte aligned for the XOR below (the header's length is arbitrary).
+  // 4-byte aligned for the XOR below when the header was padded (the capture pads it); a record whose
+  // header is not gets its payload copied into a buffer of its own rather than read byte by byte.
   const body = raw.subarray(4 + headerLength);
-  const payload = Buffer.from(new Uint8Array(body.length).buffer);
-  body.copy(payload);
+  const payload = body.byteOffset % 4 === 0 ? body : Buffer.from(Uint8Array.from(body).buffer);
   if (payload.length !== chunks * (4 + CHUNK) + fileTotal) fail("its payload length");
   const chunkCount = header.size / CHUNK;
   let last = -1;
@@ -339,18 +379,62 @@ function removeTree(FS: WritableFS, p: string): void {
 }
 
 /**
- * Makes this pristine sidecar hold the session the record describes, and proves it. Returns why it
- * could not (the caller retires the sidecar: a half-applied record is never served).
+ * Why a record was not loaded. `retire`: it was partly applied, or could not be proven (the caller
+ * retires the sidecar: a half-applied record is never served); otherwise nothing of it reached the
+ * interpreter and the sidecar is pristine still. `size`: it is too large here.
  */
-export function applyState(M: PyodideModule, cp: Checkpoint, record: Uint8Array, maxBytes: number): string | undefined {
+export interface LoadProblem {
+  why: string;
+  retire: boolean;
+  size?: boolean;
+}
+
+/** What a load may take: the inflate cap, the bytes it may use (budget.ts), the WASM memory a run may have. */
+export interface LoadBounds {
+  maxBytes: number;
+  room: number;
+  memoryCap: number;
+}
+
+/** Makes this pristine sidecar hold the session the record describes, and proves it; or says why not. */
+export function applyState(
+  M: PyodideModule,
+  cp: Checkpoint,
+  record: Uint8Array,
+  bounds: LoadBounds,
+): LoadProblem | undefined {
   let parsed: ReturnType<typeof parse>;
   try {
-    parsed = parse(record, maxBytes);
+    parsed = parse(record, bounds.maxBytes, bounds.room);
   } catch (error) {
-    return String((error as Error).message);
+    return { why: String((error as Error).message), retire: false, size: error instanceof Refused && error.size };
   }
   const { header: h, payload } = parsed;
-  if (h.base !== checkpointDigest(cp)) return "the record was taken from another engine checkpoint";
+  if (h.base !== checkpointDigest(cp))
+    return { why: "the record was taken from another engine checkpoint", retire: false };
+  // The work, bounded before it is done: the session's memory must be one its runs may have here, and
+  // its files and the memory's growth must fit beside the inflated record.
+  const heapNow = M.HEAPU8.length;
+  if (h.size > Math.max(heapNow, bounds.memoryCap))
+    return {
+      why: `its memory (${mib(h.size)}) is over limits.memoryMb here (${mib(bounds.memoryCap)})`,
+      retire: false,
+      size: true,
+    };
+  const files = h.nodes.reduce((t, e) => t + (e.n ?? 0), 0);
+  const need = files + Math.max(0, h.size - heapNow);
+  const left = bounds.room - payload.length;
+  if (need > left)
+    return {
+      why: `putting it back needs ${mib(need)} for its files and memory, and this sidecar has ${mib(left)} left under its process memory cap`,
+      retire: false,
+      size: true,
+    };
+  const problem = applyParsed(M, cp, h, payload);
+  return problem === undefined ? undefined : { why: problem, retire: true };
+}
+
+function applyParsed(M: PyodideModule, cp: Checkpoint, h: Header, payload: Buffer): string | undefined {
   const FS = M.FS as unknown as WritableFS;
   try {
     // Growing first: it calls into WASM (malloc, sbrk), which the memory copy below must come after.
