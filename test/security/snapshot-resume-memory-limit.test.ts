@@ -65,8 +65,12 @@ describe("a resume is held to the resumer's memoryMb", () => {
         // The resumer serves on.
         assert.equal(value(await small.run({ language: c.language, code: "1 + 1" })), 2);
       }
-      // Where its memoryMb allows it, the same bytes resume whole.
-      await using resumed = await sb.resume(blob);
+      // Where its memoryMb allows it, the same bytes resume whole: in a fresh sandbox too (another
+      // replica), whose sidecar must grow its memory to the session's first.
+      await using again = await sb.resume(blob);
+      assert.equal(value(await again.run({ code: c.check })), 60);
+      await using fresh = await createSandbox({ ...c.options, sessions: { key: KEY } });
+      await using resumed = await fresh.resume(blob);
       assert.equal(value(await resumed.run({ code: c.check })), 60);
     });
   }

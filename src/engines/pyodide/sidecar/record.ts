@@ -441,11 +441,21 @@ function applyParsed(M: PyodideModule, cp: Checkpoint, h: Header, payload: Buffe
     if (M.HEAPU8.length < h.size) {
       const saved = memory.capBytes;
       memory.capBytes = Number.POSITIVE_INFINITY;
+      // One allocation of the shortfall first fills the free space at the heap's top, so it grows the
+      // memory short by that much (a 113 MB session made on one sidecar was refused by every fresh
+      // one: "could not grow"). Allocations of what is still short are held until it is all there
+      // (at most a few: the second finds the top empty), then freed; the memory copy below replaces
+      // malloc's state with the session's anyway.
+      const m = M as unknown as { _malloc(n: number): number; _free(p: number): void };
+      const held: number[] = [];
       try {
-        const m = M as unknown as { _malloc(n: number): number; _free(p: number): void };
-        const p = m._malloc(h.size - M.HEAPU8.length);
-        if (p) m._free(p);
+        for (let i = 0; i < 4 && M.HEAPU8.length < h.size; i++) {
+          const p = m._malloc(h.size - M.HEAPU8.length);
+          if (!p) break;
+          held.push(p);
+        }
       } finally {
+        for (const p of held) m._free(p);
         memory.capBytes = saved;
       }
       if (M.HEAPU8.length < h.size) return `the memory could not grow to ${h.size} bytes`;
