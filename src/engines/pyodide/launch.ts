@@ -80,6 +80,11 @@ const PROCESS_OVERHEAD_MB = 256;
 // memory unless the trap handler is off (then bounds checks are explicit and ~2 GiB suffice).
 const ADDRESS_SPACE_OVERHEAD_MB = 2048;
 
+/** The memory cap a sidecar started with `processMemoryMb` runs under (its cgroup's), in bytes. */
+export function processCapBytes(processMemoryMb: number): number {
+  return (processMemoryMb + PROCESS_OVERHEAD_MB) * 1024 * 1024;
+}
+
 export async function launchSidecar(options: LaunchOptions): Promise<JailedProcess> {
   const files = sidecarFiles();
   const { seal } = options;
@@ -151,7 +156,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
     // The guest's files live in Pyodide's in-memory file system; the process itself writes nothing.
     scratchMb: 1,
     rlimits: { openFiles: 64, fileSizeBytes: 1 << 20 },
-    memoryBytes: (options.processMemoryMb + PROCESS_OVERHEAD_MB) * 1024 * 1024,
+    memoryBytes: processCapBytes(options.processMemoryMb),
     memoryFallbackAddressSpaceBytes: (options.processMemoryMb + ADDRESS_SPACE_OVERHEAD_MB) * 1024 * 1024,
   });
 }

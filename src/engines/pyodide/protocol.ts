@@ -47,6 +47,11 @@ export interface RunMessage {
 export interface SaveMessage {
   t: "save";
   id: number;
+  /**
+   * The sidecar's process memory cap: a save that would need more than it leaves is refused (`size`)
+   * before anything is copied (sidecar/budget.ts). Absent: not bounded.
+   */
+  capBytes?: number;
 }
 
 /**
@@ -59,6 +64,10 @@ export interface LoadMessage {
   bytes: number;
   /** The most the record may inflate to. */
   maxBytes: number;
+  /** The sidecar's process memory cap: a load that would need more is refused (`size`) first. */
+  capBytes?: number;
+  /** The resumer's `limits.memoryMb`, in bytes: a session whose WASM memory is larger is refused (`size`). */
+  memoryBytes?: number;
   /**
    * Draw a new seed for Python's module-level `random` before the session's next run (a fork, a
    * resume that is a new copy); absent for a session carrying on (eviction, a stored session's next call).
@@ -166,15 +175,23 @@ export interface StateMessage {
   id: number;
   bytes?: number;
   refused?: string;
+  /** The refusal is the session's size (what taking it out would need), not its kind of state. */
+  size?: boolean;
   ms: number;
 }
 
-/** A `load`'s answer. With `retire`, the record was not (or not provably) loaded and the sidecar exits. */
+/**
+ * A `load`'s answer. With `retire`, the record was not (or not provably) loaded and the sidecar exits.
+ * With `refused`, it was refused before anything of it reached the interpreter (it does not parse, it
+ * was taken elsewhere, or it is too large here: `size`), and the sidecar is pristine still.
+ */
 export interface LoadedMessage {
   t: "loaded";
   id: number;
   ms: number;
   retire?: string;
+  refused?: string;
+  size?: boolean;
 }
 
 export interface FatalMessage {

@@ -18,7 +18,7 @@ import { launchSidecar, SNAPSHOT_FD, START_TIMEOUT_MS, STDERR_KEEP } from "./lau
 import { answerFetch } from "./net-host.ts";
 import { openRunNetwork } from "../../network/open.ts";
 import type { RunNetwork } from "../../network/run-network.ts";
-import type { InitMessage, LoadMessage, ResultMessage, RunMessage } from "./protocol.ts";
+import type { InitMessage, LoadMessage, ResultMessage, RunMessage, SaveMessage } from "./protocol.ts";
 import { checkedSnapshot, type Snapshot } from "./boot-image.ts";
 
 /** How long a stateless sidecar may take to report its reset after a result (it takes milliseconds). */
@@ -49,7 +49,7 @@ type State = "starting" | "idle" | "busy" | "dead";
 
 /** What a `save` or `load` answered (sessions.ts of the engine turns it into errors). */
 export type ControlAnswer =
-  { ok: true; record?: Uint8Array; ms: number } | { ok: false; refused: string; retired: boolean };
+  { ok: true; record?: Uint8Array; ms: number } | { ok: false; refused: string; retired: boolean; size?: boolean };
 
 interface Control {
   id: number;
@@ -208,7 +208,8 @@ export class SidecarProcess {
           this.#state = "idle";
           const ms = typeof message.ms === "number" && Number.isFinite(message.ms) ? message.ms : 0;
           if (typeof message.refused === "string") {
-            c.resolve({ ok: false, refused: capField(message.refused, 1000, "reason"), retired: false });
+            const refused = capField(message.refused, 1000, "reason");
+            c.resolve({ ok: false, refused, retired: false, ...(message.size === true ? { size: true } : {}) });
             continue;
           }
           const n = message.bytes;
@@ -308,6 +309,12 @@ export class SidecarProcess {
           return;
         }
         this.#state = "idle";
+        if (typeof m.refused === "string") {
+          // Refused before any of it reached the interpreter: the sidecar is still pristine.
+          const refused = capField(m.refused, 1000, "reason");
+          c.resolve({ ok: false, refused, retired: false, ...(m.size === true ? { size: true } : {}) });
+          return;
+        }
         c.resolve({ ok: true, ms });
         return;
       }
@@ -506,17 +513,32 @@ export class SidecarProcess {
    * record is the sidecar's word: the resume path treats it as untrusted (it is checked in the sidecar
    * that loads it, and proven there).
    */
-  save(maxBytes: number): Promise<ControlAnswer> {
-    return this.#controlOp("save", maxBytes, (id) => JSON.stringify({ t: "save", id }) + "\n");
+  save(maxBytes: number, capBytes?: number): Promise<ControlAnswer> {
+    const message = (id: number): SaveMessage => ({ t: "save", id, ...(capBytes === undefined ? {} : { capBytes }) });
+    return this.#controlOp("save", maxBytes, (id) => JSON.stringify(message(id)) + "\n");
   }
 
   /**
-   * Loads a record into this pristine sidecar; on any failure the sidecar has retired (nothing
-   * half-loaded). `reseed`: the copy draws a new seed for Python's `random` (protocol.ts, LoadMessage).
+   * Loads a record into this pristine sidecar; on a failure after any of it was applied the sidecar
+   * has retired (nothing half-loaded, `retired`), else it is pristine still. `reseed`: the copy draws a
+   * new seed for Python's `random`; `bounds`: the process cap and the run memory cap the load is
+   * measured against before it is done (protocol.ts, LoadMessage).
    */
-  load(record: Uint8Array, maxBytes: number, reseed: boolean): Promise<ControlAnswer> {
+  load(
+    record: Uint8Array,
+    maxBytes: number,
+    reseed: boolean,
+    bounds: { capBytes?: number; memoryBytes?: number } = {},
+  ): Promise<ControlAnswer> {
     return this.#controlOp("load", maxBytes, (id) => {
-      const message: LoadMessage = { t: "load", id, bytes: record.length, maxBytes, ...(reseed ? { reseed } : {}) };
+      const message: LoadMessage = {
+        t: "load",
+        id,
+        bytes: record.length,
+        maxBytes,
+        ...bounds,
+        ...(reseed ? { reseed } : {}),
+      };
       this.jail.child.stdin.write(JSON.stringify(message) + "\n");
       this.jail.child.stdin.write(record);
       return undefined;

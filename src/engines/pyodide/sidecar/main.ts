@@ -41,7 +41,8 @@ import {
   type PyodideAPI,
   type PyProxyFn,
 } from "./runtime.ts";
-import { applyState, captureState, checkpointDigest, recordPristineTree } from "./record.ts";
+import { applyState, captureState, checkpointDigest, recordPristineTree, type LoadProblem } from "./record.ts";
+import { headroom, LOAD_MARGIN, SAVE_MARGIN } from "./budget.ts";
 import { cancelPendingTimers, trackTimers } from "./timers.ts";
 
 const started = performance.now();
@@ -210,9 +211,11 @@ async function main(dir: string, harness: string): Promise<void> {
     if (message === "init") continue;
     if (message.t === "save") {
       const t0 = performance.now();
-      const record = checkpoint ? captureState(M, checkpoint) : "this sidecar has no checkpoint";
+      const room = message.capBytes === undefined ? Infinity : headroom(message.capBytes, SAVE_MARGIN, M.HEAPU8.length);
+      const record = checkpoint ? captureState(M, checkpoint, room) : "this sidecar has no checkpoint";
       const ms = performance.now() - t0;
       if (typeof record === "string") send({ t: "state", id: message.id, refused: record, ms });
+      else if ("size" in record) send({ t: "state", id: message.id, refused: record.size, size: true, ms });
       else {
         send({ t: "state", id: message.id, bytes: record.length, ms });
         writeAll(record);
@@ -221,12 +224,29 @@ async function main(dir: string, harness: string): Promise<void> {
     }
     if (message.t === "load") {
       const t0 = performance.now();
-      const problem =
-        !checkpoint || held || !message.data
-          ? "a record can only be loaded into a pristine pool sidecar"
-          : (applyState(M, checkpoint, message.data, message.maxBytes) ??
-            (message.reseed ? reseedRandom(reseed) : undefined));
-      send({ t: "loaded", id: message.id, ms: performance.now() - t0, ...(problem ? { retire: problem } : {}) });
+      const bounds = {
+        maxBytes: message.maxBytes,
+        room: message.capBytes === undefined ? Infinity : headroom(message.capBytes, LOAD_MARGIN, M.HEAPU8.length),
+        memoryCap: message.memoryBytes ?? Infinity,
+      };
+      // Not kept past the load: the inflated copy is what the budget counts.
+      const data = message.data;
+      delete message.data;
+      const reseeded = (): LoadProblem | undefined => {
+        const why = message.reseed ? reseedRandom(reseed) : undefined;
+        return why === undefined ? undefined : { why, retire: true };
+      };
+      const problem: LoadProblem | undefined =
+        !checkpoint || held || !data
+          ? { why: "a record can only be loaded into a pristine pool sidecar", retire: true }
+          : (applyState(M, checkpoint, data, bounds) ?? reseeded());
+      const ms = performance.now() - t0;
+      if (problem && !problem.retire) {
+        // Nothing of it reached the interpreter: refused, and this sidecar serves on, pristine.
+        send({ t: "loaded", id: message.id, ms, refused: problem.why, ...(problem.size ? { size: true } : {}) });
+        continue;
+      }
+      send({ t: "loaded", id: message.id, ms, ...(problem ? { retire: problem.why } : {}) });
       if (problem) process.exit(0);
       held = true;
       seeded = true;

@@ -117,7 +117,8 @@ export type HostMessage =
    * memory; `forkOf`: a copy of that session of this worker (its state never leaves the thread).
    */
   | { t: "session-open"; session: number; state?: Uint8Array; maxMemoryBytes?: number; forkOf?: number }
-  | { t: "session-save"; session: number }
+  /** `maxMemoryBytes`: a session with more memory is refused as `size` (state-codec.ts, maxSessionMemory). */
+  | { t: "session-save"; session: number; maxMemoryBytes?: number }
   | { t: "session-close"; session: number };
 
 export type WorkerMessage =
@@ -134,7 +135,15 @@ export type WorkerMessage =
   /** `rejected`: the SnapshotRejectedError reason when a resume's state was refused. */
   | { t: "session-opened"; session: number; error: string | undefined; rejected?: SnapshotRejection }
   /** The session's state bytes, or why there are none (`unsupported`: SnapshotUnsupportedError's reason). */
-  | { t: "session-saved"; session: number; state?: Uint8Array; error?: string; unsupported?: boolean };
+  | {
+      t: "session-saved";
+      session: number;
+      state?: Uint8Array;
+      error?: string;
+      unsupported?: boolean;
+      /** The refusal is the session's size (SnapshotUnsupportedError `size`). */
+      size?: boolean;
+    };
 
 const REJECTIONS: readonly SnapshotRejection[] = [
   "corrupt",
@@ -190,6 +199,7 @@ export function parseWorkerMessage(data: unknown): WorkerMessage | undefined {
         session: data.session,
         error: typeof data.error === "string" ? data.error.slice(0, 4096) : "the worker sent no state",
         unsupported: data.unsupported === true,
+        ...(data.size === true ? { size: true } : {}),
       };
     default:
       return undefined;

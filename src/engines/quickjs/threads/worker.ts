@@ -345,7 +345,7 @@ function onMessage(m: HostMessage): void {
       inOrder(() => {
         const session = sessions.get(m.session);
         if (!session) return post({ t: "session-saved", session: m.session, error: "the session is not open here" });
-        liveState(session).then(
+        liveState(session, m.maxMemoryBytes).then(
           (state) => port.postMessage({ t: "session-saved", session: m.session, state }, [state.buffer as ArrayBuffer]),
           (error: unknown) =>
             post({
@@ -353,6 +353,7 @@ function onMessage(m: HostMessage): void {
               session: m.session,
               error: (error as Error).message,
               unsupported: error instanceof SnapshotUnsupportedError,
+              size: error instanceof SnapshotUnsupportedError && error.reason === "size",
             }),
         );
       });
