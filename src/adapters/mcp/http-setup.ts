@@ -1,0 +1,68 @@
+// What serveHttp builds from its options before it listens: the stored-sessions tables and the
+// JavaScript lane's width.
+
+import { InvalidOptionError } from "../../core/errors.ts";
+import type { Sandbox } from "../../sandbox.ts";
+import { MemorySessionStore } from "../../stores/memory.ts";
+import type { SessionStore } from "../../stores/store.ts";
+import type { HttpServeOptions } from "./http.ts";
+import { SessionIds } from "./session-ids.ts";
+import { checkStoreKey, StoredSessions } from "./stored-sessions.ts";
+
+type Resolved = HttpServeOptions & {
+  sessionLeaseMs: number;
+  sessionWaitMs: number;
+  maxSessions: number;
+  sessionTtlMs: number;
+  sessionQuotaBytes: number;
+};
+
+/** The stored-sessions table for serveHttp's options, after checking they fit together. */
+export function storedSessions(o: Resolved, store: SessionStore): StoredSessions {
+  if (!o.session) throw new InvalidOptionError("sessionStore", "stores stateful sessions, so it needs session: true");
+  if (o.stateless)
+    throw new InvalidOptionError(
+      "stateless",
+      "with a sessionStore any process already answers any request of a session; leave stateless off",
+    );
+  checkStoreKey(o.sandbox, store);
+  return sessionsIn(o, store);
+}
+
+/**
+ * Without a sessionStore, 2026-07-28 sessions (named by handles) are kept in this process: a memory
+ * store, so they live as long as the server and move nowhere.
+ */
+export function handleSessions(o: Resolved): StoredSessions {
+  return sessionsIn(o, new MemorySessionStore());
+}
+
+function sessionsIn(o: Resolved, store: SessionStore): StoredSessions {
+  return new StoredSessions({
+    ids: new SessionIds(o.sandbox.options.sessions.key),
+    quotaBytes: o.sessionQuotaBytes,
+    sandbox: o.sandbox,
+    store,
+    pythonEngine: o.pythonEngine ?? o.sandbox.options.python.engine,
+    leaseMs: o.sessionLeaseMs,
+    waitMs: o.sessionWaitMs,
+    maxLive: o.maxSessions,
+    idleMs: o.sessionTtlMs,
+  });
+}
+
+/**
+ * How many JavaScript calls to hand the sandbox at once: one per worker thread the pool may grow to
+ * (`javascript.maxWorkers`) when guest JavaScript runs in a thread pool, else one. A thread holds the
+ * runs it has started while a CPU loop spins on it, and their deadlines keep counting; the pool sends
+ * new runs to threads that are not stalled and grows overflow threads for them, so one call per thread
+ * keeps a benign call from being started beside a hostile one. On the host's own thread there is one.
+ * Waiting in the fair queue costs a call nothing.
+ */
+export function javascriptSlots(options: Sandbox["options"]): number {
+  const js = (
+    options as { javascript?: { isolation?: string; workers?: number; maxWorkers?: number; runsPerWorker?: number } }
+  ).javascript;
+  if (js?.isolation !== "thread") return 1;
+  return (js.maxWorkers ?? js.workers ?? 1) * (js.runsPerWorker ?? 1);
+}
