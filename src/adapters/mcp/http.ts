@@ -27,6 +27,7 @@ import { toWebRequest } from "./node-bridge.ts";
 import { mcpServerFactory, type CallGate } from "./server.ts";
 import type { RunCodeToolOptions } from "../tools/run-code.ts";
 import { SessionTable } from "./sessions.ts";
+import { TaskTable } from "./tasks.ts";
 import type { EventTap } from "./events.ts";
 import type { SessionStore } from "../../stores/store.ts";
 
@@ -131,7 +132,9 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   const handles = o.session ? (stored ?? handleSessions(o)) : undefined;
   // Built once per deployment, not per request: the tool's schema, description and the SDK's validator
   // cost more than the rest of a stateless request's server; each request adds only its gate and transport.
-  const newServer = mcpServerFactory({ ...o, ...(stored ? { stored } : {}), ...(handles ? { handles } : {}) });
+  // 2026-07-28 runs still going after a second become tasks for clients that declare the extension.
+  const tasks = new TaskTable();
+  const newServer = mcpServerFactory({ ...o, ...(stored ? { stored } : {}), ...(handles ? { handles } : {}), tasks });
   const loopback = isLoopbackHost(o.host);
   // Handles are bound to the credential: the token's digest (hashed again: the identity is no stand-in
   // for the token), or "loopback" where the bind needs none.
@@ -253,6 +256,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
       unsubscribe?.();
       await sessions.closeAll();
       await modern.close();
+      tasks.close();
       await handles?.close();
       legacy.close();
       http.closeAllConnections();

@@ -9,7 +9,13 @@
 // refused by the shared validator before anything runs (also isError), and the sandbox replaces
 // engines that die under hostile code.
 
-import { LOG_LEVEL_META_KEY, Server, type CallToolResult, type Tool } from "@modelcontextprotocol/server";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  LOG_LEVEL_META_KEY,
+  Server,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/server";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import type { ToolOutput } from "../tools/format.ts";
 import { runCodeToolFactory, type RunCodeToolOptions } from "../tools/run-code.ts";
@@ -18,6 +24,7 @@ import { packageVersion } from "../../core/version.ts";
 import { closeTool, FORK_TOOL_NAME, forkTool, type SessionScope } from "./fork-tool.ts";
 import { loggedStreams, OutputStream } from "./output-stream.ts";
 import type { StoredSessions } from "./stored-sessions.ts";
+import { TASKS_EXTENSION, TaskTable } from "./tasks.ts";
 import { traceparentOf, withTraceparent } from "./trace.ts";
 
 export interface McpServerOptions extends RunCodeToolOptions {
@@ -50,6 +57,8 @@ export interface SessionHomes {
   stored?: StoredSessions;
   /** 2026-07-28 sessions, named by handles (the same store as `stored` when there is one). */
   handles?: StoredSessions;
+  /** 2026-07-28 long runs as tasks (tasks.ts), for clients that declare the extension. */
+  tasks?: TaskTable;
 }
 
 /**
@@ -73,7 +82,7 @@ export function createMcpServer(options: McpServerOptions): Server {
 export function mcpServerFactory(
   options: RunCodeToolOptions & SessionHomes,
 ): (gate?: CallGate, sessionId?: string, client?: ServedClient) => Server {
-  const { stored, handles } = options;
+  const { stored, handles, tasks } = options;
   const languages = options.languages ?? LANGUAGES;
   const legacy = definition(options, stored ? true : false);
   const modern = options.session && handles ? definition(options, "handles") : legacy;
@@ -88,7 +97,10 @@ export function mcpServerFactory(
   return (gate, sessionId, client = {}) => {
     const era = client.era ?? "legacy";
     const identity = client.identity ?? "loopback";
-    const server = new Server(info, { capabilities: { tools: {}, logging: {} }, jsonSchemaValidator });
+    const modernTasks = era === "modern" ? tasks : undefined;
+    const capabilities = { tools: {}, logging: {}, ...(modernTasks ? { extensions: { [TASKS_EXTENSION]: {} } } : {}) };
+    const server = new Server(info, { capabilities, jsonSchemaValidator });
+    modernTasks?.serve(server, identity);
     // Which sessions this server's calls reach: 2026-07-28 names them by handle in every call; a
     // 2025-11-25 client with stored sessions has its own (the session id the request carried); else,
     // with `session: true`, each server (each connection) gets its own interpreters.
@@ -118,7 +130,7 @@ export function mcpServerFactory(
         typeof args.language === "string" && LANGUAGES.includes(args.language as Language) ? args.language : "invalid";
       const started = performance.now();
       let outcome = "rejected";
-      const call = async (): Promise<CallToolResult> => {
+      const call = async (signal: AbortSignal): Promise<CallToolResult> => {
         if (other && home) {
           const result = await (other === FORK_TOOL_NAME ? (byHandle ? forkByHandle : fork) : close).call(
             home,
@@ -139,7 +151,7 @@ export function mcpServerFactory(
         const traceparent = traceparentOf(ctx.mcpReq._meta);
         try {
           const output = await runCode.call(minted ? { ...args, session: minted } : args, {
-            signal: ctx.mcpReq.signal,
+            signal,
             onOutput: (c) => stream.push(c),
             onResult: (r) => void (outcome = r.ok ? "ok" : r.error.kind),
             request: (r) => withTraceparent(r, traceparent),
@@ -150,16 +162,48 @@ export function mcpServerFactory(
           stream.stop();
         }
       };
-      if (!gate) return call();
-      try {
-        // JavaScript and TypeScript share the QuickJS lane; anything invalid fails validation at once.
-        return await gate.run(language === "python" ? "python" : "javascript", call, ctx.mcpReq.signal);
-      } finally {
-        gate.finished(language, outcome, (performance.now() - started) / 1000);
-      }
+      const gated = async (signal: AbortSignal): Promise<CallToolResult> => {
+        if (!gate) return call(signal);
+        try {
+          // JavaScript and TypeScript share the QuickJS lane; anything invalid fails validation at once.
+          return await gate.run(language === "python" ? "python" : "javascript", () => call(signal), signal);
+        } finally {
+          gate.finished(language, outcome, (performance.now() - started) / 1000);
+        }
+      };
+      const requested = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as never];
+      if (!modernTasks || name !== runCode.name || !TaskTable.wanted(requested) || !modernTasks.room)
+        return gated(ctx.mcpReq.signal);
+      return asTask(modernTasks, identity, ctx.mcpReq.signal, gated);
     });
     return server;
   };
+}
+
+/**
+ * Runs a call that may become a task: answered as usual if it ends within the table's `taskAfterMs`,
+ * else answered with a task while it carries on. Until then the request's cancellation stops it; after,
+ * only tasks/cancel does (the request is over).
+ */
+async function asTask(
+  tasks: TaskTable,
+  identity: string,
+  requestSignal: AbortSignal,
+  run: (signal: AbortSignal) => Promise<CallToolResult>,
+): Promise<CallToolResult> {
+  const abort = new AbortController();
+  const follow = () => abort.abort(requestSignal.reason);
+  requestSignal.addEventListener("abort", follow, { once: true });
+  const work = run(abort.signal);
+  let timer: NodeJS.Timeout | undefined;
+  const soon = await Promise.race([
+    work.then((result) => ({ result })),
+    new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), tasks.taskAfterMs))),
+  ]).finally(() => clearTimeout(timer));
+  requestSignal.removeEventListener("abort", follow);
+  if (soon) return soon.result;
+  // The SDK passes a tools/call result's own resultType through: "task" is the extension's CreateTaskResult.
+  return tasks.start(identity, work, abort) as unknown as CallToolResult;
 }
 
 /** A `run_code` definition and its tool-list entry, built once per kind of session naming. */

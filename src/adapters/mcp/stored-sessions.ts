@@ -1,7 +1,7 @@
 // Stateful MCP sessions kept in a SessionStore, so they outlive the server process (a DiskSessionStore)
-// and any replica can serve them (a RedisSessionStore). A session is named by its durable id — the
-// MCP session id the HTTP server issued, or a fork's id — and one language: record key
-// `mcp-<id>-<language>`.
+// and any replica can serve them (a RedisSessionStore). A session is named by its handle
+// (session-ids.ts) — the one a 2026-07-28 run_code returned, a 2025-11-25 client's Mcp-Session-Id, or
+// a fork's — and one language: record key `mcp-<handle>-<language>`.
 //
 // Every call on a session, on whichever process receives it:
 //   take the session's lock (bounded wait, lease renewed while it runs; SessionBusyError past the wait)
@@ -19,8 +19,9 @@
 // restart, gets an error saying the state is gone, once, and then a fresh session — never a silent one.
 // So does a session whose record the store removed to stay within its size budget.
 //
-// Ownership: the MCP session (its id, minted by the server: session-ids.ts) owns its records and its
-// forks' (whose ids only it can name), and they all count against its quota (session-ledger.ts).
+// Ownership: a family's first session (its handle, minted by the server for one credential) owns its
+// records and its forks', and they all count against its quota (session-ledger.ts). Closing a session
+// leaves a tombstone (`mcp-<handle>-closed`), so its handle replayed later is refused.
 
 import {
   InvalidOptionError,

@@ -18,6 +18,7 @@ import type { SessionStore } from "../../stores/store.ts";
 import { DEFAULT_MCP_HTTP, DEFAULT_MCP_STDIO } from "./defaults.ts";
 import { mcpServerFactory, type McpServerOptions } from "./server.ts";
 import { SessionIds } from "./session-ids.ts";
+import { TaskTable } from "./tasks.ts";
 import { checkStoreKey, StoredSessions } from "./stored-sessions.ts";
 
 export interface StdioServeOptions extends McpServerOptions {
@@ -45,8 +46,10 @@ export function serveStdio(options: StdioServeOptions): Promise<{ closed: Promis
   const handles = options.session
     ? (stored?.sessions ?? sessionsIn(options, new MemorySessionStore(), DEFAULT_MCP_STDIO.sessionQuotaBytes))
     : undefined;
+  const tasks = new TaskTable();
   const make = mcpServerFactory({
     ...options,
+    tasks,
     ...(stored ? { stored: stored.sessions } : {}),
     ...(handles ? { handles } : {}),
   });
@@ -60,6 +63,7 @@ export function serveStdio(options: StdioServeOptions): Promise<{ closed: Promis
     process.stdin.once("end", resolve);
     process.stdin.once("close", resolve);
   }).then(async () => {
+    tasks.close();
     await handle.close();
     await handles?.close();
   });
