@@ -30,11 +30,17 @@ export function storedSessions(o: Resolved, store: SessionStore): StoredSessions
 }
 
 /**
+ * What a process keeps of 2026-07-28 sessions without a sessionStore: as DiskSessionStore's default
+ * budget, past which the least recently used sessions are removed (their next call is told so).
+ */
+export const IN_PROCESS_SESSION_BYTES = 1024 * 1024 * 1024;
+
+/**
  * Without a sessionStore, 2026-07-28 sessions (named by handles) are kept in this process: a memory
- * store, so they live as long as the server and move nowhere.
+ * store within IN_PROCESS_SESSION_BYTES, so they live as long as the server and move nowhere.
  */
 export function handleSessions(o: Resolved): StoredSessions {
-  return sessionsIn(o, new MemorySessionStore());
+  return sessionsIn(o, new MemorySessionStore({ maxBytes: IN_PROCESS_SESSION_BYTES }));
 }
 
 function sessionsIn(o: Resolved, store: SessionStore): StoredSessions {

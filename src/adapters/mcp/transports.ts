@@ -19,6 +19,7 @@ import { DEFAULT_MCP_HTTP, DEFAULT_MCP_STDIO } from "./defaults.ts";
 import { mcpServerFactory, type McpServerOptions } from "./server.ts";
 import { SessionIds } from "./session-ids.ts";
 import { TaskTable } from "./tasks.ts";
+import { IN_PROCESS_SESSION_BYTES } from "./http-setup.ts";
 import { checkStoreKey, StoredSessions } from "./stored-sessions.ts";
 
 export interface StdioServeOptions extends McpServerOptions {
@@ -44,7 +45,12 @@ const IDENTITY = "stdio";
 export function serveStdio(options: StdioServeOptions): Promise<{ closed: Promise<void> }> {
   const stored = options.sessionStore ? storedSession(options, options.sessionStore) : undefined;
   const handles = options.session
-    ? (stored?.sessions ?? sessionsIn(options, new MemorySessionStore(), DEFAULT_MCP_STDIO.sessionQuotaBytes))
+    ? (stored?.sessions ??
+      sessionsIn(
+        options,
+        new MemorySessionStore({ maxBytes: IN_PROCESS_SESSION_BYTES }),
+        DEFAULT_MCP_STDIO.sessionQuotaBytes,
+      ))
     : undefined;
   const tasks = new TaskTable();
   const make = mcpServerFactory({
