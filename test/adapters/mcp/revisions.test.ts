@@ -73,6 +73,32 @@ describe("a 2026-07-28 client", () => {
   });
 });
 
+test("over stdio with --session and no store: handles name sessions kept in the server process", async () => {
+  const client = new ModernClient({ name: "t", version: "1" }, { versionNegotiation: { mode: { pin: MODERN } } });
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", "--session", ...FLAGS] }),
+  );
+  try {
+    assert.deepEqual(
+      (await client.listTools()).tools.map((t) => t.name),
+      ["run_code", "fork_session", "close_session"],
+    );
+    const first = await callModern(client, "run_code", { language: "python", code: "total = 40\ntotal" });
+    const next = await callModern(client, "run_code", {
+      language: "python",
+      code: "total += 2\ntotal",
+      session: first.session,
+    });
+    assert.match(next.text, /value: 42/);
+    // No handle: a new session, which has no `total`.
+    const fresh = await callModern(client, "run_code", { language: "python", code: "'total' in globals()" });
+    assert.match(fresh.text, /value: false/);
+    assert.notEqual(fresh.session, first.session);
+  } finally {
+    await client.close();
+  }
+});
+
 describe("sessions across a restart with --session --session-store", () => {
   const dir = mkdtempSync(join(tmpdir(), "wasmcell-mcp-revisions-"));
   let server: Replica | undefined;
