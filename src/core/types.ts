@@ -126,6 +126,22 @@ export interface Limits {
    * @defaultValue 1048576
    */
   maxCodeBytes: number;
+  /**
+   * Display items a run may show (`display()`, figures, the last expression's rich repr): `results`.
+   * @defaultValue 64
+   */
+  maxResults: number;
+  /**
+   * Size of one display item, in bytes: the UTF-8 bytes of its text and base64 values and of its
+   * `application/json` value as JSON, all its MIME types together.
+   * @defaultValue 4194304
+   */
+  maxDisplayItemBytes: number;
+  /**
+   * Size of all of a run's display items together, counted as `maxDisplayItemBytes` counts one.
+   * @defaultValue 16777216
+   */
+  maxDisplayBytes: number;
 }
 
 /**
@@ -279,6 +295,9 @@ export const OUTPUT_LIMITS = [
   "maxResultBytes",
   "maxFiles",
   "maxFileBytes",
+  "maxResults",
+  "maxDisplayItemBytes",
+  "maxDisplayBytes",
 ] as const satisfies readonly (keyof Limits)[];
 export type OutputLimit = (typeof OUTPUT_LIMITS)[number];
 

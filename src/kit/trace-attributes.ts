@@ -34,6 +34,9 @@ const LIMIT_NAMES = [
   "maxFiles",
   "maxFileBytes",
   "maxCodeBytes",
+  "maxResults",
+  "maxDisplayItemBytes",
+  "maxDisplayBytes",
 ] as const satisfies readonly (keyof Limits)[];
 type UnlistedLimit = Exclude<keyof Limits, (typeof LIMIT_NAMES)[number]>;
 const _everyLimitListed: [UnlistedLimit] extends [never] ? true : UnlistedLimit = true;

@@ -88,7 +88,7 @@ export function makeOffer(settings: OfferSettings): Offer {
  */
 export function requestWithin(asked: AskedRequest, offer: Offer): RunRequest {
   if (typeof asked !== "object" || asked === null) throw new InvalidOptionError("request", "must be an object");
-  for (const key of ["hostFunctions", "onOutput", "signal"]) {
+  for (const key of ["hostFunctions", "onOutput", "onResult", "signal"]) {
     if (key in asked)
       throw new InvalidOptionError(
         `request.${key}`,

@@ -31,6 +31,7 @@ export interface ResolvedRequest {
   limits: Limits;
   hostFunctions: Record<string, HostFunction>;
   onOutput?: NonNullable<RunRequest["onOutput"]>;
+  onResult?: NonNullable<RunRequest["onResult"]>;
   signal?: AbortSignal;
   /** The run's network policy; undefined means no network. */
   network?: NetworkPolicy;
@@ -49,6 +50,9 @@ export const requestSchema = z
     hostFunctions: hostFunctionsSchema.optional(),
     onOutput: z
       .custom<NonNullable<RunRequest["onOutput"]>>((v) => typeof v === "function", "must be a function")
+      .optional(),
+    onResult: z
+      .custom<NonNullable<RunRequest["onResult"]>>((v) => typeof v === "function", "must be a function")
       .optional(),
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, "must be an AbortSignal").optional(),
     network: requestNetworkSchema.optional(),
@@ -105,6 +109,7 @@ export function resolveRequest(request: RunRequest, options: ResolvedOptions): R
     hostFunctions: { ...options.hostFunctions, ...(request.hostFunctions ?? {}) },
   };
   if (request.onOutput) resolved.onOutput = request.onOutput;
+  if (request.onResult) resolved.onResult = request.onResult;
   if (request.signal) resolved.signal = request.signal;
   const network = resolveRequestNetwork(request, options.network);
   if (network) resolved.network = network;

@@ -23,6 +23,7 @@ import {
   type RunResult,
 } from "../core/types.ts";
 import { failedRun, lostInQueue } from "../kit/failures.ts";
+import { parseDisplayItems } from "../kit/display.ts";
 
 /** Bounds on what one job or one result may carry across Redis (the engines' own limits apply after). */
 export const WIRE = Object.freeze({
@@ -32,10 +33,12 @@ export const WIRE = Object.freeze({
   maxFiles: 10_000,
   /** Characters in a tenant name or an idempotency key. */
   maxIdChars: 128,
+  /** Display items in one result (the schema's most for limits.maxResults). */
+  maxResults: 10_000,
 });
 
 /** A request the queue carries: `sandbox.run`'s, without the fields that are functions or signals. */
-export type QueueRequest = Omit<RunRequest, "hostFunctions" | "onOutput" | "signal">;
+export type QueueRequest = Omit<RunRequest, "hostFunctions" | "onOutput" | "onResult" | "signal">;
 
 const text = z.string().max(WIRE.maxChars);
 const base64 = z
@@ -48,13 +51,15 @@ export const tenantSchema = z
   .max(WIRE.maxIdChars)
   .regex(/^[A-Za-z0-9_.-]+$/, "may hold only letters, digits, _ . -");
 
-const wireRequestSchema = requestSchema.omit({ hostFunctions: true, onOutput: true, signal: true }).extend({
-  code: text,
-  files: z
-    .record(z.string().max(4096), z.union([text, z.object({ base64 }).strict()]))
-    .refine((f) => Object.keys(f).length <= WIRE.maxFiles, `at most ${WIRE.maxFiles} files`)
-    .optional(),
-});
+const wireRequestSchema = requestSchema
+  .omit({ hostFunctions: true, onOutput: true, onResult: true, signal: true })
+  .extend({
+    code: text,
+    files: z
+      .record(z.string().max(4096), z.union([text, z.object({ base64 }).strict()]))
+      .refine((f) => Object.keys(f).length <= WIRE.maxFiles, `at most ${WIRE.maxFiles} files`)
+      .optional(),
+  });
 
 const jobSchema = z.object({ v: z.literal(1), tenant: tenantSchema, request: wireRequestSchema }).strict();
 export type JobData = z.infer<typeof jobSchema>;
@@ -83,6 +88,10 @@ const resultSchema = z
     files: z
       .array(z.object({ path: z.string().max(4096), base64, mimeType: z.string().max(256) }).strict())
       .max(WIRE.maxFiles),
+    // Shape and count here; each bundle is then parsed by the one display parser (decodeReply).
+    results: z
+      .array(z.object({ data: z.record(z.string().max(256), z.unknown()), main: z.boolean() }).strict())
+      .max(WIRE.maxResults),
     stats: z
       .object({
         engine: z.enum(ENGINES),
@@ -157,6 +166,12 @@ export function decodeReply(data: unknown, language: RunRequest["language"]): Ru
     throw new WasmcellError(code, message);
   }
   const r = reply.result;
+  const shown = parseDisplayItems(r.results, {
+    maxResults: WIRE.maxResults,
+    maxDisplayItemBytes: WIRE.maxChars,
+    maxDisplayBytes: 4 * WIRE.maxChars,
+  });
+  if (!shown.ok) return crashed(language, `the worker's display items are malformed: ${shown.error.message}`);
   const base = {
     language: r.language,
     stdout: r.stdout,
@@ -167,7 +182,7 @@ export function decodeReply(data: unknown, language: RunRequest["language"]): Ru
       mimeType: f.mimeType,
       bytes: new Uint8Array(Buffer.from(f.base64, "base64")),
     })),
-    results: [],
+    results: shown.items,
     stats: {
       engine: r.stats.engine,
       wallMs: r.stats.wallMs,
@@ -225,14 +240,7 @@ export function decodeJob(data: unknown): { tenant: string; request: RunRequest 
 }
 
 export function resultReply(worker: string, result: RunResult): Reply {
-  // Display items do not cross the queue yet (no engine makes them): the reply schema is strict.
-  const {
-    value,
-    error,
-    files,
-    results: _results,
-    ...rest
-  } = result as RunResult & { value?: unknown; error?: RunFailure["error"] };
+  const { value, error, files, ...rest } = result as RunResult & { value?: unknown; error?: RunFailure["error"] };
   return {
     v: 1,
     kind: "result",

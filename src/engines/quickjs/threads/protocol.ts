@@ -7,6 +7,7 @@
 import type { SnapshotRejection } from "../../../core/errors.ts";
 import { checkRelativePath } from "../../../options/index.ts";
 import { checkReturnedFiles } from "../../../kit/files.ts";
+import { parseDisplayItems } from "../../../kit/display.ts";
 import {
   ERROR_KINDS,
   OUTPUT_LIMITS,
@@ -27,6 +28,8 @@ export interface WireRequest {
   hostNames: string[];
   /** The caller wants output chunks as they are written. */
   output: boolean;
+  /** The caller wants display items as they are shown. */
+  display: boolean;
   /** Set to 1 by the host when the caller's signal aborts; the worker's interrupt handler reads it. */
   abort: Int32Array | undefined;
   /**
@@ -109,6 +112,8 @@ export type HostMessage =
 export type WorkerMessage =
   | { t: "ready" }
   | { t: "output"; id: number; stream: "stdout" | "stderr"; text: string }
+  /** One display item as the run showed it (re-parsed and counted by the host: kit/display.ts). */
+  | { t: "display"; id: number; item: unknown }
   | { t: "call"; id: number; call: number; name: string; args: unknown[] }
   | { t: "call-end"; id: number; call: number }
   /** `marks`/`names`: the Error objects inside `result.value` and their names, which structured clone drops. */
@@ -142,6 +147,8 @@ export function parseWorkerMessage(data: unknown): WorkerMessage | undefined {
       if (!isId(data.id) || (data.stream !== "stdout" && data.stream !== "stderr") || typeof data.text !== "string")
         return undefined;
       return { t: "output", id: data.id, stream: data.stream, text: data.text };
+    case "display":
+      return isId(data.id) ? { t: "display", id: data.id, item: data.item } : undefined;
     case "call":
       if (!isId(data.id) || !isId(data.call) || typeof data.name !== "string" || !Array.isArray(data.args))
         return undefined;
@@ -244,6 +251,8 @@ export function parseResult(
   if (typeof r.outputTruncated !== "boolean") return "outputTruncated is not a boolean";
   const files = checkFiles(r.files, limits);
   if (typeof files === "string") return files;
+  const shown = parseDisplayItems(r.results, limits);
+  if (!shown.ok) return `display items: ${shown.error.message}`;
   const s = r.stats;
   if (!isObject(s) || s.engine !== "quickjs" || !finite(s.wallMs) || !finite(s.outputBytes)) return "stats malformed";
   if (s.peakMemoryBytes !== undefined && !finite(s.peakMemoryBytes)) return "stats.peakMemoryBytes malformed";
@@ -255,7 +264,7 @@ export function parseResult(
     stderr: r.stderr,
     outputTruncated: r.outputTruncated,
     files,
-    results: [],
+    results: shown.items,
     stats,
   };
   if (!r.ok) {

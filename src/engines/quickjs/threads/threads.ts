@@ -232,6 +232,7 @@ export class ThreadEngine implements Engine {
           limits: req.limits,
           hostNames: Object.keys(req.hostFunctions),
           output: req.onOutput !== undefined,
+          display: req.onResult !== undefined,
           abort,
           claim: new Int32Array(new SharedArrayBuffer(4)),
           demote: this.#demote,
@@ -441,6 +442,10 @@ export class ThreadEngine implements Engine {
         job.outputChars += m.text.length;
         if (job.outputChars > job.req.limits.maxOutputBytes + 256) return;
         job.req.onOutput?.({ stream: m.stream, text: m.text });
+        return;
+      case "display":
+        // The worker's run counted it; the host parses and counts again before the caller sees it.
+        if (job && !job.settled) job.display.add(m.item);
         return;
       case "call":
         if (job && !job.settled) answerHostCall(handle, job, m);

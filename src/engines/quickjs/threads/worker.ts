@@ -167,6 +167,7 @@ function resolveWire(id: number, wire: WireRequest, run: ActiveRun): ResolvedReq
     hostFunctions,
   };
   if (wire.output) req.onOutput = (chunk) => post({ t: "output", id, stream: chunk.stream, text: chunk.text });
+  if (wire.display) req.onResult = (item) => post({ t: "display", id, item });
   if (wire.abort) req.signal = runSignal(run.controller, wire.abort);
   return req;
 }
