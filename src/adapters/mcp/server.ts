@@ -149,7 +149,11 @@ export function mcpServerFactory(
           ctx.mcpReq._meta?.progressToken,
           loggedStreams(era === "modern" ? ctx.mcpReq.envelope?.[LOG_LEVEL_META_KEY as never] : "all"),
         );
-        const traceparent = traceparentOf(ctx.mcpReq._meta);
+        // The SDK lifts `traceparent` into the envelope on 2026-07-28; a 2025-11-25 request keeps it in `_meta`.
+        const traceparent = traceparentOf({
+          ...ctx.mcpReq._meta,
+          ...(ctx.mcpReq.envelope as Record<string, unknown> | undefined),
+        });
         try {
           const output = await runCode.call(minted ? { ...args, session: minted } : args, {
             signal,

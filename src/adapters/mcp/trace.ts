@@ -13,10 +13,7 @@ export function traceparentOf(meta: Record<string, unknown> | undefined): string
   return typeof value === "string" && TRACEPARENT.test(value) ? value : undefined;
 }
 
-/**
- * Puts `traceparent` on the run request. `RunRequest.traceparent` is the library's trace option; the
- * assignment is typed loosely so this adapter does not depend on which branch adds the field first.
- */
+/** Puts `traceparent` on the run request (`RunRequest.traceparent`, the library's trace option). */
 export function withTraceparent(request: RunRequest, traceparent: string | undefined): void {
-  if (traceparent !== undefined) (request as RunRequest & { traceparent?: string }).traceparent = traceparent;
+  if (traceparent !== undefined) request.traceparent = traceparent;
 }
