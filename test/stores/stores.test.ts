@@ -70,6 +70,23 @@ describe("disk session store", () => {
     }
   });
 
+  it("a memory store with a budget drops the least recently used blobs first and says so", async () => {
+    const store = new MemorySessionStore({ maxBytes: 250 });
+    await store.put("old", new Uint8Array(100));
+    await store.put("mid", new Uint8Array(100));
+    await store.get("old"); // used: now "mid" is the least recently used
+    await store.put("new", new Uint8Array(100));
+    assert.equal(await store.get("mid"), undefined);
+    assert.equal(await store.evicted("mid"), true);
+    assert.ok(await store.get("old"));
+    assert.ok(await store.get("new"));
+    assert.equal(store.bytes, 200);
+    await store.put("mid", new Uint8Array(10));
+    assert.equal(await store.evicted("mid"), false);
+    await assert.rejects(store.put("big", new Uint8Array(251)), InvalidOptionError);
+    assert.throws(() => new MemorySessionStore({ maxBytes: 0 }), InvalidOptionError);
+  });
+
   it("past its budget, the least recently used blobs go first", async () => {
     const store = new DiskSessionStore({ dir: join(root, "lru"), maxBytes: 250 });
     await store.put("old", new Uint8Array(100));

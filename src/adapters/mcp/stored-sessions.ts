@@ -1,7 +1,7 @@
 // Stateful MCP sessions kept in a SessionStore, so they outlive the server process (a DiskSessionStore)
-// and any replica can serve them (a RedisSessionStore). A session is named by its durable id — the
-// MCP session id the HTTP server issued, or a fork's id — and one language: record key
-// `mcp-<id>-<language>`.
+// and any replica can serve them (a RedisSessionStore). A session is named by its handle
+// (session-ids.ts) — the one a 2026-07-28 run_code returned, a 2025-11-25 client's Mcp-Session-Id, or
+// a fork's — and one language: record key `mcp-<handle>-<language>`.
 //
 // Every call on a session, on whichever process receives it:
 //   take the session's lock (bounded wait, lease renewed while it runs; SessionBusyError past the wait)
@@ -19,8 +19,9 @@
 // restart, gets an error saying the state is gone, once, and then a fresh session — never a silent one.
 // So does a session whose record the store removed to stay within its size budget.
 //
-// Ownership: the MCP session (its id, minted by the server: session-ids.ts) owns its records and its
-// forks' (whose ids only it can name), and they all count against its quota (session-ledger.ts).
+// Ownership: a family's first session (its handle, minted by the server for one credential) owns its
+// records and its forks', and they all count against its quota (session-ledger.ts). Closing a session
+// leaves a tombstone (`mcp-<handle>-closed`), so its handle replayed later is refused.
 
 import {
   InvalidOptionError,
@@ -35,7 +36,7 @@ import type { SessionStore } from "../../stores/store.ts";
 import { LANGUAGES, type Language, type PythonEngine, type RunRequest, type RunResult } from "../../core/types.ts";
 import { ENDS_SESSION, type SessionRunner } from "../tools/run-code.ts";
 import { decodeRecord, encodeRecord, newId, type StoredSession } from "./record.ts";
-import type { SessionIds } from "./session-ids.ts";
+import type { Handle, SessionIds } from "./session-ids.ts";
 import { SessionLedgers } from "./session-ledger.ts";
 
 /**
@@ -102,10 +103,18 @@ export class StoredSessions {
     return this.#o.ids;
   }
 
-  /** The `run_code` runner for MCP session `owner`: its own sessions, or its fork's when the call names one. */
-  runner(owner: string): SessionRunner {
+  /**
+   * The `run_code` runner for a client holding credential `identity`. With `scope` (a 2025-11-25
+   * client's session, its Mcp-Session-Id) a call without a `session` argument runs in that session and
+   * one with it names a fork in the same family; without `scope` (2026-07-28) every call names its
+   * session's handle, and any handle minted for `identity` is accepted.
+   */
+  runner(identity: string, scope?: Handle): SessionRunner {
     return {
-      run: (request, session) => this.run(owner, this.#named(owner, session), request),
+      run: (request, session) => {
+        const named = this.#named(identity, scope, session);
+        return this.run(named.owner, named.handle, request);
+      },
       // run() has already dropped a session that a failure ended, under its lock.
       reset: () => undefined,
       // Per request, not per session: the sessions stay stored (forget() removes them).
@@ -113,10 +122,11 @@ export class StoredSessions {
     };
   }
 
-  /** Runs `request` in session `id` (`owner`'s own, or one of its forks). */
+  /** Runs `request` in session `id` of family `owner`; refused if the session was closed. */
   async run(owner: string, id: string, request: RunRequest): Promise<RunResult> {
     const { language, engine: _engine, ...rest } = request;
     const key = recordKey(id, language);
+    await this.#assertOpen(owner, id);
     return this.#locked(key, request.signal, async (lock) => {
       const bytes = await this.#o.store.get(key);
       const live = await this.#open(owner, key, language, bytes);
@@ -131,13 +141,15 @@ export class StoredSessions {
   }
 
   /**
-   * Copies the `language` interpreter of `owner`'s session (or of its fork `source`) into a new
-   * session owned by `owner`; returns the new session's id.
+   * Copies the `language` interpreter of session `source` into a new session of the same family,
+   * minted for `identity`; returns the new session's handle.
    */
-  async fork(owner: string, source: string | undefined, language: Language): Promise<string> {
-    const key = recordKey(this.#named(owner, source), language);
-    const forkId = this.#o.ids.fork(owner);
+  async fork(identity: string, source: Handle, language: Language): Promise<string> {
+    await this.#assertOpen(source.owner, source.handle);
+    const key = recordKey(source.handle, language);
+    const forkId = this.#o.ids.fork(identity, source);
     const forkKey = recordKey(forkId, language);
+    const owner = source.owner;
     await this.#locked(key, undefined, async () => {
       const bytes = await this.#o.store.get(key);
       if (bytes === undefined)
@@ -160,7 +172,25 @@ export class StoredSessions {
     return forkId;
   }
 
-  /** Removes MCP session `owner`'s records (every language, and its forks') and interpreters. */
+  /**
+   * Ends session `session`: removes its records and interpreters (a family's first session takes its
+   * forks with it) and leaves a tombstone, so the handle replayed later is refused, not a fresh session.
+   */
+  async end(session: Handle): Promise<void> {
+    await this.#o.store.put(closedKey(session.handle), CLOSED);
+    if (session.root) return this.forget(session.owner);
+    await Promise.all(
+      LANGUAGES.map((l) =>
+        this.#locked(recordKey(session.handle, l), undefined, async () => {
+          this.#close(recordKey(session.handle, l));
+          await this.#o.store.delete(recordKey(session.handle, l));
+          await this.#ledgers.discharge(session.owner, recordKey(session.handle, l));
+        }),
+      ),
+    );
+  }
+
+  /** Removes family `owner`'s records (every language, and its forks') and interpreters. */
   async forget(owner: string): Promise<void> {
     const keys = new Set([...LANGUAGES.map((l) => recordKey(owner, l)), ...(await this.#ledgers.records(owner))]);
     await Promise.all(
@@ -174,15 +204,38 @@ export class StoredSessions {
     await this.#ledgers.forget(owner);
   }
 
-  /** The session a call names: `owner`'s own, or a fork of it (any other id is refused). */
-  #named(owner: string, session: string | undefined): string {
-    if (session === undefined || session === owner) return owner;
-    if (!this.#o.ids.isForkOf(owner, session))
+  /** Whether session `handle` (of family `owner`) or its family was closed. */
+  async isClosed(owner: string, handle: string): Promise<boolean> {
+    const [self, family] = await Promise.all([
+      this.#o.store.get(closedKey(handle)),
+      handle === owner ? undefined : this.#o.store.get(closedKey(owner)),
+    ]);
+    return self !== undefined || family !== undefined;
+  }
+
+  async #assertOpen(owner: string, handle: string): Promise<void> {
+    if (await this.isClosed(owner, handle))
       throw new InvalidOptionError(
         "session",
-        `"${session}" is not a session of this connection: name one that fork_session returned to it`,
+        `"${handle}" names a session that was closed: its state is gone and the handle cannot be used again; call run_code without a session to start a new one`,
       );
-    return session;
+  }
+
+  /** The session a call names, checked against the caller's credential and scope. */
+  #named(identity: string, scope: Handle | undefined, session: string | undefined): Handle {
+    if (session === undefined) {
+      if (scope) return scope;
+      throw new InvalidOptionError("session", "names the session to run in: pass the handle run_code returned");
+    }
+    const named = this.#o.ids.read(identity, session);
+    if (!named || (scope && named.owner !== scope.owner))
+      throw new InvalidOptionError(
+        "session",
+        scope
+          ? `"${session}" is not a session of this connection: name one that fork_session returned to it`
+          : `"${session}" is not a session handle this server issued to this client: pass a handle run_code or fork_session returned, or omit session to start a new one`,
+      );
+    return named;
   }
 
   /** Closes the live interpreters; the store and what is in it stay (the caller owns the store). */
@@ -327,10 +380,17 @@ export class StoredSessions {
   }
 }
 
-/** A stored session's record key: the durable id (a UUID) and the language. */
+/** A stored session's record key: the durable id (a handle) and the language. */
 function recordKey(id: string, language: Language): string {
   return `mcp-${id}-${language}`;
 }
+
+/** The tombstone a closed session leaves. */
+function closedKey(id: string): string {
+  return `mcp-${id}-closed`;
+}
+
+const CLOSED = new TextEncoder().encode("closed");
 
 function gone(language: Language, cause: Error): SnapshotRejectedError {
   const reason = cause instanceof SnapshotRejectedError ? cause.reason : "corrupt";

@@ -57,9 +57,11 @@ export interface RunCodeToolOptions extends CodeToolOptions {
   /**
    * With `session`: the tool takes an optional `session` argument naming one of several sessions (a
    * fork's id, from the MCP server's `fork_session` tool). Only for a runner that keeps named sessions.
+   * `"handles"`: every session is named (MCP 2026-07-28): a call without `session` starts one, whose
+   * handle comes back for the next call.
    * @defaultValue false
    */
-  namedSessions?: boolean;
+  namedSessions?: boolean | "handles";
 }
 
 /**
@@ -74,8 +76,8 @@ export interface SessionRunner {
   close(): Promise<void>;
 }
 
-/** What a session id given as the `session` argument looks like: a UUID, as the MCP server makes them. */
-export const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** What a session given as the `session` argument looks like: a handle, as the MCP server mints them. */
+export const SESSION_ID = /^wc_[0-9a-f]{16}_[0-9a-f]{16}_[0-9a-f]{32}$/;
 
 /** Per-call hooks an adapter supplies: cancellation and live output (MCP streams it). */
 export interface CallHooks {
@@ -85,6 +87,8 @@ export interface CallHooks {
   onResult?: (result: RunResult) => void;
   /** Opaque per-call data handed to bridged tools in code mode (the AI SDK passes messages and context). */
   context?: unknown;
+  /** Sees the run request before it runs (the MCP server puts the client's trace context on it). */
+  request?: (request: RunRequest) => void;
 }
 
 export interface RunCodeInput {
@@ -139,7 +143,11 @@ export function runCodeToolFactory(options: RunCodeToolOptions): (runner?: Sessi
   const { defaults: limits, pythonEngine } = offer;
   if (options.namedSessions && !options.session)
     throw new InvalidOptionError("namedSessions", "names sessions, so it needs session: true");
-  const inputSchema = runCodeSchema(languages as [Language, ...Language[]], limits, options.namedSessions === true);
+  const inputSchema = runCodeSchema(
+    languages as [Language, ...Language[]],
+    limits,
+    options.namedSessions ? (options.namedSessions === "handles" ? "handles" : "forks") : "none",
+  );
   const format = formatOptions(options, limits);
   if (options.session && !ENGINE_INFO[pythonEngine].sessions && languages.includes("python")) {
     const stateful = PYTHON_ENGINES.filter((e) => ENGINE_INFO[e].sessions).map((e) => `"${e}"`);
@@ -154,7 +162,13 @@ export function runCodeToolFactory(options: RunCodeToolOptions): (runner?: Sessi
     limits,
     pythonEngine,
     options.notes,
-    options.session === true ? (options.namedSessions ? "named" : "one") : "none",
+    options.session === true
+      ? options.namedSessions === "handles"
+        ? "handles"
+        : options.namedSessions
+          ? "named"
+          : "one"
+      : "none",
     options.sandbox.describeJavaScriptRuntime(),
     describeNetwork(options.sandbox.options.network, pythonEngine),
     options.sandbox.pythonPackages(),
@@ -174,6 +188,7 @@ export function runCodeToolFactory(options: RunCodeToolOptions): (runner?: Sessi
         const request = requestWithin({ language, code, ...(files ? { files } : {}) }, offer);
         if (hooks.signal) request.signal = hooks.signal;
         if (hooks.onOutput) request.onOutput = hooks.onOutput;
+        hooks.request?.(request);
         const observed = async (result: Promise<RunResult>) => {
           const r = await result;
           hooks.onResult?.(r);
@@ -254,7 +269,7 @@ export async function runForModel(run: () => Promise<RunResult>, format: FormatO
   }
 }
 
-function runCodeSchema(languages: [Language, ...Language[]], limits: Limits, named: boolean) {
+function runCodeSchema(languages: [Language, ...Language[]], limits: Limits, named: "none" | "forks" | "handles") {
   const base = z.object({
     language: z
       .enum(languages, { error: () => `language must be one of ${languages.map((l) => `"${l}"`).join(", ")}` })
@@ -269,18 +284,20 @@ function runCodeSchema(languages: [Language, ...Language[]], limits: Limits, nam
   });
   // Without named sessions the field is not there at all, so `session` is refused as an unknown argument.
   const session = sessionField(
-    "Optional: the id of a forked session (from fork_session) to run in; omit it for this connection's own session.",
+    named === "handles"
+      ? "Optional: the session to run in, as a previous run_code or fork_session call returned it (`session` in its structured content); omit it to start a new session."
+      : "Optional: the id of a forked session (from fork_session) to run in; omit it for this connection's own session.",
   );
   const withSession = base.extend({ session }).strict();
   // The plain schema's output is the named one's without `session`, which the type has as optional.
-  return named ? withSession : (base.strict() as unknown as typeof withSession);
+  return named !== "none" ? withSession : (base.strict() as unknown as typeof withSession);
 }
 
 /** An optional `session` argument (run_code with named sessions, the MCP server's fork_session). */
 export function sessionField(description: string) {
   return z
     .string({ error: "session must be a string" })
-    .regex(SESSION_ID, "session must be a session id as fork_session returned it")
+    .regex(SESSION_ID, "session must be a session id: a handle as run_code or fork_session returned it")
     .optional()
     .describe(description);
 }
@@ -311,7 +328,7 @@ function describeRunCode(
   limits: Limits,
   pythonEngine: PythonEngine,
   notes: string | undefined,
-  session: "none" | "one" | "named",
+  session: "none" | "one" | "named" | "handles",
   runtime: string,
   network: string,
   packages: readonly string[] | undefined,
@@ -321,10 +338,12 @@ function describeRunCode(
     `Run ${listLanguages(languages)} code in an isolated sandbox and get back the value of the last expression (like a REPL), everything printed to stdout/stderr, the files the code wrote in its working directory, and what it displayed: display(x) in Python (IPython's, with HTML, Markdown, Image) and JavaScript, a rich last value (images are shown to you).`,
     session === "none"
       ? "Every call starts from a clean state: nothing (variables, imports, files) survives to the next call, so send the whole program each time."
-      : "State persists between calls, one session per language: variables, functions and imports from earlier calls stay available, so send only the new code. After a timeout, memory or crash error the session restarts empty." +
-        (session === "named"
-          ? " fork_session copies a session into a new one (its id comes back): pass that id as `session` to try something in the copy while the original stays as it was."
-          : ""),
+      : session === "handles"
+        ? "State persists in sessions: a call without `session` starts a new session and returns its handle as `session` in the structured content; pass that handle as `session` to carry on with its variables, functions and imports (one interpreter per language), so send only the new code. fork_session copies a session into a new one (a new handle), close_session ends one. After a timeout, memory or crash error the session restarts empty."
+        : "State persists between calls, one session per language: variables, functions and imports from earlier calls stay available, so send only the new code. After a timeout, memory or crash error the session restarts empty." +
+          (session === "named"
+            ? " fork_session copies a session into a new one (its id comes back): pass that id as `session` to try something in the copy while the original stays as it was."
+            : ""),
     network,
     `Limits per call: ${limits.timeoutMs} ms wall time, ${limits.memoryMb} MB memory, ${formatLimit(limits.maxOutputBytes)} of printed output (cut and marked beyond that), ${limits.maxFiles} output files.`,
   ];

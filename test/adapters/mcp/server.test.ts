@@ -8,9 +8,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Server } from "@modelcontextprotocol/server";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import { LoggingMessageNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { createMcpServer, mcpServerFactory, type CallGate } from "../../../src/adapters/mcp/index.ts";
 import { createToolkit } from "../../../src/adapters/tools/index.ts";
 import { createSandbox, type Sandbox } from "../../../src/index.ts";
@@ -234,6 +234,8 @@ describe("mcpServerFactory", () => {
   after(() => sandbox.close());
 
   async function connectTo(server: Server): Promise<Client> {
+    // A 2025-11-25 client (SDK v1) and the server (SDK v2) over the v1 in-memory pair: the transport
+    // interface is the same in both.
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "wasmcell-test", version: "1.0.0" });

@@ -125,7 +125,7 @@ describe("stored sessions in one process (a memory store)", () => {
     );
   });
 
-  test("an Mcp-Session-Id this server did not issue is refused; DELETE ends the session", async () => {
+  test("an Mcp-Session-Id this server did not issue is refused; DELETE ends the session and retires its id", async () => {
     const bad = await fetch(server.url, {
       method: "POST",
       headers: {
@@ -141,9 +141,10 @@ describe("stored sessions in one process (a memory store)", () => {
     const transport = client.transport as StreamableHTTPClientTransport;
     const id = transport.sessionId!;
     await transport.terminateSession();
+    // The id is retired with its session: replayed, it is refused, never a fresh session under the old name.
     const again = new Client({ name: "again", version: "1" });
     await again.connect(new StreamableHTTPClientTransport(new URL(server.url), { sessionId: id }));
-    assert.match(await run(again, { language: "python", code: "gone" }), /NameError/);
+    await assert.rejects(run(again, { language: "python", code: "gone" }), /this MCP session was closed/);
     await again.close();
     await client.close();
   });
