@@ -19,6 +19,8 @@ describe("MCP _meta.traceparent", () => {
     rec = recordSpans();
     sandbox = await createSandbox();
     server = await serveHttp({ sandbox });
+    // The server warms its engines with runs of its own: they must be over before spans are counted.
+    await server.ready;
     client = await connectModern(server.url);
   });
   after(async () => {
