@@ -64,6 +64,13 @@ export interface PythonOptions {
    * @defaultValue ["numpy", "pandas", "matplotlib"]
    */
   preload?: readonly string[];
+  /**
+   * Native-tier sessions live at once (`sandbox.session({ language: "python", engine: "native" })`):
+   * each is a warm parent of its own with one live child (~100 MB resident beyond what the system
+   * shares). Past it, opening one throws EngineStartError; an idle one ends after `sessions.idleMs`.
+   * @defaultValue 4
+   */
+  maxSessions?: number;
 }
 
 /**
@@ -79,6 +86,7 @@ export const DEFAULT_PYTHON: Readonly<Required<Omit<PythonOptions, "prewarm">>> 
   snapshot: true,
   packages: true,
   preload: Object.freeze(["numpy", "pandas", "matplotlib"]),
+  maxSessions: 4,
 });
 
 export const pythonSchema = z
@@ -100,6 +108,7 @@ export const pythonSchema = z
       )
       .max(64)
       .readonly(),
+    maxSessions: z.number().int().min(0).max(256),
   })
   .partial()
   .strict();

@@ -36,6 +36,10 @@ import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { BRIDGE, DRIVER, HARNESS, nativeJailSpec, openNetDir, PROXY_SOCKET, withProxy } from "./jail.ts";
 import { CappedOutput } from "./capped-output.ts";
 import { WarmParent } from "./warm.ts";
+import { nativeBackend } from "./sessions.ts";
+import { SessionKeeper } from "../sessions/keeper.ts";
+import type { DataSession } from "../sessions/data-session.ts";
+import type { LiveState } from "../sessions/backend.ts";
 import { runInParent } from "./warm-run.ts";
 import { finish, parseResult } from "./result-line.ts";
 
@@ -87,6 +91,8 @@ export class NativeEngine implements Engine {
    */
   readonly #parents = new Set<WarmParent>();
   readonly warm: boolean;
+  /** Native sessions (sessions.ts): each a warm parent taken out of the pool, serving one live child. */
+  readonly keeper: SessionKeeper<LiveState>;
 
   /** The same library the Pyodide tier mounts, so both tiers answer the same imports with the lock's versions. */
   readonly library: InstalledLibrary | undefined;
@@ -104,6 +110,26 @@ export class NativeEngine implements Engine {
       destroy: (slot) => (slot instanceof WarmParent ? slot.close() : Promise.resolve()),
       isAlive: (slot) => !(slot instanceof WarmParent) || slot.alive,
     });
+    this.keeper = new SessionKeeper<LiveState>(
+      nativeBackend({ maxSessions: options.python.maxSessions, takeParent: (signal) => this.#takeParent(signal) }),
+      options,
+    );
+  }
+
+  /** A session's parent: a warm slot taken out of the pool for good (the pool starts another). */
+  async #takeParent(signal?: AbortSignal): Promise<WarmParent | undefined> {
+    if (!this.warm) return undefined;
+    const slot = await this.slots.acquire(signal);
+    if (!(slot instanceof WarmParent)) {
+      this.slots.release(slot, true);
+      return undefined;
+    }
+    this.slots.detach(slot);
+    return slot;
+  }
+
+  openSession(): Promise<DataSession<LiveState>> {
+    return this.#life.run(() => this.keeper.open());
   }
 
   /** The live warm parents' jail pids (tests and the bench check a run left its parent alive). */
@@ -418,11 +444,17 @@ export class NativeEngine implements Engine {
 
   /** Queued runs are tracked too: they get their slot and finish before the slots close. */
   close(): Promise<void> {
-    return this.#life.close(() => this.#free());
+    return this.#life.close(async () => {
+      await this.keeper.close();
+      await this.#free();
+    });
   }
 
   destroy(): Promise<void> {
-    return this.#life.destroy(() => this.#free());
+    return this.#life.destroy(async () => {
+      await this.#free();
+      await this.keeper.close();
+    });
   }
 
   async #free(): Promise<void> {
