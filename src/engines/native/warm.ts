@@ -274,6 +274,22 @@ export class WarmParent {
     return cg;
   }
 
+  /** The parent's own resident memory (the process at pid 2 of its jail), or undefined when unreadable. */
+  rssBytes(): number | undefined {
+    for (const pid of this.jail.hostPids()) {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, "utf8");
+        const ns = /^NSpid:\s+(.*)$/m.exec(status)?.[1]?.split(/\s+/);
+        if (ns?.length !== 2 || ns[1] !== "2") continue;
+        const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+        return kb ? Number(kb) * 1024 : undefined;
+      } catch {
+        // gone
+      }
+    }
+    return undefined;
+  }
+
   get alive(): boolean {
     return !this.#dead && !this.#retired;
   }
