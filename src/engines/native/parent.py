@@ -7,25 +7,27 @@ Each run is a copy-on-write child of it, made in two forks:
     parent ──fork──▶ keeper ──unshare(mount, IPC, PID, UTS[, net])──fork──▶ child (pid 1 of its own)
 
 The keeper is parent code: it tells the host the child's pid, waits for it and exits with its status.
-The child, before any guest code: makes its mounts private and puts a fresh tmpfs on /tmp (its scratch,
+The child, before its request arrives (so off the run's path): makes its mounts private and puts a fresh tmpfs on /tmp (its scratch,
 in its own mount namespace: no sibling and not the parent can see it), sets its own rlimits, brings up
 its loopback (network runs only: its network namespace is its own, so abstract sockets and ports are
 too), reseeds ``random``, drops every capability, sets no_new_privs and installs the child filter the
-host compiled (src/jail/profiles-warm.ts) on top of the parent's. Then it calls ``driver.run`` — the one
-per-run entry point — and leaves.
+host compiled (src/jail/profiles-warm.ts) on top of the parent's. Then it waits for its request, sets
+the run's rlimits, calls ``driver.run`` — the one per-run entry point — and leaves.
 
 Protocol. Host → parent on stdin: a config line ``{"preload": [...], "childFilter": base64,
-"network": bool}``, then request lines ``<id> <r|s> <json>`` (the driver's request plus ``setup``:
-scratchBytes, cpuSeconds, fileSizeBytes, addressSpaceBytes), forwarded to child ``<id>`` through a
+"network": bool, "scratchBytes": int}``, then request lines ``<id> <r|s> <json>`` (the driver's
+request plus ``setup``: cpuSeconds, fileSizeBytes, addressSpaceBytes), forwarded to child ``<id>`` through a
 pipe of its own (a line for another id is dropped). ``r``: a stateless run, the pipe is closed after
 it. ``s``: a session's turn; the child serves turns until it ends, and then the parent leaves too. Parent → host on fd 7:
 ``hello <json>`` once warm, ``ready <id> <pid in the jail>`` when a child waits for its request,
 ``exit <id> <status> <token>`` when it is gone. Before ``exit`` the parent writes a fence (a NUL, ESC,
 ``wasmcell-fence:`` and the token, a fresh random value the dead child never knew) on fds 4, 5 and 6,
 the pipes every child shares: the host takes what precedes it as that child's, and nothing the child
-wrote can pass for the end of its output. A session child reads a line per turn and
-ends each turn with a fence of the turn's own token (the request's ``fence``): a guest that forges it
-only cuts its own session's output short.
+wrote can pass for the end of its output. Every run also ends with a fence of its own
+token (the request's ``fence``), written by the child after its result, so the host answers without
+waiting for the child's teardown (it then kills the child, and waits for the parent's fence before
+the next child serves); a session child reads a line per turn and ends each turn that way. A guest
+that forges its own token only cuts its own output short.
 
 Before the next child the parent checks the last one left nothing: its keeper reaped (it exits only
 after the child, pid 1 of its namespace, is gone, and with it every thread and the namespaces holding
@@ -138,26 +140,18 @@ def _drop_capabilities():
     _check(_libc.syscall(SYS_CAPSET, ctypes.byref(header), ctypes.byref(data)), "capset")
 
 
-def _setup(setup, config):
-    """The child's own world, before any guest code (see the module's docstring)."""
+def _setup(config):
+    """The child's own world, before its request and any guest code (see the module's docstring)."""
     import random
-    import resource
 
     _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
-    opts = ("size=%d,mode=0700" % int(setup["scratchBytes"])).encode("ascii")
+    # Sized for the sandbox's default file caps (a run with larger ones gets a cold jail); the memory
+    # cgroup counts its pages against the child either way.
+    opts = ("size=%d,mode=0700" % int(config["scratchBytes"])).encode("ascii")
     _check(_libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, opts), "mount tmpfs /tmp")
     work = os.environ.get("HOME", "/tmp/work")
     os.makedirs(work, exist_ok=True)
     os.chdir(work)
-    limits = [
-        (resource.RLIMIT_FSIZE, setup.get("fileSizeBytes")),
-        (resource.RLIMIT_AS, setup.get("addressSpaceBytes")),
-        (resource.RLIMIT_CPU, setup.get("cpuSeconds")),
-        (resource.RLIMIT_NOFILE, 256),
-    ]
-    for which, value in limits:
-        if value:
-            resource.setrlimit(which, (int(value), int(value)))
     if config.get("network"):
         _loopback_up()
     # Every child starts from the parent's memory: draw fresh seeds, or siblings would share sequences.
@@ -170,6 +164,26 @@ def _setup(setup, config):
     if config["filter"]:  # empty: seal.seccomp is off
         prog, _buf = _child_filter(config["filter"])
         _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+    # Copy now, off the run's path, the pages a run's harness and result writing touch (their
+    # reference counts change, so the first touch copies them): our own code, no guest input.
+    import harness
+
+    json.dumps(harness.run_envelope("None", None, {"maxResultBytes": 1024}))
+
+
+def _limit(setup):
+    """The run's own rlimits (lowering only: the parent's are the ceiling)."""
+    import resource
+
+    limits = [
+        (resource.RLIMIT_FSIZE, setup.get("fileSizeBytes")),
+        (resource.RLIMIT_AS, setup.get("addressSpaceBytes")),
+        (resource.RLIMIT_CPU, setup.get("cpuSeconds")),
+        (resource.RLIMIT_NOFILE, 256),
+    ]
+    for which, value in limits:
+        if value:
+            resource.setrlimit(which, (int(value), int(value)))
 
 
 def _read_line(fd, buf):
@@ -194,26 +208,35 @@ def _child(request_fd, config):
     os.dup2(request_fd, 3)
     request_fd = 3
     os.closerange(RESULT_FD + 1, 1 << 16)
+    _setup(config)
     line, rest = _read_line(request_fd, b"")
     if line is None:
         os._exit(0)
     request = json.loads(line)
-    _setup(request["setup"], config)
+    _limit(request["setup"])
     if not request.get("session"):
         driver.run(request)
+        _end_turn(request)
         os._exit(0)
     import harness
 
     namespace = harness.new_namespace()
     while True:
         driver.run(request, namespace)
-        token = str(request.get("fence", "")).encode("ascii")
-        for fd in (RESULT_FD, 1, 2):
-            _write_all(fd, FENCE + token + b"\n")
+        _end_turn(request)
         line, rest = _read_line(request_fd, rest)
         if line is None:
             os._exit(0)
         request = json.loads(line)
+
+
+def _end_turn(request):
+    """The run's own fence (the request's token) after its output and result: the host may answer at
+    once, before this process is gone. The guest knows this token, so forging it only cuts its own
+    output short; the parent's fence after the child is gone is what the next run relies on."""
+    token = str(request.get("fence", "")).encode("ascii")
+    for fd in (1, 2, RESULT_FD):
+        _write_all(fd, FENCE + token + b"\n")
 
 
 def _keeper(n, request_r, request_w, config):
@@ -254,13 +277,13 @@ def _spawn(n, config):
     return pid, request_w
 
 
-def _prove_empty():
-    """No process of the parent's left: the keeper was its only child."""
+def _prove_empty(spare):
+    """No process of the parent's left but the spare (if any): nothing else to reap, nothing else running."""
     try:
         pid, _ = os.waitpid(-1, os.WNOHANG)
     except ChildProcessError:
-        return True
-    return False
+        return spare is None
+    return pid == 0 and spare is not None
 
 
 def main():
@@ -285,47 +308,64 @@ def main():
     gc.freeze()
     _control("hello " + json.dumps({"pid": os.getpid(), "modules": len(sys.modules)}))
 
-    n = 0
+    # The child serving now, and the next one, forked as soon as this one has its request so it is
+    # ready (namespaces made, cgroup pair joined) by the time the next run comes. It waits for its
+    # own request and has run nothing; it serves only once this one is gone and proven gone.
+    current = _Child(1, config)
+    spare = None
+    session = False
     while True:
-        n += 1
-        keeper, request_w = _spawn(n, config)
-        pidfd = os.pidfd_open(keeper)
-        alive = True
-        session = False
-        while alive:
-            readable, _, _ = select.select([0, pidfd], [], [])
-            if pidfd in readable:
-                alive = False
-                break
-            chunk = os.read(0, 1 << 20)
-            if not chunk:  # the host is gone
+        readable, _, _ = select.select([0, current.pidfd], [], [])
+        if current.pidfd in readable:
+            code = current.reap()
+            token = os.urandom(16).hex().encode("ascii")
+            for fd in (RESULT_FD, STDOUT_FD, STDERR_FD):
+                _write_all(fd, FENCE + token + b"\n")
+            _control("exit %d %d %s" % (current.id, code, token.decode("ascii")))
+            if session or not _prove_empty(spare):
                 os._exit(0)
-            pending += chunk
-            while b"\n" in pending:
-                req, _, pending = pending.partition(b"\n")
-                head, _, rest = req.partition(b" ")
-                mode, _, body = rest.partition(b" ")
-                if request_w < 0 or head != str(n).encode("ascii"):
-                    continue
-                session = session or mode == b"s"
-                try:
-                    _write_all(request_w, body + b"\n")
-                except OSError:  # the child is gone; its exit is on the way
-                    pass
-                if not session:
-                    os.close(request_w)
-                    request_w = -1
-        _, status = os.waitpid(keeper, 0)
-        os.close(pidfd)
-        if request_w >= 0:
-            os.close(request_w)
-        code = os.waitstatus_to_exitcode(status)
-        token = os.urandom(16).hex().encode("ascii")
-        for fd in (RESULT_FD, STDOUT_FD, STDERR_FD):
-            _write_all(fd, FENCE + token + b"\n")
-        _control("exit %d %d %s" % (n, code, token.decode("ascii")))
-        if not _prove_empty() or session:
+            current = spare or _Child(current.id + 1, config)
+            spare = None
+            continue
+        chunk = os.read(0, 1 << 20)
+        if not chunk:  # the host is gone
             os._exit(0)
+        pending += chunk
+        while b"\n" in pending:
+            req, _, pending = pending.partition(b"\n")
+            head, _, rest = req.partition(b" ")
+            mode, _, body = rest.partition(b" ")
+            if current.request_w < 0 or head != str(current.id).encode("ascii"):
+                continue
+            session = session or mode == b"s"
+            try:
+                _write_all(current.request_w, body + b"\n")
+            except OSError:  # the child is gone; its exit is on the way
+                pass
+            if not session:
+                current.close_request()
+                if spare is None:
+                    spare = _Child(current.id + 1, config)
+
+
+class _Child:
+    """A keeper and its child (see _keeper), as the parent holds them."""
+
+    def __init__(self, n, config):
+        self.id = n
+        self.keeper, self.request_w = _spawn(n, config)
+        self.pidfd = os.pidfd_open(self.keeper)
+
+    def close_request(self):
+        if self.request_w >= 0:
+            os.close(self.request_w)
+            self.request_w = -1
+
+    def reap(self):
+        _, status = os.waitpid(self.keeper, 0)
+        os.close(self.pidfd)
+        self.close_request()
+        return os.waitstatus_to_exitcode(status)
 
 
 if __name__ == "__main__":

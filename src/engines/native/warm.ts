@@ -140,7 +140,14 @@ export class WarmParent {
         : seccompFilter(options.network ? PYTHON_NATIVE_CHILD_NET : PYTHON_NATIVE_CHILD, options.seal.seccomp).toString(
             "base64",
           );
-    jail.child.stdin.write(JSON.stringify({ preload: options.preload, childFilter, network: options.network }) + "\n");
+    jail.child.stdin.write(
+      JSON.stringify({
+        preload: options.preload,
+        childFilter,
+        network: options.network,
+        scratchBytes: (Math.ceil((2 * options.limits.maxFileBytes) / (1024 * 1024)) + 32) * 1024 * 1024,
+      }) + "\n",
+    );
     const parent = new WarmParent(jail, net?.proxy, options);
     const hello = await new Promise<{ modules: number } | Error>((resolve) => {
       const timer = setTimeout(() => resolve(new Error("it did not finish its imports in time")), START_TIMEOUT_MS);
@@ -350,13 +357,15 @@ export class WarmParent {
    * the child is gone (stateless) or the turn is over (session).
    */
   async run(run: ChildRun): Promise<ChildEnd> {
+    // The last child must be gone and accounted for before the next one is given a request.
+    if (this.#settling) await this.#settling;
+    this.#settling = undefined;
     const ready = await this.#nextChild();
     if (!ready) return this.#lost();
     this.#current = ready;
     if (run.session) this.#sessionId = ready.id;
     ready.cgroup?.setLimits(run.limits.memoryMb * 1024 * 1024, CHILD_PIDS);
     const setup = {
-      scratchBytes: (Math.ceil((2 * run.limits.maxFileBytes) / (1024 * 1024)) + 32) * 1024 * 1024,
       fileSizeBytes: Math.max(run.limits.maxFileBytes, 1024 * 1024),
       addressSpaceBytes: run.limits.memoryMb * 1024 * 1024 + ADDRESS_SPACE_RESERVE,
       // A session's child lives across turns: its CPU is bounded per turn by the deadline instead.
@@ -392,46 +401,74 @@ export class WarmParent {
     };
     this.#fences.stdout.sink = run.onStdout;
     this.#fences.stderr.sink = run.onStderr;
-    const token = session ? randomBytes(16).toString("hex") : undefined;
-    const line = JSON.stringify(token ? { ...request, fence: token } : request);
+    // The run's own fence (the child writes it after its result): the run is answered then, without
+    // waiting for the child's teardown. The parent's fence after the child's end is what the next
+    // child waits for (#settling).
+    const token = randomBytes(16).toString("hex");
+    const line = JSON.stringify({ ...request, fence: token });
     this.jail.child.stdin.write(`${ready.id} ${session ? "s" : "r"} ${line}\n`);
     const exit = this.#exitOf(ready.id);
     const fenced = (t: string) =>
       Promise.all([this.#fences.result.until(t), this.#fences.stdout.until(t), this.#fences.stderr.until(t)]);
-    let turn = false;
-    let ended: Exited | undefined;
-    if (token) {
-      const first = await Promise.race([fenced(token).then(() => "turn" as const), exit]);
-      if (first === "turn") turn = true;
-      else ended = first;
-    } else ended = await exit;
-    if (ended && ended.token) await this.#settle(fenced(ended.token));
+    const first = await Promise.race([fenced(token).then(() => "turn" as const), exit]);
+    const ended = first === "turn" ? undefined : first;
     for (const f of Object.values(this.#fences)) f.sink = undefined;
     const text = Buffer.concat(chunks).toString("utf8");
-    if (turn)
+    const stats = ready.cgroup?.stats() ?? { oomKilled: false };
+    const peak = stats.peakMemoryBytes !== undefined ? { peakMemoryBytes: stats.peakMemoryBytes } : {};
+    if (first === "turn" && session)
       return {
         result: text,
         resultOverflow: overflow,
         turn: true,
-        exit: { code: 0, signal: null, timedOut: false, oomKilled: false },
+        exit: { code: 0, signal: null, timedOut: false, oomKilled: false, ...peak },
       };
-    this.#current = undefined;
-    const stats = ready.cgroup?.stats() ?? { oomKilled: false };
-    // Nothing of the child may run on: its pair must be empty now (the keeper reaped it, and with
-    // pid 1 of its namespace gone every process in there is gone). Otherwise this parent is done.
-    if (ready.cgroup && ready.cgroup.pids().length > 0) this.retire();
-    await ready.cgroup?.remove();
-    if (session) this.retire();
+    if (first === "turn") {
+      // Answered: the child is done with this run; end it now, and settle it before the next child.
+      this.killChild();
+      this.#settling = this.#afterChild(ready, exit, session);
+      return {
+        result: text,
+        resultOverflow: overflow,
+        turn: false,
+        exit: { code: 0, signal: null, timedOut: false, oomKilled: false, ...peak },
+      };
+    }
+    await this.#afterChild(ready, Promise.resolve(ended!), session);
     const status = ended?.status ?? -1;
     const exitInfo: JailExit = {
       code: status >= 0 && status < 128 ? status : null,
       signal: status >= 128 ? (SIGNALS[status - 128] ?? null) : null,
       timedOut: false,
       oomKilled: stats.oomKilled,
-      ...(stats.peakMemoryBytes !== undefined ? { peakMemoryBytes: stats.peakMemoryBytes } : {}),
+      ...peak,
     };
     if (status < 0) exitInfo.signal = "SIGKILL";
     return { result: text, resultOverflow: overflow, turn: false, exit: exitInfo };
+  }
+
+  /** The previous child's end being settled (the next child serves only after it). */
+  #settling: Promise<void> | undefined;
+
+  /**
+   * After a child: its parent's fence through the pipes (every byte of it accounted for), its cgroup
+   * pair empty (the keeper reaped it, and with pid 1 of its namespace gone every process in there is
+   * gone), else this parent is retired; the pair is then removed.
+   */
+  async #afterChild(ready: Ready, exit: Promise<Exited>, session: boolean): Promise<void> {
+    const ended = await exit;
+    if (ended.token)
+      await this.#settle(
+        Promise.all([
+          this.#fences.result.until(ended.token),
+          this.#fences.stdout.until(ended.token),
+          this.#fences.stderr.until(ended.token),
+        ]),
+      );
+    if (this.#current === ready) this.#current = undefined;
+    if (ready.cgroup && ready.cgroup.pids().length > 0) this.retire();
+    ready.cgroup?.remove().catch(() => undefined);
+    if (session) this.retire();
   }
 
   /** Waits for the fences, but not forever: a parent that never sends them is retired. */
