@@ -1,4 +1,4 @@
-// `npm run bench [javascript|python|native|scale …]`: runs each area's benchmark in one process, one after
+// `npm run bench [javascript|python|native|scale|parked …]`: runs each area's benchmark in one process, one after
 // another, and prints their markdown reports. Numbers are for comparison within one run on one
 // machine (ratios), never assertions.
 import os from "node:os";
@@ -20,6 +20,8 @@ const AREAS = [
   "load",
   "scale",
   "floors",
+  "traces",
+  "parked",
 ] as const;
 type Area = (typeof AREAS)[number];
 

@@ -19,7 +19,7 @@ export const FLOORS = [
     name: "the kit",
     rooms: ["kit"],
     holds:
-      "what every runner shares: the deadline and its graces, the host's verdicts, scope, serial, lifecycle, output and file caps",
+      "what every runner shares: the deadline and its graces, the host's verdicts, scope, serial, lifecycle, output and file caps, traces",
   },
   {
     name: "the services",

@@ -8,6 +8,7 @@ import { ClosedError, InvalidOptionError, SnapshotRejectedError, SnapshotUnsuppo
 import type { Engine, EngineSession } from "./engines/engine.ts";
 import type { EngineRegistry } from "./engines/registry.ts";
 import { InFlight } from "./kit/in-flight.ts";
+import { SPANS, traceCall, traceRun, untraced } from "./kit/trace.ts";
 import { describeRuntime, SEALED } from "./engines/lib/quickjs/runtime/table.ts";
 import { resultEvents } from "./core/events.ts";
 import {
@@ -73,9 +74,10 @@ export class Sandbox implements AsyncDisposable {
   async run(request: RunRequest): Promise<RunResult> {
     this.#assertOpen();
     const resolved = resolveRequest(request, this.options);
+    const span = traceRun({ ...resolved, network: !!resolved.network, session: false }, request.traceparent);
     const engine = this.#engine(resolved.engine);
-    const work = engine.then((e) => e.run(resolved));
-    return this.#track(withEvents(work, resolved, engine));
+    const work = span.within(() => engine.then((e) => e.run(span.wrap(resolved))));
+    return this.#track(span.ended(withEvents(work, resolved, engine)));
   }
 
   /**
@@ -179,7 +181,8 @@ export class Sandbox implements AsyncDisposable {
   #engine(name: EngineName): Promise<Engine> {
     let engine = this.#engines.get(name);
     if (!engine) {
-      engine = this.#registry[name]().then((m) => m.createEngine(this.options));
+      // Outside the caller's trace context: the engine and its pools outlive the run that started them.
+      engine = untraced(() => this.#registry[name]().then((m) => m.createEngine(this.options)));
       // A failed start is not cached: the next run tries again (and throws the same clear error).
       engine.catch(() => this.#engines.delete(name));
       this.#engines.set(name, engine);
@@ -218,7 +221,9 @@ export class Session implements AsyncDisposable {
       { ...request, language: this.language, engine: this.engine },
       this.#sandbox.options,
     );
-    return this.#sandbox.track(withEvents(this.#inner.run(resolved), resolved, this.#engine));
+    const span = traceRun({ ...resolved, network: !!resolved.network, session: true }, request.traceparent);
+    const work = span.within(() => this.#inner.run(span.wrap(resolved)));
+    return this.#sandbox.track(span.ended(withEvents(work, resolved, this.#engine)));
   }
 
   /**
@@ -243,7 +248,9 @@ export class Session implements AsyncDisposable {
     if (this.#closed) throw new ClosedError("session");
     this.#sandbox.assertOpen();
     if (!this.#inner.fork) throw unsupported(this.engine);
-    const inner = await this.#sandbox.track(this.#inner.fork());
+    const fork = this.#inner.fork.bind(this.#inner);
+    const attributes = { "wasmcell.engine": this.engine, "wasmcell.language": this.language } as const;
+    const inner = await this.#sandbox.track(traceCall(SPANS.fork, attributes, fork));
     return this.#sandbox.adopt(this.language, this.#engine, inner);
   }
 

@@ -9,12 +9,19 @@ import { doctorCommand } from "./doctor.ts";
 import { runCommand } from "./run.ts";
 import { setupCommand } from "./setup.ts";
 import type * as McpModule from "./mcp.ts";
-import { EXIT, HELP, UsageError, type Io } from "./usage.ts";
+import { asksForHelp, commandHelp, COMMANDS, EXIT, HELP, UsageError, type Io } from "./usage.ts";
 import { packageVersion } from "../core/version.ts";
 
 export async function main(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
   const json = rest.includes("--json");
+  const named = COMMANDS.find((c) => c === (command === "help" ? rest[0] : command));
+  // `wasmcell run --help`, `wasmcell help run`: that command's part of the help, before its flags are
+  // parsed (so `--help` is never an unknown option, and a command that would start a server does not).
+  if (named && (command === "help" || asksForHelp(rest))) {
+    io.stdout.write(commandHelp(named));
+    return EXIT.ok;
+  }
   try {
     switch (command) {
       case "run":
@@ -31,14 +38,17 @@ export async function main(argv: string[], io: Io): Promise<number> {
       case "-v":
         io.stdout.write(`${packageVersion()}\n`);
         return EXIT.ok;
-      case undefined:
       case "help":
+        if (rest[0] !== undefined) throw unknownCommand(rest[0]);
+        io.stdout.write(HELP);
+        return EXIT.ok;
+      case undefined:
       case "--help":
       case "-h":
         io.stdout.write(HELP);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command "${command}"; try run, setup, doctor, mcp or worker (wasmcell --help)`);
+        throw unknownCommand(command);
     }
   } catch (error) {
     const usage = asUsageError(error);
@@ -47,6 +57,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
       return fail(io, json, EXIT.hostFailure, "host", error.name, error.message, false);
     throw error;
   }
+}
+
+function unknownCommand(name: string): UsageError {
+  return new UsageError(`unknown command "${name}"; try ${COMMANDS.slice(0, -1).join(", ")} or ${COMMANDS.at(-1)}`);
 }
 
 /** The MCP server (and the SDK under it) loads only for `wasmcell mcp`, so `run` and `doctor` do not pay for it. */

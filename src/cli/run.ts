@@ -1,5 +1,7 @@
 // `wasmcell run`: one run through the front door, readable output by default, one JSON object with
 // --json. Returned files are written only inside --out-dir, and never through a symlink out of it.
+// Display items (a figure, a table, display(x)) print their text/plain as they happen; with
+// --out-dir each item's other types are written as display-<n>.<ext> (png, svg, html, md, json, …).
 
 import { lstat, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from "node:path";
@@ -11,6 +13,7 @@ import { createSandbox } from "../index.ts";
 import {
   ENGINE_INFO,
   PYTHON_ENGINES,
+  type DisplayItem,
   type Language,
   type Limits,
   type OutputFile,
@@ -116,6 +119,10 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       const stream = chunk.stream === "stdout" ? io.stdout : io.stderr;
       stream.write(forTerminal(stream, chunk.text));
     };
+    // As a notebook shows them, in order with the output; the main item is printed as the value.
+    request.onResult = (item) => {
+      if (!item.main) io.stdout.write(`${forTerminal(io.stdout, item.data["text/plain"].replace(/\n?$/, "\n"))}`);
+    };
   }
 
   const sessionFile = values.session;
@@ -140,13 +147,16 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     result = await session.run(rest);
     await saveSessionFile(session, sessionFile);
   }
+  const shown = displayFiles(result.results, new Set(result.files.map((f) => f.path)));
   const written = values["out-dir"] === undefined ? [] : await writeFiles(values["out-dir"], result.files);
-  const refused = written.filter((w) => w.error !== undefined);
+  const writtenShown = values["out-dir"] === undefined ? [] : await writeFiles(values["out-dir"], shown);
+  const refused = [...written, ...writtenShown].filter((w) => w.error !== undefined);
 
   if (json) {
-    io.stdout.write(`${JSON.stringify(toJson(result, written))}\n`);
+    io.stdout.write(`${JSON.stringify(toJson(result, written, shown, writtenShown))}\n`);
   } else {
     printReadable(result, written, values["out-dir"] !== undefined, io);
+    printShown(shown, writtenShown, values["out-dir"] !== undefined, io);
   }
   if (!result.ok || refused.length > 0) return EXIT.guestFailure;
   return EXIT.ok;
@@ -194,9 +204,70 @@ async function writeFiles(outDir: string, files: OutputFile[]): Promise<Written[
   return out;
 }
 
-/** The --json shape. Values JSON cannot hold are tagged objects (see encodeValue). */
-function toJson(result: RunResult, written: Written[]): Record<string, unknown> {
+/** The file extension each display MIME type is written with (text/plain is printed, not written). */
+const DISPLAY_EXTENSIONS: Record<string, string> = {
+  "text/html": "html",
+  "text/markdown": "md",
+  "text/latex": "tex",
+  "image/svg+xml": "svg",
+  "application/javascript": "js",
+  "application/json": "json",
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/gif": "gif",
+  "image/webp": "webp",
+  "application/pdf": "pdf",
+};
+const BINARY_DISPLAY = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"]);
+
+/** A displayed item's MIME type as a file to write: display-<n>.<ext>, n from 1 in the order shown. */
+interface ShownFile extends OutputFile {
+  /** Which item (0-based) it came from. */
+  item: number;
+}
+
+/**
+ * Each item's types other than text/plain as files named by the host (never by the guest): a name a
+ * returned file already has is skipped, so a displayed item never overwrites what the run wrote.
+ */
+function displayFiles(items: DisplayItem[], taken: ReadonlySet<string>): ShownFile[] {
+  const out: ShownFile[] = [];
+  items.forEach((item, i) => {
+    for (const [type, value] of Object.entries(item.data)) {
+      const ext = DISPLAY_EXTENSIONS[type];
+      if (!ext) continue;
+      const path = `display-${i + 1}.${ext}`;
+      if (taken.has(path)) continue;
+      const bytes = BINARY_DISPLAY.has(type)
+        ? new Uint8Array(Buffer.from(String(value), "base64"))
+        : new TextEncoder().encode(type === "application/json" ? JSON.stringify(value, null, 2) : String(value));
+      out.push({ path, bytes, mimeType: type, item: i });
+    }
+  });
+  return out;
+}
+
+function printShown(shown: ShownFile[], written: Written[], hasOutDir: boolean, io: Io): void {
   const byPath = new Map(written.map((w) => [w.path, w]));
+  for (const f of shown) {
+    const w = byPath.get(f.path);
+    const size = formatBytes(f.bytes.byteLength);
+    if (w?.writtenTo) io.stderr.write(`wasmcell: wrote ${w.writtenTo} (${f.mimeType}, ${size})\n`);
+    else if (w?.error) io.stderr.write(`wasmcell: did not write ${f.path} (${f.mimeType}, ${size}): ${w.error}\n`);
+    else if (!hasOutDir)
+      io.stderr.write(`wasmcell: the run displayed ${f.mimeType} (${size}); pass --out-dir DIR to save it\n`);
+  }
+}
+
+/** The --json shape. Values JSON cannot hold are tagged objects (see encodeValue). */
+function toJson(
+  result: RunResult,
+  written: Written[],
+  shown: ShownFile[],
+  writtenShown: Written[],
+): Record<string, unknown> {
+  const byPath = new Map(written.map((w) => [w.path, w]));
+  const shownAt = new Map(writtenShown.map((w) => [w.path, w]));
   return {
     ok: result.ok,
     language: result.language,
@@ -212,6 +283,13 @@ function toJson(result: RunResult, written: Written[]): Record<string, unknown> 
       mimeType: f.mimeType,
       ...stripPath(byPath.get(f.path)),
     })),
+    // Each item as the run returned it; with --out-dir, where each of its types was written.
+    results: result.results.map((item, i) => {
+      const files = shown
+        .filter((f) => f.item === i && shownAt.get(f.path)?.writtenTo !== undefined)
+        .map((f) => [f.mimeType, shownAt.get(f.path)!.writtenTo]);
+      return files.length > 0 ? { ...item, writtenTo: Object.fromEntries(files) as Record<string, string> } : item;
+    }),
   };
 }
 
@@ -225,7 +303,11 @@ function printReadable(result: RunResult, written: Written[], hasOutDir: boolean
   // stdout/stderr already streamed; make sure the value starts on its own line.
   if (result.stdout && !result.stdout.endsWith("\n")) io.stdout.write("\n");
   if (result.stderr && !result.stderr.endsWith("\n")) io.stderr.write("\n");
-  if (result.ok) {
+  const main = result.results.find((i) => i.main);
+  if (result.ok && main) {
+    // A rich last value (a DataFrame, a figure): its text, as a notebook prints it.
+    io.stdout.write(`${forTerminal(io.stdout, main.data["text/plain"].replace(/\n?$/, "\n"))}`);
+  } else if (result.ok) {
     // Like the REPLs: nothing for undefined (Python's None comes back as undefined).
     if (result.value !== undefined)
       io.stdout.write(`${forTerminal(io.stdout, inspect(result.value, { depth: 8, maxArrayLength: 200 }))}\n`);

@@ -1,5 +1,6 @@
 // CLI plumbing shared by the commands: the usage error (exit 2), flag parsers that name the bad flag,
-// and the help text.
+// and the help text — the one place the CLI's usage lives: `wasmcell --help` prints all of it, and
+// `wasmcell <command> --help` / `wasmcell help <command>` print that command's part of it (commandHelp).
 
 export interface Io {
   stdout: NodeJS.WritableStream;
@@ -120,3 +121,34 @@ setup options:
 
 Exit codes: 0 success, 1 the code failed, 2 bad usage, 3 wasmcell could not run it here.
 `;
+
+/** The commands, in the order the help lists them. */
+export const COMMANDS = ["run", "setup", "doctor", "mcp", "worker"] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+/**
+ * One command's help, cut from HELP so the two cannot drift: its "Usage:" lines, its "<command>
+ * options:" section (when it has one) and the exit codes.
+ */
+export function commandHelp(command: CommandName): string {
+  const lines = HELP.split("\n");
+  const usage = lines.filter((l) => l.startsWith(`  wasmcell ${command} `) || l === `  wasmcell ${command}`);
+  const start = lines.indexOf(`${command} options:`);
+  const end = start < 0 ? -1 : lines.indexOf("", start);
+  const options = start < 0 ? [] : ["", ...lines.slice(start, end < 0 ? undefined : end)];
+  const exit = lines.find((l) => l.startsWith("Exit codes:")) ?? "";
+  return [lines[0], "", "Usage:", ...usage, ...options, "", exit, ""].join("\n");
+}
+
+/**
+ * Whether a command's arguments ask for help: `--help` or `-h` before a bare `--`. An option's value
+ * cannot be `--help` (the parser refuses a value that starts with a dash unless it is written
+ * `--flag=value`, which is one argument), so this never takes a value for a request for help.
+ */
+export function asksForHelp(args: readonly string[]): boolean {
+  for (const a of args) {
+    if (a === "--") return false;
+    if (a === "--help" || a === "-h") return true;
+  }
+  return false;
+}

@@ -31,7 +31,36 @@ export type WasmcellErrorCode =
   /** A stored session's lock was held elsewhere past the wait, lost mid-run, or its wait cancelled; `reason` says which. */
   | "SESSION_BUSY"
   /** A stored MCP session's state would be over its quota (`sessionQuotaBytes`): this call's state was not kept. */
-  | "SESSION_QUOTA";
+  | "SESSION_QUOTA"
+  /** A feature of another API that has no meaning here (`wasmcell/e2b`'s templates, public URLs, commands); `feature` names it. */
+  | "NOT_SUPPORTED"
+  /** A feature needs an optional peer dependency that is not installed (`wasmcell/queue`: bullmq and ioredis). */
+  | "MISSING_DEPENDENCY";
+
+/**
+ * Every code, listed once for the places that check codes at run time (the queue's reply schema, the
+ * traces' attribute allowlist): a code added to the type above fails to compile until it is here.
+ */
+export const WASMCELL_ERROR_CODES = [
+  "INVALID_OPTION",
+  "CLOSED",
+  "SEAL_UNAVAILABLE",
+  "ENGINE_UNAVAILABLE",
+  "ENGINE_START_FAILED",
+  "QUEUE_FULL",
+  "QUEUE_WAIT",
+  "SETUP_FAILED",
+  "INTEGRITY",
+  "WORKSPACE",
+  "SNAPSHOT_REJECTED",
+  "SNAPSHOT_UNSUPPORTED",
+  "SESSION_BUSY",
+  "SESSION_QUOTA",
+  "NOT_SUPPORTED",
+  "MISSING_DEPENDENCY",
+] as const satisfies readonly WasmcellErrorCode[];
+type UnlistedCode = Exclude<WasmcellErrorCode, (typeof WASMCELL_ERROR_CODES)[number]>;
+const _everyCodeListed: [UnlistedCode] extends [never] ? true : UnlistedCode = true;
 
 export class WasmcellError extends Error {
   override name = "WasmcellError";
@@ -269,5 +298,38 @@ export class SessionQuotaError extends WasmcellError {
   override name = "SessionQuotaError";
   constructor(message: string) {
     super("SESSION_QUOTA", message);
+  }
+}
+
+/**
+ * A call that a compatibility adapter (`wasmcell/e2b`) accepts from another product's API but that has
+ * no meaning in a local, sealed sandbox: a template, a public URL, a background command, a remote
+ * sandbox id. Thrown at once, before anything runs, so code written for the other product fails where
+ * it asks for the feature instead of later and vaguely. `feature` names what was asked for.
+ */
+export class NotSupportedError extends WasmcellError {
+  override name = "NotSupportedError";
+  readonly feature: string;
+  constructor(feature: string, why: string) {
+    super("NOT_SUPPORTED", `${feature} is not supported by wasmcell: ${why}`);
+    this.feature = feature;
+  }
+}
+
+/**
+ * A feature needs packages that are optional peer dependencies of wasmcell and are not installed, so
+ * that `npm i wasmcell` stays lean for everyone who does not use it: the queue needs bullmq and
+ * ioredis, the Redis session store ioredis. `packages` names them; the message gives the install command.
+ */
+export class MissingDependencyError extends WasmcellError {
+  override name = "MissingDependencyError";
+  readonly packages: readonly string[];
+  constructor(feature: string, packages: readonly string[], options?: { cause?: unknown }) {
+    const what =
+      packages.length === 1
+        ? `${packages[0]}, an optional peer dependency of wasmcell that is not installed`
+        : `${packages.join(" and ")}, optional peer dependencies of wasmcell that are not installed`;
+    super("MISSING_DEPENDENCY", `${feature} needs ${what}: npm i ${packages.join(" ")}`, options);
+    this.packages = packages;
   }
 }

@@ -126,6 +126,22 @@ export interface Limits {
    * @defaultValue 1048576
    */
   maxCodeBytes: number;
+  /**
+   * Display items a run may show (`display()`, figures, the last expression's rich repr): `results`.
+   * @defaultValue 64
+   */
+  maxResults: number;
+  /**
+   * Size of one display item, in bytes: the UTF-8 bytes of its text and base64 values and of its
+   * `application/json` value as JSON, all its MIME types together.
+   * @defaultValue 4194304
+   */
+  maxDisplayItemBytes: number;
+  /**
+   * Size of all of a run's display items together, counted as `maxDisplayItemBytes` counts one.
+   * @defaultValue 16777216
+   */
+  maxDisplayBytes: number;
 }
 
 /**
@@ -166,6 +182,14 @@ export interface RunRequest {
    * `network` (a run may narrow, never widen; the injected headers stay the sandbox's).
    */
   network?: false | RunNetworkOptions;
+  /**
+   * The caller's span, as a W3C `traceparent` header value (`00-<trace id>-<span id>-<flags>`): the run's
+   * OpenTelemetry spans go under it (docs/traces.md). Without it they go under the caller's active
+   * context. A string that is not a valid `traceparent` is ignored (the W3C rule: the run starts from
+   * the caller's context instead, and its span says `wasmcell.traceparent.ignored`); one that is not a
+   * string, or longer than 512 characters, is an InvalidOptionError. `tracestate` is not carried.
+   */
+  traceparent?: string;
 }
 
 /**
@@ -271,6 +295,9 @@ export const OUTPUT_LIMITS = [
   "maxResultBytes",
   "maxFiles",
   "maxFileBytes",
+  "maxResults",
+  "maxDisplayItemBytes",
+  "maxDisplayBytes",
 ] as const satisfies readonly (keyof Limits)[];
 export type OutputLimit = (typeof OUTPUT_LIMITS)[number];
 

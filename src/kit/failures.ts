@@ -55,6 +55,12 @@ const OUTPUT_WORDS: Record<OutputLimit, (max: number, measured: number | undefin
     `the result value is ${n === undefined ? "over" : `${n} bytes, over`} the ${max}-byte limit (limits.maxResultBytes); return a summary or write the data to a file`,
   maxFiles: (max) => `the run wrote more than ${max} files (limits.maxFiles)`,
   maxFileBytes: (max) => `the files the run wrote hold more than ${max} bytes (limits.maxFileBytes)`,
+  maxResults: (max) =>
+    `the run displayed more than ${max} items (limits.maxResults); show fewer figures or tables, or combine them into one`,
+  maxDisplayItemBytes: (max, n) =>
+    `a displayed item is ${n === undefined ? "over" : `${n} bytes, over`} the ${max}-byte limit (limits.maxDisplayItemBytes); show a smaller figure or table, or write it to a file`,
+  maxDisplayBytes: (max) =>
+    `the items the run displayed hold more than ${max} bytes together (limits.maxDisplayBytes); show fewer or smaller ones`,
 };
 
 /** The caller's signal aborted the run (`where`: what it was doing then, when that helps). */

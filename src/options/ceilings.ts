@@ -13,7 +13,9 @@
 // - the network a request asks for is passed on, and the front door narrows the operator's policy with
 //   it (network/policy.ts narrowPolicy: hosts, methods and caps may only shrink, a request cannot add
 //   a network the sandbox lacks). Input files are bounded by the run's maxFileBytes, which is itself
-//   within its ceiling.
+//   within its ceiling;
+// - a `traceparent` is passed on: it only names the span the run's spans go under (the front door
+//   parses it; an invalid one is ignored).
 
 import { InvalidOptionError } from "../core/errors.ts";
 import { PYTHON_ENGINES, type Limits, type PythonEngine, type RunRequest } from "../core/types.ts";
@@ -47,7 +49,10 @@ export interface OfferSettings {
 }
 
 /** A request as someone other than the operator makes it: data only. */
-export type AskedRequest = Pick<RunRequest, "language" | "code" | "engine" | "files" | "limits" | "network">;
+export type AskedRequest = Pick<
+  RunRequest,
+  "language" | "code" | "engine" | "files" | "limits" | "network" | "traceparent"
+>;
 
 /** Checks an operator's settings for a face; bad settings throw InvalidOptionError naming the option. */
 export function makeOffer(settings: OfferSettings): Offer {
@@ -83,7 +88,7 @@ export function makeOffer(settings: OfferSettings): Offer {
  */
 export function requestWithin(asked: AskedRequest, offer: Offer): RunRequest {
   if (typeof asked !== "object" || asked === null) throw new InvalidOptionError("request", "must be an object");
-  for (const key of ["hostFunctions", "onOutput", "signal"]) {
+  for (const key of ["hostFunctions", "onOutput", "onResult", "signal"]) {
     if (key in asked)
       throw new InvalidOptionError(
         `request.${key}`,

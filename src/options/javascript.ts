@@ -54,12 +54,14 @@ export interface JavaScriptOptions {
    * CPU-bound one wait out that one's stretch on their own clock. 1 gives every run a thread of its own
    * (the rest wait on the host, their clock not started, and the pool grows for them while threads are
    * stalled): what a server facing untrusted CPU loops wants (`wasmcell mcp` sets it). 8 packs runs that
-   * mostly await host functions onto few threads.
+   * mostly await host functions onto few threads. Parked runs (`maxParked`: a run awaiting a host
+   * function, a timer, a fetch) do not count: this bounds the runs taking turns computing.
    * @defaultValue 8
    */
   runsPerWorker?: number;
   /**
-   * Whether a worker thread held by one synchronous stretch of guest code for more than 2 ms lowers its
+   * Whether a worker thread held by one synchronous stretch of guest code for more than 2 ms (and 2 ms of
+   * its own CPU after that) lowers its
    * own priority (nice 19) until the stretch ends (`isolation: "thread"`, Linux). With more CPU loops
    * than cores, the host's thread and short runs then get the CPU first instead of an equal share; a
    * loop alone on the machine runs as fast, and at its deadline its thread is put back so it stops at
@@ -69,6 +71,17 @@ export interface JavaScriptOptions {
    * @defaultValue `"auto"`
    */
   demoteCpuBound?: "auto" | boolean;
+  /**
+   * Runs that may be **parked** at once beside the running ones (`isolation: "thread"`): a run that
+   * waits for a host function's answer, a timer, a `fetch` or any host promise, with nothing to compute
+   * until then, gives its running slot and its thread's turn to another run and costs only the memory
+   * its state holds (about 100 KB measured, budgeted at `PARKED_RUN_BYTES`). Admission counts running
+   * runs (`maxWorkers` × `runsPerWorker`) and parked ones apart, and a `QueueFullError` says which bound
+   * held the queue. 0: a waiting run keeps its running slot.
+   * @defaultValue a quarter of the machine's memory over `PARKED_RUN_BYTES` (512 KiB), from 256 to
+   * 100,000 (1,024 where the machine's memory cannot be read)
+   */
+  maxParked?: number;
   /**
    * Runs that may wait for a free slot (each worker, or the in-process engine, runs up to 8 at once)
    * before `run()` throws `QueueFullError`.
@@ -84,6 +97,29 @@ export interface JavaScriptOptions {
 export const DEFAULT_JAVASCRIPT: Readonly<
   Required<Pick<JavaScriptOptions, "runsPerWorker" | "maxQueue" | "demoteCpuBound">>
 > = Object.freeze({ runsPerWorker: 8, maxQueue: 256, demoteCpuBound: "auto" });
+
+/** What one parked run is budgeted at when `javascript.maxParked` is derived from the machine. */
+export const PARKED_RUN_BYTES = 512 * 1024;
+/** The share of the machine's memory `javascript.maxParked` budgets for parked runs by default. */
+export const PARKED_MEMORY_SHARE = 0.25;
+/** The most `javascript.maxParked` may be. */
+export const MAX_PARKED = 100_000;
+
+/**
+ * `javascript.maxParked`'s default: a quarter of the machine's memory over PARKED_RUN_BYTES, from 256 to
+ * MAX_PARKED; 1,024 where `node:os` is not there (found without importing anything Node-only).
+ */
+export function defaultMaxParked(): number {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  let total: unknown;
+  try {
+    total = (proc?.getBuiltinModule?.("node:os") as { totalmem?: () => number } | undefined)?.totalmem?.();
+  } catch {
+    total = undefined;
+  }
+  if (typeof total !== "number" || !(total > 0)) return 1_024;
+  return Math.min(MAX_PARKED, Math.max(256, Math.floor((total * PARKED_MEMORY_SHARE) / PARKED_RUN_BYTES)));
+}
 
 /** `javascript.maxWorkers` defaults to this many threads per core (and never fewer than `workers`). */
 export const MAX_WORKERS_PER_CORE = 4;
@@ -131,6 +167,7 @@ export const javascriptSchema = z
     workers: z.number().int().min(1).max(64),
     maxWorkers: z.number().int().min(1).max(256),
     runsPerWorker: z.number().int().min(1).max(MAX_RUNS_PER_WORKER),
+    maxParked: z.number().int().nonnegative().max(MAX_PARKED),
     maxQueue: z.number().int().nonnegative().max(1_000_000),
     demoteCpuBound: z.union([z.literal("auto"), z.boolean()]),
   })

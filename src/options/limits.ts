@@ -16,6 +16,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxFiles: 32,
   maxFileBytes: 16 * 1024 * 1024,
   maxCodeBytes: 1024 * 1024,
+  maxResults: 64,
+  maxDisplayItemBytes: 4 * 1024 * 1024,
+  maxDisplayBytes: 16 * 1024 * 1024,
 });
 
 /**
@@ -52,6 +55,9 @@ export const limitsSchema = z
       .nonnegative()
       .max(1 << 30),
     maxCodeBytes: positiveInt(64 << 20),
+    maxResults: z.number().int().nonnegative().max(10_000),
+    maxDisplayItemBytes: positiveInt(1 << 30),
+    maxDisplayBytes: positiveInt(1 << 30),
   })
   .partial()
   .strict();

@@ -5,6 +5,7 @@ import { InvalidOptionError } from "../core/errors.ts";
 import type { EventInput } from "../core/events.ts";
 import type { NetworkPolicy } from "../network/policy.ts";
 import { checkRelativePath, normalizePath } from "../core/paths.ts";
+import { TRACEPARENT_MAX_CHARS } from "../kit/traceparent.ts";
 import {
   ENGINES,
   enginesFor,
@@ -30,6 +31,7 @@ export interface ResolvedRequest {
   limits: Limits;
   hostFunctions: Record<string, HostFunction>;
   onOutput?: NonNullable<RunRequest["onOutput"]>;
+  onResult?: NonNullable<RunRequest["onResult"]>;
   signal?: AbortSignal;
   /** The run's network policy; undefined means no network. */
   network?: NetworkPolicy;
@@ -49,8 +51,12 @@ export const requestSchema = z
     onOutput: z
       .custom<NonNullable<RunRequest["onOutput"]>>((v) => typeof v === "function", "must be a function")
       .optional(),
+    onResult: z
+      .custom<NonNullable<RunRequest["onResult"]>>((v) => typeof v === "function", "must be a function")
+      .optional(),
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, "must be an AbortSignal").optional(),
     network: requestNetworkSchema.optional(),
+    traceparent: z.string().max(TRACEPARENT_MAX_CHARS).optional(),
   })
   .strict();
 
@@ -103,6 +109,7 @@ export function resolveRequest(request: RunRequest, options: ResolvedOptions): R
     hostFunctions: { ...options.hostFunctions, ...(request.hostFunctions ?? {}) },
   };
   if (request.onOutput) resolved.onOutput = request.onOutput;
+  if (request.onResult) resolved.onResult = request.onResult;
   if (request.signal) resolved.signal = request.signal;
   const network = resolveRequestNetwork(request, options.network);
   if (network) resolved.network = network;

@@ -8,6 +8,7 @@ import type { NetworkPolicy } from "../network/policy.ts";
 import type { HostFunction, Limits, WasmModuleSource } from "../core/types.ts";
 import {
   DEFAULT_JAVASCRIPT,
+  defaultMaxParked,
   defaultWorkers,
   javascriptSchema,
   MAX_WORKERS_PER_CORE,
@@ -66,6 +67,7 @@ export interface ResolvedOptions {
     workers: number;
     maxWorkers: number;
     runsPerWorker: number;
+    maxParked: number;
     maxQueue: number;
     demoteCpuBound: "auto" | boolean;
   };
@@ -113,6 +115,7 @@ export function resolveOptions(input: SandboxOptions | undefined): ResolvedOptio
       workers,
       maxWorkers,
       runsPerWorker: o.javascript?.runsPerWorker ?? DEFAULT_JAVASCRIPT.runsPerWorker,
+      maxParked: o.javascript?.maxParked ?? defaultMaxParked(),
       maxQueue: o.javascript?.maxQueue ?? DEFAULT_JAVASCRIPT.maxQueue,
       demoteCpuBound: o.javascript?.demoteCpuBound ?? DEFAULT_JAVASCRIPT.demoteCpuBound,
     },

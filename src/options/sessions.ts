@@ -7,8 +7,9 @@ import type { AsParsed, Same } from "./zod.ts";
 
 export interface SessionsOptions {
   /**
-   * The host key snapshots are authenticated with (HMAC-SHA256): at least 32 bytes, or a string of at
-   * least 32 characters. Never reaches guest code. The default is a random key made per process, so a
+   * The host key snapshots are encrypted and authenticated under (AES-256-GCM, each snapshot with its
+   * own key and nonce HKDF-SHA256 derives from this key and a random salt): at least 32 bytes, or a
+   * string of at least 32 characters. Never reaches guest code. The default is a random key made per process, so a
    * snapshot resumes only in the process that took it: a snapshot meant to cross processes or machines
    * (a store on disk that survives a restart, replicas) needs a configured key shared by them.
    * @defaultValue a random per-process key

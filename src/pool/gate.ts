@@ -4,6 +4,7 @@
 // refused, the rest wait their turn. A waiter whose signal aborts leaves the queue.
 
 import { ClosedError, QueueFullError } from "../core/errors.ts";
+import { traceAdmission } from "../kit/trace.ts";
 
 interface Waiter {
   resolve(): void;
@@ -47,7 +48,7 @@ export class Gate {
     if (signal?.aborted) return Promise.reject(new GateAbortedError("aborted while waiting"));
     if (this.tryAcquire()) return Promise.resolve();
     if (this.#waiters.length >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#name, this.#maxQueue));
-    return new Promise<void>((resolve, reject) => {
+    const waited = new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal, onAbort: undefined };
       if (signal) {
         waiter.onAbort = () => {
@@ -59,6 +60,12 @@ export class Gate {
       }
       this.#waiters.push(waiter);
     });
+    const waiting = traceAdmission(Math.max(0, this.#waiters.length - 1));
+    waited.then(
+      () => waiting.end(),
+      (error: unknown) => waiting.end(error),
+    );
+    return waited;
   }
 
   /** Gives a slot back: the first waiter takes it over. */

@@ -17,6 +17,7 @@
 //   serving slot is up, so they never slow a start a caller waits for.
 
 import { ClosedError, QueueFullError } from "../core/errors.ts";
+import { traceAdmission } from "../kit/trace.ts";
 
 export interface PoolOptions<T> {
   /** What the pool holds, for error messages (`"python pool"`). */
@@ -110,7 +111,7 @@ export class WarmPool<T> implements AsyncDisposable {
     if (this.#waiters.length >= this.#o.maxQueue) {
       return Promise.reject(new QueueFullError(this.#o.name, this.#o.maxQueue));
     }
-    return new Promise<T>((resolve, reject) => {
+    const waited = new Promise<T>((resolve, reject) => {
       const waiter: Waiter<T> = { resolve, reject, signal, onAbort: undefined };
       if (signal) {
         waiter.onAbort = () => {
@@ -123,6 +124,12 @@ export class WarmPool<T> implements AsyncDisposable {
       this.#waiters.push(waiter);
       this.#refill();
     });
+    const waiting = traceAdmission(Math.max(0, this.#waiters.length - 1));
+    waited.then(
+      () => waiting.end(),
+      (error: unknown) => waiting.end(error),
+    );
+    return waited;
   }
 
   /** Gives a member back. Not reusable (it died, timed out, could not reset): destroyed and replaced. */

@@ -5,9 +5,10 @@
 // queue, with the job's stored state as the guarantee), not through BullMQ's QueueEvents.
 
 import { randomUUID } from "node:crypto";
-import { Queue, Job } from "bullmq";
 import { ClosedError, InvalidOptionError, QueueWaitError } from "../core/errors.ts";
 import { LANGUAGES, type Language, type RunResult } from "../core/types.ts";
+import { activeTraceparent } from "../kit/trace.ts";
+import { loadBullMQ } from "../stores/peers.ts";
 import { checkQueueName, checkRedisUrl, connect, DEFAULT_QUEUE, PREFIX } from "./connection.ts";
 import { replyChannel, ReplyWaiters, type Outcome } from "./replies.ts";
 import { crashed, decodeReply, encodeJob, tenantSchema, type QueueRequest } from "./wire.ts";
@@ -55,6 +56,8 @@ export async function createQueueClient(options: QueueClientOptions): Promise<Qu
     throw new InvalidOptionError("tenant", "must be 1-128 letters, digits, _ . -");
   const waitMs = options.waitMs ?? 600_000;
   if (!Number.isInteger(waitMs) || waitMs < 1) throw new InvalidOptionError("waitMs", "must be a whole number ≥ 1");
+  // The optional peers, loaded on first use (MissingDependencyError names the install command).
+  const { Queue, Job } = loadBullMQ("wasmcell/queue");
   const queue = new Queue(name, { connection: { url }, prefix: PREFIX });
   const sub = connect(url);
   const redis = connect(url);
@@ -71,7 +74,9 @@ export async function createQueueClient(options: QueueClientOptions): Promise<Qu
     isOpen();
     const id = o.id ?? randomUUID();
     if (!/^[A-Za-z0-9_.-]{1,128}$/.test(id)) throw new InvalidOptionError("id", "must be 1-128 letters, digits, _ . -");
-    return { id, data: encodeJob(o.tenant ?? defaultTenant, request) };
+    // The caller's active span goes with the job, so the worker's run spans join the caller's trace.
+    const traceparent = request.traceparent ?? activeTraceparent();
+    return { id, data: encodeJob(o.tenant ?? defaultTenant, traceparent ? { ...request, traceparent } : request) };
   };
   // attempts: 1: a worker answers a guest failure or a host error with a reply, not a throw; retries
   // happen only through stall detection (the worker died), bounded by the workers' maxStalledCount.

@@ -4,8 +4,9 @@
 // events (lost, restored) instead of a stack trace per reconnect attempt.
 
 import type { EventEmitter } from "node:events";
-import { Redis, type RedisOptions } from "ioredis";
+import type { Redis, RedisOptions } from "ioredis";
 import { InvalidOptionError } from "../core/errors.ts";
+import { loadIORedis, QUEUE_PEERS } from "../stores/peers.ts";
 
 export const DEFAULT_QUEUE = "wasmcell-runs";
 /** BullMQ's key prefix, so wasmcell's keys stand apart from other users of the same Redis. */
@@ -35,23 +36,34 @@ export function checkQueueName(name: unknown): string {
  * connections duplicated from it — BullMQ makes a worker's blocking connection that way — so its
  * owner can end all of them at once, whatever state each is in.
  */
-export class RedisConnections extends Redis {
-  readonly #duplicates: Redis[] = [];
-
-  override duplicate(override?: Partial<RedisOptions>): Redis {
-    const copy = super.duplicate(override);
-    this.#duplicates.push(copy);
-    return copy;
-  }
-
+export interface RedisConnections extends Redis {
   /** Ends this connection and its duplicates now: every command waiting on one of them fails. */
-  endAll(): void {
-    for (const connection of [this, ...this.#duplicates]) endNow(connection);
-  }
+  endAll(): void;
 }
 
-export function connect(url: string): RedisConnections {
-  return new RedisConnections(url, { maxRetriesPerRequest: null, lazyConnect: false });
+/** The class behind RedisConnections, made once ioredis is loaded (the first connect). */
+let Connections: (new (url: string, options: RedisOptions) => RedisConnections) | undefined;
+
+/** A connection for `feature` (the queue's client or worker); MissingDependencyError without ioredis. */
+export function connect(url: string, feature = "wasmcell/queue"): RedisConnections {
+  Connections ??= connectionsClass(loadIORedis(feature, QUEUE_PEERS).Redis);
+  return new Connections(url, { maxRetriesPerRequest: null, lazyConnect: false });
+}
+
+function connectionsClass(Base: typeof Redis): new (url: string, options: RedisOptions) => RedisConnections {
+  return class extends Base implements RedisConnections {
+    readonly #duplicates: Redis[] = [];
+
+    override duplicate(override?: Partial<RedisOptions>): Redis {
+      const copy = super.duplicate(override);
+      this.#duplicates.push(copy);
+      return copy;
+    }
+
+    endAll(): void {
+      for (const connection of [this, ...this.#duplicates]) endNow(connection);
+    }
+  };
 }
 
 /**

@@ -7,7 +7,7 @@
 
 import { z } from "zod";
 import { decodeValue, encodeValue, ValueShapeError } from "../core/values.ts";
-import { InvalidOptionError, WasmcellError, type WasmcellErrorCode } from "../core/errors.ts";
+import { InvalidOptionError, WASMCELL_ERROR_CODES, WasmcellError } from "../core/errors.ts";
 import { requestSchema } from "../options/request.ts";
 import { fail } from "../options/zod.ts";
 import { DEFAULT_LIMITS } from "../options/limits.ts";
@@ -23,6 +23,7 @@ import {
   type RunResult,
 } from "../core/types.ts";
 import { failedRun, lostInQueue } from "../kit/failures.ts";
+import { parseDisplayItems } from "../kit/display.ts";
 
 /** Bounds on what one job or one result may carry across Redis (the engines' own limits apply after). */
 export const WIRE = Object.freeze({
@@ -32,10 +33,12 @@ export const WIRE = Object.freeze({
   maxFiles: 10_000,
   /** Characters in a tenant name or an idempotency key. */
   maxIdChars: 128,
+  /** Display items in one result (the schema's most for limits.maxResults). */
+  maxResults: 10_000,
 });
 
 /** A request the queue carries: `sandbox.run`'s, without the fields that are functions or signals. */
-export type QueueRequest = Omit<RunRequest, "hostFunctions" | "onOutput" | "signal">;
+export type QueueRequest = Omit<RunRequest, "hostFunctions" | "onOutput" | "onResult" | "signal">;
 
 const text = z.string().max(WIRE.maxChars);
 const base64 = z
@@ -48,13 +51,15 @@ export const tenantSchema = z
   .max(WIRE.maxIdChars)
   .regex(/^[A-Za-z0-9_.-]+$/, "may hold only letters, digits, _ . -");
 
-const wireRequestSchema = requestSchema.omit({ hostFunctions: true, onOutput: true, signal: true }).extend({
-  code: text,
-  files: z
-    .record(z.string().max(4096), z.union([text, z.object({ base64 }).strict()]))
-    .refine((f) => Object.keys(f).length <= WIRE.maxFiles, `at most ${WIRE.maxFiles} files`)
-    .optional(),
-});
+const wireRequestSchema = requestSchema
+  .omit({ hostFunctions: true, onOutput: true, onResult: true, signal: true })
+  .extend({
+    code: text,
+    files: z
+      .record(z.string().max(4096), z.union([text, z.object({ base64 }).strict()]))
+      .refine((f) => Object.keys(f).length <= WIRE.maxFiles, `at most ${WIRE.maxFiles} files`)
+      .optional(),
+  });
 
 const jobSchema = z.object({ v: z.literal(1), tenant: tenantSchema, request: wireRequestSchema }).strict();
 export type JobData = z.infer<typeof jobSchema>;
@@ -83,6 +88,10 @@ const resultSchema = z
     files: z
       .array(z.object({ path: z.string().max(4096), base64, mimeType: z.string().max(256) }).strict())
       .max(WIRE.maxFiles),
+    // Shape and count here; each bundle is then parsed by the one display parser (decodeReply).
+    results: z
+      .array(z.object({ data: z.record(z.string().max(256), z.unknown()), main: z.boolean() }).strict())
+      .max(WIRE.maxResults),
     stats: z
       .object({
         engine: z.enum(ENGINES),
@@ -97,26 +106,6 @@ const resultSchema = z
   .strict()
   .refine((r) => (r.ok ? r.error === undefined : r.error !== undefined), "ok and error disagree");
 
-const CODES = [
-  "INVALID_OPTION",
-  "CLOSED",
-  "SEAL_UNAVAILABLE",
-  "ENGINE_UNAVAILABLE",
-  "ENGINE_START_FAILED",
-  "QUEUE_FULL",
-  "QUEUE_WAIT",
-  "SETUP_FAILED",
-  "INTEGRITY",
-  "WORKSPACE",
-  "SNAPSHOT_REJECTED",
-  "SNAPSHOT_UNSUPPORTED",
-  "SESSION_BUSY",
-  "SESSION_QUOTA",
-] as const satisfies readonly WasmcellErrorCode[];
-// Every code a worker may send back is listed: a code added to errors.ts fails to compile here.
-type Unlisted = Exclude<WasmcellErrorCode, (typeof CODES)[number]>;
-const _everyCodeListed: [Unlisted] extends [never] ? true : Unlisted = true;
-
 const replySchema = z.discriminatedUnion("kind", [
   z.object({ v: z.literal(1), kind: z.literal("result"), worker: z.string().max(256), result: resultSchema }).strict(),
   z
@@ -124,7 +113,9 @@ const replySchema = z.discriminatedUnion("kind", [
       v: z.literal(1),
       kind: z.literal("host"),
       worker: z.string().max(256),
-      error: z.object({ code: z.enum(CODES), message: text, field: z.string().max(1024).optional() }).strict(),
+      error: z
+        .object({ code: z.enum(WASMCELL_ERROR_CODES), message: text, field: z.string().max(1024).optional() })
+        .strict(),
     })
     .strict(),
 ]);
@@ -175,6 +166,12 @@ export function decodeReply(data: unknown, language: RunRequest["language"]): Ru
     throw new WasmcellError(code, message);
   }
   const r = reply.result;
+  const shown = parseDisplayItems(r.results, {
+    maxResults: WIRE.maxResults,
+    maxDisplayItemBytes: WIRE.maxChars,
+    maxDisplayBytes: 4 * WIRE.maxChars,
+  });
+  if (!shown.ok) return crashed(language, `the worker's display items are malformed: ${shown.error.message}`);
   const base = {
     language: r.language,
     stdout: r.stdout,
@@ -185,7 +182,7 @@ export function decodeReply(data: unknown, language: RunRequest["language"]): Ru
       mimeType: f.mimeType,
       bytes: new Uint8Array(Buffer.from(f.base64, "base64")),
     })),
-    results: [],
+    results: shown.items,
     stats: {
       engine: r.stats.engine,
       wallMs: r.stats.wallMs,

@@ -21,7 +21,7 @@
 
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { DelayedError, Queue, Worker, type Job } from "bullmq";
+import type { Job } from "bullmq";
 import { InvalidOptionError, WasmcellError } from "../core/errors.ts";
 import { createSandbox } from "../index.ts";
 import { makeOffer, requestWithin, type SandboxOptions } from "../options/index.ts";
@@ -37,6 +37,7 @@ import {
   type ConnectionEvent,
 } from "./connection.ts";
 import { GRACE } from "../kit/deadline.ts";
+import { loadBullMQ } from "../stores/peers.ts";
 import { WorkerMetrics } from "./metrics.ts";
 import { replyChannel, replyMessage } from "./replies.ts";
 import { TenantGate, type TenantLimits } from "./tenants.ts";
@@ -84,7 +85,7 @@ export interface WorkerOptions {
   queue?: string;
   /** The sandbox runs go to: one you made, or options for one the worker makes (and closes). */
   sandbox?: Sandbox | SandboxOptions;
-  /** Jobs in flight on this worker. @defaultValue javascript.maxWorkers + python.pool: every engine slot busy, none waiting */
+  /** Jobs in flight on this worker. @defaultValue javascript.maxWorkers + min(javascript.maxParked, 1,000) + python.pool: every engine slot busy, and room for jobs that wait on a host function or a timer (parked, no thread) */
   concurrency?: number;
   /** How long a job's lock lasts without renewal; a dead worker's jobs wait this long. @defaultValue 60000 */
   lockDurationMs?: number;
@@ -140,6 +141,9 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
   );
   const maxStalledCount = positive(options.maxStalledCount ?? 2, "maxStalledCount");
   const maxTimeoutMs = lockDurationMs - LOCK_MARGIN_MS;
+  // The optional peers, loaded on first use and before a sandbox starts (MissingDependencyError names
+  // the install command).
+  const { DelayedError, Queue, Worker } = loadBullMQ("wasmcell/queue");
 
   const owned = !isSandbox(options.sandbox);
   const sandbox = isSandbox(options.sandbox) ? options.sandbox : await createSandbox(options.sandbox);
@@ -158,7 +162,10 @@ export async function createWorker(options: WorkerOptions): Promise<QueueWorker>
     throw error;
   }
   const concurrency = positive(
-    options.concurrency ?? sandbox.options.javascript.maxWorkers + sandbox.options.python.pool,
+    options.concurrency ??
+      sandbox.options.javascript.maxWorkers +
+        Math.min(sandbox.options.javascript.maxParked, 1_000) +
+        sandbox.options.python.pool,
     "concurrency",
   );
   const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;

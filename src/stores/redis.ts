@@ -6,8 +6,9 @@
 // path (store.ts); this store never trusts what it reads back.
 
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { InvalidOptionError } from "../core/errors.ts";
+import { loadIORedis } from "./peers.ts";
 import type { SessionLock, SessionStore } from "./store.ts";
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
@@ -36,6 +37,8 @@ export class RedisSessionStore implements SessionStore {
     if (!Number.isInteger(this.#ttlSeconds) || this.#ttlSeconds < 1)
       throw new InvalidOptionError("ttlSeconds", "must be a whole number ≥ 1");
     this.#prefix = options.prefix ?? "wasmcell:session";
+    // ioredis is an optional peer: loaded here, when a store is made (MissingDependencyError without it).
+    const { Redis } = loadIORedis("RedisSessionStore");
     this.#redis = new Redis(options.redis, { lazyConnect: false, maxRetriesPerRequest: 3 });
     this.#redis.on("error", () => {}); // surfaced as rejected commands, not as an unhandled 'error' event
   }

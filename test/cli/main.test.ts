@@ -194,6 +194,36 @@ describe("wasmcell CLI", () => {
     assert.deepEqual([...(await readFile(join(outDir, "plot.png"))).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
   });
 
+  test("display items: text/plain printed in order, their other types written to --out-dir, listed by --json", async () => {
+    const code = [
+      "from IPython.display import display, HTML",
+      "print('first')",
+      "display(HTML('<b>bold</b>'))",
+      "class T:",
+      "    def _repr_markdown_(self): return '*t*'",
+      "    def __repr__(self): return 'T()'",
+      "T()",
+    ].join("\n");
+    const outDir = join(dir, "shown");
+    const r = await cli(["run", "--lang", "python", "-e", code, "--out-dir", outDir]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "first\n<IPython.core.display.HTML object>\nT()\n");
+    assert.match(r.stderr, /wrote .*display-1\.html \(text\/html, 11 B\)/);
+    assert.equal(await readFile(join(outDir, "display-1.html"), "utf8"), "<b>bold</b>");
+    assert.equal(await readFile(join(outDir, "display-2.md"), "utf8"), "*t*");
+    const j = await cli(["run", "--json", "--lang", "python", "-e", code, "--out-dir", outDir]);
+    const out = JSON.parse(j.stdout) as {
+      results: { data: Record<string, unknown>; main: boolean; writtenTo?: object }[];
+    };
+    assert.deepEqual(
+      out.results.map((i) => [i.data["text/plain"], i.main, Object.keys(i.writtenTo ?? {})]),
+      [
+        ["<IPython.core.display.HTML object>", false, ["text/html"]],
+        ["T()", true, ["text/markdown"]],
+      ],
+    );
+  });
+
   test("--json lists returned files with size and mime type", async () => {
     const r = await cli(["run", "--json", "--lang", "python", "-e", "open('a.csv', 'w').write('x,y\\n1,2\\n')"]);
     assert.equal(r.code, 0, r.stderr);

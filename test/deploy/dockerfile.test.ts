@@ -56,4 +56,11 @@ describe("deploy/Dockerfile matches CI", () => {
     assert.match(dockerfile, /npm install --omit=dev [^\n]*wasmcell-\*\.tgz/);
     assert.doesNotMatch(dockerfile, /@modelcontextprotocol/);
   });
+
+  it("installs the queue's optional peers beside it, at package.json's ranges (the image runs workers)", () => {
+    assert.match(dockerfile, /npm install --omit=dev [^\n]*wasmcell-\*\.tgz \$\(cat \/tmp\/pkg\/queue-peers\.txt\)/);
+    assert.match(dockerfile, /require\('\.\/package\.json'\)\.peerDependencies; \['bullmq', 'ioredis'\]/);
+    const { peerDependencies } = JSON.parse(read("package.json")) as { peerDependencies: Record<string, string> };
+    assert.ok(peerDependencies.bullmq && peerDependencies.ioredis);
+  });
 });

@@ -39,6 +39,9 @@ const SCHEMA_MAXIMA: Limits = {
   maxFiles: 10_000,
   maxFileBytes: 1 << 30,
   maxCodeBytes: 64 << 20,
+  maxResults: 10_000,
+  maxDisplayItemBytes: 1 << 30,
+  maxDisplayBytes: 1 << 30,
 };
 /** 2e6 objects: well past 32 MB in QuickJS, well within 1024 MB. */
 const ALLOCATE = "const a = []; for (let i = 0; i < 2e6; i++) a.push({ i }); a.length";

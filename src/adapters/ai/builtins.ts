@@ -1,80 +1,17 @@
 // The few file commands a model uses between program runs, over the workspace only: echo, cat, ls,
-// pwd, cd, mkdir, rm, true, false. Each does what GNU coreutils/bash do for the options it accepts,
-// and refuses any other option (exit 2) rather than ignore it.
+// head, tail, wc, pwd, cd, mkdir, rm, true, false. Each does what GNU coreutils/bash do for the
+// options it accepts, and refuses any other option (exit 2) rather than ignore it. ls is in
+// ./listing.ts, head/tail/wc in ./text-builtins.ts.
 
 import { WorkspaceError } from "../../core/errors.ts";
+import { parseFlags, problemOf, readArgument, resolveOperand } from "./command-args.ts";
 import type { CommandContext } from "./command-context.ts";
+import { ls } from "./listing.ts";
+import { TEXT_BUILTINS } from "./text-builtins.ts";
 
 type Builtin = (args: string[], ctx: CommandContext) => number;
 
 const decoder = new TextDecoder();
-
-/** A workspace file named on a command line: its key and bytes, or the problem in a shell's words. */
-export function readArgument(
-  path: string,
-  ctx: CommandContext,
-): { key: string; bytes: Uint8Array | null } | { problem: string } {
-  try {
-    const key = ctx.workspace.resolve(path, ctx.cwd);
-    if (ctx.workspace.typeOf(key) === "directory") return { problem: "Is a directory" };
-    return { key, bytes: ctx.workspace.read(key) };
-  } catch (error) {
-    if (error instanceof WorkspaceError) return { problem: problemOf(error) };
-    throw error;
-  }
-}
-
-export function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.byteLength + b.byteLength);
-  out.set(a, 0);
-  out.set(b, a.byteLength);
-  return out;
-}
-
-/** The problem without the quoted path in front (a shell names the path itself). */
-function problemOf(error: WorkspaceError): string {
-  return error.message.slice(JSON.stringify(error.path).length + 2);
-}
-
-/** Splits leading `-abc` flags from operands (`--` ends them); undefined plus a message for a bad flag. */
-function options(
-  name: string,
-  args: string[],
-  allowed: string,
-  ctx: CommandContext,
-): [Set<string>, string[]] | undefined {
-  const flags = new Set<string>();
-  let i = 0;
-  for (; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === "--") {
-      i++;
-      break;
-    }
-    if (!a.startsWith("-") || a === "-") break;
-    for (const f of a.slice(1)) {
-      if (!allowed.includes(f)) {
-        ctx.write(
-          "stderr",
-          `${name}: option '${a}' is not supported here (supported: ${[...allowed].map((c) => `-${c}`).join(" ") || "none"})\n`,
-        );
-        return undefined;
-      }
-      flags.add(f);
-    }
-  }
-  return [flags, args.slice(i)];
-}
-
-function resolveOperand(name: string, path: string, ctx: CommandContext): string | undefined {
-  try {
-    return ctx.workspace.resolve(path, ctx.cwd);
-  } catch (error) {
-    if (!(error instanceof WorkspaceError)) throw error;
-    ctx.write("stderr", `${name}: ${path}: ${problemOf(error)}\n`);
-    return undefined;
-  }
-}
 
 const echo: Builtin = (args, ctx) => {
   // bash's echo takes -n, -e, -E only as leading words made of those letters; -e is not implemented.
@@ -92,8 +29,12 @@ const echo: Builtin = (args, ctx) => {
 };
 
 const cat: Builtin = (args, ctx) => {
-  const parsed = options("cat", args, "", ctx);
+  const parsed = parseFlags("cat", args, "", ctx);
   if (!parsed) return 2;
+  if (parsed[1].length === 0 || parsed[1].includes("-")) {
+    ctx.write("stderr", "cat: reading standard input is not supported here (commands get no input); name a file\n");
+    return 2;
+  }
   let code = 0;
   for (const path of parsed[1]) {
     const file = readArgument(path, ctx);
@@ -105,59 +46,52 @@ const cat: Builtin = (args, ctx) => {
   return code;
 };
 
-const ls: Builtin = (args, ctx) => {
-  const parsed = options("ls", args, "1aA", ctx);
-  if (!parsed) return 2;
-  const [flags, operands] = parsed;
-  const paths = operands.length > 0 ? operands : ["."];
-  const hidden = flags.has("a") || flags.has("A");
-  let code = 0;
-  const blocks: string[] = [];
-  for (const path of paths) {
-    const key = resolveOperand("ls", path, ctx);
-    if (key === undefined) {
-      code = 2;
-      continue;
-    }
-    const type = ctx.workspace.typeOf(key);
-    if (type === undefined) {
-      ctx.write("stderr", `ls: cannot access '${path}': No such file or directory\n`);
-      code = 2;
-    } else if (type === "file") blocks.push(`${path}\n`);
-    else {
-      const names = (ctx.workspace.list(key) ?? []).map((e) => e.name).filter((n) => hidden || !n.startsWith("."));
-      if (flags.has("a")) names.unshift(".", "..");
-      const body = names.map((n) => `${n}\n`).join("");
-      blocks.push(paths.length > 1 ? `${path}:\n${body}` : body);
-    }
-  }
-  ctx.write("stdout", blocks.join(paths.length > 1 ? "\n" : ""));
-  return code;
-};
-
 const pwd: Builtin = (args, ctx) => {
-  if (!options("pwd", args, "LP", ctx)) return 2;
+  if (!parseFlags("pwd", args, "LP", ctx)) return 2;
   ctx.write("stdout", `${ctx.workspace.absolute(ctx.cwd)}\n`);
   return 0;
 };
 
-/** `cd` alone changes nothing a later command sees (the session's base directory is fixed); it checks. */
+/**
+ * `cd DIR` changes the session's working directory for its next commands (and `pwd`, and the
+ * directory programs run in); `cd` alone goes to the base directory, `cd -` back to the one before
+ * (printing it, as bash does). A directory that is not there fails as in bash: exit 1.
+ */
 const cd: Builtin = (args, ctx) => {
-  if (args.length > 1) {
-    ctx.write("stderr", "cd: too many arguments\n");
+  const operands = args[0] === "--" ? args.slice(1) : args;
+  const option = args[0] !== "--" && args[0]?.startsWith("-") && args[0] !== "-" ? args[0] : undefined;
+  if (option !== undefined) {
+    ctx.write("stderr", `bash: cd: ${option}: options are not supported here\n`);
+    return 2;
+  }
+  if (operands.length > 1) {
+    ctx.write("stderr", "bash: cd: too many arguments\n");
     return 1;
   }
-  const key = resolveOperand("cd", args[0] ?? ctx.workspace.base, ctx);
-  if (key === undefined) return 1;
-  if (ctx.workspace.typeOf(key) !== "directory") {
-    ctx.write("stderr", `cd: ${args[0]}: No such file or directory\n`);
+  const [given] = operands;
+  let key: string | undefined;
+  if (given === "-") {
+    if (ctx.oldCwd === undefined) {
+      ctx.write("stderr", "bash: cd: OLDPWD not set\n");
+      return 1;
+    }
+    key = ctx.oldCwd;
+  } else {
+    key = resolveOperand("bash: cd", given ?? ctx.workspace.base, ctx);
+    if (key === undefined) return 1;
+  }
+  const type = ctx.workspace.typeOf(key);
+  if (type !== "directory") {
+    ctx.write("stderr", `bash: cd: ${given}: ${type === "file" ? "Not a directory" : "No such file or directory"}\n`);
     return 1;
   }
+  ctx.chdir(key);
+  if (given === "-") ctx.write("stdout", `${ctx.workspace.absolute(key)}\n`);
   return 0;
 };
 
 const mkdir: Builtin = (args, ctx) => {
-  const parsed = options("mkdir", args, "p", ctx);
+  const parsed = parseFlags("mkdir", args, "p", ctx);
   if (!parsed) return 2;
   const [flags, operands] = parsed;
   if (operands.length === 0) {
@@ -180,7 +114,7 @@ const mkdir: Builtin = (args, ctx) => {
 };
 
 const rm: Builtin = (args, ctx) => {
-  const parsed = options("rm", args, "rRf", ctx);
+  const parsed = parseFlags("rm", args, "rRf", ctx);
   if (!parsed) return 2;
   const [flags, operands] = parsed;
   const recursive = flags.has("r") || flags.has("R");
@@ -213,4 +147,15 @@ const rm: Builtin = (args, ctx) => {
   return code;
 };
 
-export const BUILTINS: Record<string, Builtin> = { echo, cat, ls, pwd, cd, mkdir, rm, true: () => 0, false: () => 1 };
+export const BUILTINS: Record<string, Builtin> = {
+  echo,
+  cat,
+  ls,
+  ...TEXT_BUILTINS,
+  pwd,
+  cd,
+  mkdir,
+  rm,
+  true: () => 0,
+  false: () => 1,
+};

@@ -12,6 +12,10 @@ export interface CommandContext {
   workspace: Workspace;
   /** The working directory as a workspace key ("" is the base directory). */
   cwd: string;
+  /** Makes `key` the session's working directory for its next commands (`cd`). */
+  chdir: (key: string) => void;
+  /** The working directory before the last `cd` (for `cd -`), once there was one. */
+  oldCwd: string | undefined;
   env: Record<string, string>;
   /** What a command's run may use (the session's limits and Python engine): requests are made from it. */
   offer: Offer;

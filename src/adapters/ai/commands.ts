@@ -12,7 +12,9 @@
 import { WasmcellError, WorkspaceError } from "../../core/errors.ts";
 import { requestWithin, type AskedRequest } from "../../options/index.ts";
 import type { Language, RunResult } from "../../core/types.ts";
-import { BUILTINS, concat, readArgument } from "./builtins.ts";
+import { BUILTINS } from "./builtins.ts";
+import { concat, readArgument } from "./command-args.ts";
+import { javascriptPrelude, pythonPrelude } from "./program-cwd.ts";
 import { parseCommandLine, type Redirect } from "./shell-words.ts";
 import type { CommandContext, Stream } from "./command-context.ts";
 
@@ -191,20 +193,19 @@ async function python(name: string, args: string[], ctx: CommandContext): Promis
     }
     [code, display, rest] = [decoder.decode(file.bytes), ctx.workspace.absolute(file.key), args.slice(i)];
   }
-  // sys.argv and os.environ are set by a first line ahead of the code, only when there is something to
-  // set, so tracebacks are shifted back by that line (and `from __future__`, which must come first, is
-  // refused rather than broken).
+  // sys.argv, os.environ and the working directory the program sees (./program-cwd.ts) are set by a
+  // first line ahead of the code, so tracebacks are shifted back by that line. `from __future__`,
+  // which must come first, gets no prelude: such a program runs without arguments or environment
+  // (refused when the command line gives some) and sees the engine's own working directory.
   let prelude = "";
-  if (rest.length > 1 || Object.keys(ctx.env).length > 0) {
-    if (/^\s*from\s+__future__\s+import/m.test(code)) {
-      ctx.write(
-        "stderr",
-        `${name}: arguments and environment variables cannot be passed to a program with \`from __future__\` imports here\n`,
-      );
-      return EXIT.usage;
-    }
-    // JSON strings and objects of strings are Python literals.
-    prelude = `import sys as _w_sys, os as _w_os; _w_sys.argv = ${JSON.stringify(rest)}; _w_os.environ.update(${JSON.stringify(ctx.env)}); del _w_sys, _w_os\n`;
+  if (!/^\s*from\s+__future__\s+import/m.test(code)) {
+    prelude = pythonPrelude(rest, ctx.env, ctx.workspace.absolute(ctx.cwd));
+  } else if (rest.length > 1 || Object.keys(ctx.env).length > 0) {
+    ctx.write(
+      "stderr",
+      `${name}: arguments and environment variables cannot be passed to a program with \`from __future__\` imports here\n`,
+    );
+    return EXIT.usage;
   }
   return runGuest(name, { language: "python", code: prelude + code }, ctx, (stack) =>
     stack.replace(
@@ -243,14 +244,12 @@ async function node(name: string, args: string[], ctx: CommandContext): Promise<
     [code, display] = [decoder.decode(file.bytes), ctx.workspace.absolute(file.key)];
     language = /\.[mc]?tsx?$/.test(first) ? "typescript" : "javascript";
   }
+  // process.cwd(), process.argv and process.env, on the code's first line (./program-cwd.ts).
   const extra = args.slice(first.startsWith("-") ? 2 : 1);
-  if (extra.length > 0 || Object.keys(ctx.env).length > 0) {
-    ctx.write(
-      "stderr",
-      `${name}: arguments and environment variables are not passed to JavaScript here (the sandbox has no process object); put the values in the code or in a file\n`,
-    );
-    return EXIT.usage;
-  }
+  const argv = [name, ...(first.startsWith("-") ? [] : [display]), ...extra];
+  const prelude = javascriptPrelude(argv, ctx.env, ctx.workspace.absolute(ctx.cwd));
+  // A `#!` line is only valid first: the prelude takes its place (on the same line, so no line moves).
+  code = code.startsWith("#!") ? code.replace(/^#![^\n]*/, prelude) : prelude + code;
   return runGuest(name, { language, code }, ctx, (stack) => stack.replace(/\bmain\.[jt]s:/g, `${display}:`));
 }
 

@@ -81,10 +81,20 @@ function asAiTool<INPUT>(defined: CodeTool<INPUT>): Tool<INPUT, ToolOutput> {
   });
 }
 
-/** Text for the model, plus images as file content (the AI SDK forwards them to vision-capable models). */
+/**
+ * Text for the model, plus images as file content (the AI SDK forwards them to vision-capable models):
+ * the images among the files the run wrote, then the images it displayed (a figure, a PIL image).
+ */
 export function toModelOutput(output: ToolOutput): ModelOutput {
   if (output.isError) return { type: "error-text", value: output.text };
-  const images = output.files.filter((f) => f.base64 !== undefined && f.mimeType.startsWith("image/"));
+  const images = output.files
+    .filter((f) => f.base64 !== undefined && f.mimeType.startsWith("image/"))
+    .map((f) => ({ mediaType: f.mimeType, filename: f.path, data: f.base64! }));
+  output.results.forEach((item, i) => {
+    for (const [type, value] of Object.entries(item.data))
+      if (DISPLAY_IMAGE_TYPES.has(type) && typeof value === "string")
+        images.push({ mediaType: type, filename: `display-${i + 1}.${type.slice("image/".length)}`, data: value });
+  });
   if (images.length === 0) return { type: "text", value: output.text };
   return {
     type: "content",
@@ -92,13 +102,15 @@ export function toModelOutput(output: ToolOutput): ModelOutput {
       { type: "text", text: output.text },
       ...images.map((f) => ({
         type: "file" as const,
-        mediaType: f.mimeType,
-        filename: f.path,
-        data: { type: "data" as const, data: f.base64! },
+        mediaType: f.mediaType,
+        filename: f.filename,
+        data: { type: "data" as const, data: f.data },
       })),
     ],
   };
 }
+
+const DISPLAY_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 /**
  * AI SDK tools → bridged tools: the input is validated with the tool's own schema before `execute`

@@ -38,6 +38,15 @@ export interface SandboxSessionOptions {
   maxWorkspaceBytes?: number;
   /** Cap on workspace files and directories together. @defaultValue 1000 */
   maxWorkspaceEntries?: number;
+  /**
+   * What a bare `cd DIR` command does. `"session"`: the session's next commands that give no
+   * `workingDirectory` start in DIR, as in a terminal (what a model that types `cd` expects);
+   * `"command"`: it affects only its own command line, the letter of the AI SDK's interface ("changing
+   * the directory inside a command only affects that command"), so `cd` alone changes nothing. Either
+   * way relative paths of the file methods and of `workingDirectory` resolve against the base directory.
+   * @defaultValue "session"
+   */
+  cd?: "session" | "command";
 }
 
 const encoder = new TextEncoder();
@@ -48,6 +57,10 @@ export function createSandboxSession(options: SandboxSessionOptions): Experiment
     throw new InvalidOptionError("sandbox", "must be a wasmcell Sandbox (from createSandbox())");
   }
   const { sandbox } = options;
+  if (options.cd !== undefined && options.cd !== "session" && options.cd !== "command") {
+    throw new InvalidOptionError("cd", `must be "session" or "command", not ${JSON.stringify(options.cd)}`);
+  }
+  const cdPersists = options.cd !== "command";
   for (const field of ["maxWorkspaceBytes", "maxWorkspaceEntries"] as const) {
     const value = options[field];
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
@@ -65,13 +78,31 @@ export function createSandboxSession(options: SandboxSessionOptions): Experiment
       [workspace.resolve(path), typeof content === "string" ? encoder.encode(content) : content] as const,
   );
   workspace.writeAll(initial);
+  /**
+   * The session's working directory (a workspace key), where a command without `workingDirectory`
+   * starts; `cd` moves it, as a shell's does for its next commands. `old` is where `cd -` goes.
+   */
+  const dirs: { cwd: string; old: string | undefined } = { cwd: "", old: undefined };
 
   /** Starts one command line; output goes to `write` as it comes. */
   const start = (call: ProcessOptions, write: (stream: Stream, text: string) => void) => {
     const { command, abortSignal } = checkProcess(call);
-    const cwd = workspace.resolve(call.workingDirectory ?? workspace.base);
-    if (workspace.typeOf(cwd) !== "directory") {
-      throw new WorkspaceError(call.workingDirectory ?? "", "the working directory does not exist");
+    let cwd: string;
+    if (call.workingDirectory !== undefined) {
+      // Relative to the base directory, as the AI SDK's interface says of every relative path.
+      cwd = workspace.resolve(call.workingDirectory);
+      if (workspace.typeOf(cwd) !== "directory") {
+        throw new WorkspaceError(call.workingDirectory, "the working directory does not exist");
+      }
+    } else if (workspace.typeOf(dirs.cwd) === "directory") cwd = dirs.cwd;
+    else {
+      // The directory a `cd` went to was removed since (`rm -r`): bash would stay in a directory that
+      // is gone; here the session goes back to its base and says so.
+      write(
+        "stderr",
+        `wasmcell: the working directory ${workspace.absolute(dirs.cwd)} no longer exists; back in ${workspace.base}\n`,
+      );
+      dirs.cwd = cwd = "";
     }
     const killer = new AbortController();
     let finished = false;
@@ -80,6 +111,12 @@ export function createSandboxSession(options: SandboxSessionOptions): Experiment
       sandbox,
       workspace,
       cwd,
+      chdir: (key) => {
+        if (!cdPersists) return;
+        dirs.old = cwd; // bash's OLDPWD: where this command was, a workingDirectory included
+        dirs.cwd = key;
+      },
+      oldCwd: dirs.old,
       env: { ...call.env },
       offer,
       signal: abortSignal ? AbortSignal.any([killer.signal, abortSignal]) : killer.signal,
@@ -138,7 +175,7 @@ export function createSandboxSession(options: SandboxSessionOptions): Experiment
     });
 
   return {
-    description: describe(workspace.base),
+    description: describe(workspace.base, cdPersists),
     run: async (call) => {
       let stdout = "";
       let stderr = "";
@@ -229,11 +266,11 @@ function checkProcess(call: ProcessOptions): ProcessOptions & { command: string 
   return call;
 }
 
-function describe(base: string): string {
+function describe(base: string, cdPersists: boolean): string {
   return [
     `A wasmcell sandbox: programs run in WebAssembly, with no network and no shell. Files live in ${base}, kept across commands (relative paths start there).`,
-    "Commands: python/python3 (-c CODE, or FILE.py [args]); node, tsx (-e CODE, or FILE.js/FILE.ts; JavaScript has no require, process or npm packages — read and write files with the global fs); echo, cat, ls, pwd, mkdir, rm.",
-    "One program per command: no pipes, &&, ;, $VARIABLES or globs; '> file', '>> file', '2>&1' and '2>/dev/null' work. No pip or npm installs.",
+    "Commands: python/python3 (-c CODE, or FILE.py [args]); node, tsx (-e CODE, or FILE.js/FILE.ts; JavaScript has no require or npm packages — read and write files with the global fs, relative paths; process has only cwd(), argv and env); echo, cat, ls [-1aAdlhrtS], head/tail [-n N] [-c N], wc [-lwmc], pwd, cd, mkdir [-p], rm [-rf].",
+    `One program per command: no pipes, &&, ;, $VARIABLES or globs; '> file', '>> file', '2>&1' and '2>/dev/null' work. No pip or npm installs.${cdPersists ? " cd changes the directory for the next commands." : ""}`,
   ].join("\n");
 }
 

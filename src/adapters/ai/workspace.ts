@@ -26,6 +26,8 @@ export class Workspace {
   readonly #files = new Map<string, Uint8Array>();
   /** Every directory that exists besides the base, including each file's parents. */
   readonly #dirs = new Set<string>();
+  /** When each entry was last written or made, in ms since the epoch (for `ls -l` and `ls -t`). */
+  readonly #times = new Map<string, number>([["", Date.now()]]);
   #bytes = 0;
 
   constructor(base: string, caps: WorkspaceCaps) {
@@ -86,6 +88,11 @@ export class Workspace {
     return { type, size: type === "file" ? this.#files.get(key)!.byteLength : 0 };
   }
 
+  /** When an entry was last written (a file) or made (a directory), in ms since the epoch. */
+  mtime(key: string): number | undefined {
+    return this.#times.get(key);
+  }
+
   /** The file's bytes (a copy), or null when nothing is there. Throws for a directory. */
   read(key: string, asGiven = key): Uint8Array | null {
     if (this.typeOf(key) === "directory") throw new WorkspaceError(asGiven, "is a directory");
@@ -127,8 +134,10 @@ export class Workspace {
         `the workspace would hold more than ${this.#caps.maxEntries} files and directories`,
       );
     }
+    const now = Date.now();
     for (const dir of newDirs) this.#dirs.add(dir);
     for (const [key, content] of written) this.#files.set(key, content.slice());
+    for (const key of [...newDirs, ...written.keys()]) this.#times.set(key, now);
     this.#bytes = bytes;
   }
 
@@ -149,7 +158,11 @@ export class Workspace {
         `the workspace would hold more than ${this.#caps.maxEntries} files and directories`,
       );
     }
-    for (const d of missing) this.#dirs.add(d);
+    const now = Date.now();
+    for (const d of missing) {
+      this.#dirs.add(d);
+      this.#times.set(d, now);
+    }
   }
 
   /** The entries directly in a directory, or null when it does not exist. Throws for a file. */
@@ -177,6 +190,7 @@ export class Workspace {
     const bytes = this.#files.get(key);
     if (!bytes) return false;
     this.#files.delete(key);
+    this.#times.delete(key);
     this.#bytes -= bytes.byteLength;
     return true;
   }
@@ -186,7 +200,12 @@ export class Workspace {
     if (key === "") throw new WorkspaceError(this.base, "refusing to remove the base directory");
     const prefix = `${key}/`;
     for (const k of [...this.#files.keys()]) if (k.startsWith(prefix)) this.deleteFile(k);
-    for (const d of [...this.#dirs]) if (d === key || d.startsWith(prefix)) this.#dirs.delete(d);
+    for (const d of [...this.#dirs]) {
+      if (d === key || d.startsWith(prefix)) {
+        this.#dirs.delete(d);
+        this.#times.delete(d);
+      }
+    }
   }
 
   /** The files under a directory, keyed relative to it (what a run started there is handed). */

@@ -425,7 +425,7 @@ function javascriptSlots(options: Sandbox["options"]): number {
     options as { javascript?: { isolation?: string; workers?: number; maxWorkers?: number; runsPerWorker?: number } }
   ).javascript;
   if (js?.isolation !== "thread") return 1;
-  return (js.maxWorkers ?? js.workers ?? 1) * (js.runsPerWorker ?? 1);
+  return (js.maxWorkers ?? js.workers ?? 1) * (js.runsPerWorker ?? 1) + ((js as { maxParked?: number }).maxParked ?? 0);
 }
 
 function isToolCall(message: unknown): boolean {

@@ -17,6 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { ToolOutput } from "../tools/format.ts";
+import { toolContent } from "../tools/content.ts";
 import { runCodeToolFactory, type RunCodeToolOptions } from "../tools/run-code.ts";
 import { LANGUAGES, type Language, type OutputChunk } from "../../core/types.ts";
 import { packageVersion } from "../../core/version.ts";
@@ -134,20 +135,12 @@ export function mcpServerFactory(
   };
 }
 
-/** MCP content for a tool output: the text, then images, then other files as embedded resources. */
+/**
+ * MCP content for a tool output: the text, then images, then other files as embedded resources, then
+ * the display items' images; their other types as structured content (adapters/tools/content.ts).
+ */
 export function toCallToolResult(output: ToolOutput): CallToolResult {
-  const content: CallToolResult["content"] = [{ type: "text", text: output.text }];
-  for (const f of output.files) {
-    const uri = `wasmcell://output/${f.path.split("/").map(encodeURIComponent).join("/")}`;
-    if (f.base64 !== undefined && f.mimeType.startsWith("image/")) {
-      content.push({ type: "image", data: f.base64, mimeType: f.mimeType });
-    } else if (f.base64 !== undefined) {
-      content.push({ type: "resource", resource: { uri, mimeType: f.mimeType, blob: f.base64 } });
-    } else if (f.text !== undefined) {
-      content.push({ type: "resource", resource: { uri, mimeType: f.mimeType, text: f.text } });
-    }
-  }
-  return output.isError ? { content, isError: true } : { content };
+  return { ...toolContent(output) };
 }
 
 /**

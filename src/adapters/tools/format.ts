@@ -1,8 +1,9 @@
-// What a model reads back from a run: one short text plus the files, the same for the AI SDK, MCP and
-// raw function calling. Written for a model that has to act on it: the error kind and a message it can
-// fix first, then what the code printed, every cut marked as a cut, and files listed by name and size.
+// What a model reads back from a run: one short text plus the files and the display items, the same
+// for the AI SDK, MCP and raw function calling. Written for a model that has to act on it: the error
+// kind and a message it can fix first, then what the code printed, every cut marked as a cut, files
+// listed by name and size, and each item it displayed as its text/plain (its images shown as images).
 
-import type { Limits, OutputFile, OutputLimit, RunResult } from "../../core/types.ts";
+import type { DisplayItem, Limits, OutputFile, OutputLimit, RunResult } from "../../core/types.ts";
 import { renderValue } from "./render-value.ts";
 
 /** A file the run wrote, as a model-facing tool returns it. Content is inlined only where useful. */
@@ -22,6 +23,11 @@ export interface ToolOutput {
   isError: boolean;
   text: string;
   files: ToolOutputFile[];
+  /**
+   * What the run displayed, in order (charts, tables, rich values): each bundle as the run returned
+   * it, except images over `maxImageBytes`, which are left out of it (the text says so).
+   */
+  results: DisplayItem[];
 }
 
 export interface FormatOptions {
@@ -99,10 +105,42 @@ export function formatResult(result: RunResult, options: FormatOptions): ToolOut
     parts.push(`files written: ${listed.join("; ")}`);
     for (const f of files) if (f.text !== undefined) parts.push(`--- ${f.path} ---\n${f.text}`);
   }
-  if (result.ok && !hasValue && present.length === 0 && files.length === 0) {
+  const results = result.results.map((item) => withinImageCap(item, options.maxImageBytes));
+  if (results.length > 0) {
+    const value = hasValue ? renderValue(result.value) : undefined;
+    const share = Math.max(200, Math.floor(budget / (results.length + 1)));
+    const lines = results.map((item, i) => {
+      const types = Object.keys(item.data).filter((t) => t !== "text/plain");
+      const images = types.filter((t) => IMAGE_TYPES.has(t));
+      const dropped = Object.keys(result.results[i]?.data ?? {}).filter((t) => !(t in item.data));
+      const notes = [
+        ...(images.length > 0 ? ["image shown below"] : []),
+        ...dropped.map((t) => `${t} over ${formatBytes(options.maxImageBytes)}, not shown`),
+      ];
+      const listed = [...types, ...dropped];
+      const also = listed.length > 0 ? ` [${listed.join(", ")}${notes.length > 0 ? `; ${notes.join("; ")}` : ""}]` : "";
+      // The main item's text is the value's, already above.
+      const plain = item.data["text/plain"];
+      const same = result.ok && (plain === result.value || plain === value);
+      const text = item.main && same ? "(the value above)" : plain;
+      return `[${i + 1}]${item.main ? " (the last expression)" : ""}${also}\n${cut(text, share, "display text")}`;
+    });
+    parts.push(`displayed (${results.length}):\n${lines.join("\n")}`);
+  }
+  if (result.ok && !hasValue && present.length === 0 && files.length === 0 && results.length === 0) {
     parts.push("(no value, no output: end the code with an expression, or print, to see a result)");
   }
-  return { isError: !result.ok, text: parts.join("\n"), files };
+  return { isError: !result.ok, text: parts.join("\n"), files, results };
+}
+
+/** An item with its images over the inline cap left out (its text/plain stays). */
+function withinImageCap(item: DisplayItem, maxImageBytes: number): DisplayItem {
+  const keep = Object.entries(item.data).filter(
+    ([type, value]) => !IMAGE_TYPES.has(type) || (typeof value === "string" && (value.length * 3) / 4 <= maxImageBytes),
+  );
+  return keep.length === Object.keys(item.data).length
+    ? item
+    : { data: Object.fromEntries(keep) as DisplayItem["data"], main: item.main };
 }
 
 /** The text for a tool call the sandbox refused before running anything (bad arguments). */
@@ -111,6 +149,7 @@ export function formatBadInput(message: string): ToolOutput {
     isError: true,
     text: `invalid input: ${message}\nNothing was run. Fix the arguments and call again.`,
     files: [],
+    results: [],
   };
 }
 
@@ -121,6 +160,12 @@ const OUTPUT_HINTS: Record<OutputLimit, (limits: Limits) => string> = {
   maxFiles: (l) => `The run wrote more than ${l.maxFiles} files. Write fewer (bundle them into one).`,
   maxFileBytes: (l) =>
     `The files the run wrote are over their ${formatBytes(l.maxFileBytes)} cap together. Write less.`,
+  maxResults: (l) =>
+    `The run displayed more than ${l.maxResults} items. Show fewer figures or tables (combine them into one).`,
+  maxDisplayItemBytes: (l) =>
+    `One displayed item is over its ${formatBytes(l.maxDisplayItemBytes)} cap. Show a smaller figure or a summary table, or write it to a file.`,
+  maxDisplayBytes: (l) =>
+    `The displayed items are over their ${formatBytes(l.maxDisplayBytes)} cap together. Show fewer or smaller ones.`,
 };
 
 function hintFor(result: RunResult & { ok: false }, limits: Limits): string | undefined {

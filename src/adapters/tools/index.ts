@@ -84,14 +84,24 @@ export function createToolkit(options: ToolkitOptions): Toolkit {
   const callTool = async (name: string, args: unknown, hooks?: CallHooks): Promise<ToolOutput> => {
     const tool = byName.get(name);
     if (!tool) {
-      return { isError: true, text: `unknown tool "${name}"; available: ${[...byName.keys()].join(", ")}`, files: [] };
+      return {
+        isError: true,
+        text: `unknown tool "${name}"; available: ${[...byName.keys()].join(", ")}`,
+        files: [],
+        results: [],
+      };
     }
     let input = args;
     if (typeof args === "string") {
       try {
         input = JSON.parse(args) as unknown;
       } catch {
-        return { isError: true, text: "invalid input: the arguments are not valid JSON. Nothing was run.", files: [] };
+        return {
+          isError: true,
+          text: "invalid input: the arguments are not valid JSON. Nothing was run.",
+          files: [],
+          results: [],
+        };
       }
     }
     return tool.call(input, hooks);

@@ -248,7 +248,7 @@ export async function runForModel(run: () => Promise<RunResult>, format: FormatO
   } catch (error) {
     if (error instanceof InvalidOptionError) return formatBadInput(error.message.replace(/^request\./, ""));
     if (error instanceof WasmcellError) {
-      return { isError: true, text: `error: the sandbox could not run this: ${error.message}`, files: [] };
+      return { isError: true, text: `error: the sandbox could not run this: ${error.message}`, files: [], results: [] };
     }
     throw error;
   }
@@ -301,7 +301,7 @@ const PYTHON_RUNTIME: Record<PythonEngine, (library: string) => string> = {
   pyodide: (library) =>
     `Python: CPython compiled to WebAssembly (Pyodide) with the standard library${library || " only"}; no pip install, no threads or subprocesses.`,
   native: (library) =>
-    `Python: CPython with the standard library, numpy, pandas and matplotlib${library} (use the Agg backend and savefig to a .png to return a plot); no pip install.`,
+    `Python: CPython with the standard library, numpy, pandas and matplotlib${library}; plt.show() (and any figure left open) shows you the chart, a DataFrame as the last expression shows you its table; no pip install.`,
 };
 
 // What the JavaScript box provides comes from the runtime's own table, so the model is told exactly
@@ -318,7 +318,7 @@ function describeRunCode(
 ): string {
   const js = languages.includes("javascript") || languages.includes("typescript");
   const lines = [
-    `Run ${listLanguages(languages)} code in an isolated sandbox and get back the value of the last expression (like a REPL), everything printed to stdout/stderr, and the files the code wrote in its working directory (images are shown to you).`,
+    `Run ${listLanguages(languages)} code in an isolated sandbox and get back the value of the last expression (like a REPL), everything printed to stdout/stderr, the files the code wrote in its working directory, and what it displayed: display(x) in Python (IPython's, with HTML, Markdown, Image) and JavaScript, a rich last value (images are shown to you).`,
     session === "none"
       ? "Every call starts from a clean state: nothing (variables, imports, files) survives to the next call, so send the whole program each time."
       : "State persists between calls, one session per language: variables, functions and imports from earlier calls stay available, so send only the new code. After a timeout, memory or crash error the session restarts empty." +

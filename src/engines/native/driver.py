@@ -2,11 +2,12 @@
 
 It is the only file besides the shared harness (``harness.py``, bound next to it) that the jail runs.
 Protocol, host → driver on stdin (one JSON object, then EOF):
-    {"code": str, "maxResultBytes": int, "files": {relpath: base64}, "maxFiles": int,
+    {"code": str, "maxResultBytes": int, "files": {relpath: base64}, "maxFiles": int, "limits": {...},
      "maxFileBytes": int, "softDeadline": float (epoch seconds; host and jail share the clock),
      "proxySocket": str (only for a run with network: the host proxy's unix socket, see bridge.py)}
-driver → host on fd 4 (one JSON line): {"envelope": <harness envelope>, "files": [{"path", "data"}],
-    "maxrss": int}
+driver → host on fd 4 (JSON lines): while the run goes, one {"display": {"data", "main"}} line per
+    item it shows (wasmcell_display.py, bound beside the harness); last, {"envelope": <harness
+    envelope>, "files": [{"path", "data"}], "maxrss": int}
 Guest stdout/stderr are fds 1/2 (moved onto the host's fds 5/6 first; unbuffered, ``-u``), so what a
 run printed before a hard kill is not lost. Everything here runs in the guest's own process: a guest can tamper with this driver, and
 then only lies about its own result. The host treats fd 4 as untrusted data and caps it.
@@ -108,6 +109,19 @@ def _is_regular(mode):
     return stat.S_ISREG(mode)
 
 
+def _write_result_fd(data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(RESULT_FD, view):]
+
+
+def _start_display(limits):
+    """The display hook: each item the run shows goes to the host as a line of its own, at once."""
+    import wasmcell_display
+
+    wasmcell_display.configure(lambda item: _write_result_fd(('{"display":%s}\n' % item).encode("utf-8", "surrogatepass")), limits)
+
+
 def _start_network(unix_path):
     """A run with network: the bridge (bridge.py) on 127.0.0.1 and the proxy variables every HTTP
     client reads. NO_PROXY is set empty so nothing bypasses the proxy (bypassing would only reach
@@ -149,6 +163,7 @@ def run(request, namespace=None):
     if request.get("proxySocket") and not _network_started:
         _start_network(str(request["proxySocket"]))
         _network_started = True
+    _start_display(request.get("limits") or {})
     deadline = request.get("softDeadline")
     if deadline:
         signal.signal(signal.SIGALRM, _on_alarm)
@@ -167,10 +182,7 @@ def run(request, namespace=None):
 
     # Peak resident memory of this process (the host prefers the cgroup's figure, which counts the tmpfs).
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    data = (json.dumps({"envelope": envelope, "files": files, "maxrss": maxrss}, ensure_ascii=False) + "\n").encode("utf-8")
-    view = memoryview(data)
-    while view:
-        view = view[os.write(RESULT_FD, view):]
+    _write_result_fd((json.dumps({"envelope": envelope, "files": files, "maxrss": maxrss}, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def main():

@@ -33,7 +33,8 @@ import { leasedLibrary, type InstalledLibrary } from "../../library/library.ts";
 import { checkLibrary } from "../../library/verify.ts";
 import { pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
-import { BRIDGE, DRIVER, HARNESS, nativeJailSpec, openNetDir, PROXY_SOCKET, withProxy } from "./jail.ts";
+import { BRIDGE, DISPLAY, DRIVER, HARNESS, nativeJailSpec, openNetDir, PROXY_SOCKET, withProxy } from "./jail.ts";
+import { ResultPipe } from "./result-pipe.ts";
 import { CappedOutput } from "./capped-output.ts";
 import { WarmParent } from "./warm.ts";
 import { nativeBackend } from "./sessions.ts";
@@ -53,7 +54,7 @@ export const createEngine: EngineFactory = async (options) => {
   if (!isExecutable(NATIVE_PYTHON)) {
     throw new EngineUnavailableError("native", `${NATIVE_PYTHON} is not installed (Debian: ${NATIVE_APT_HINT})`);
   }
-  for (const file of [DRIVER, HARNESS, BRIDGE])
+  for (const file of [DRIVER, HARNESS, BRIDGE, DISPLAY])
     if (!existsSync(file)) throw new EngineUnavailableError("native", `${file} is missing from the package`);
   if (options.network && !options.seal.bubblewrap)
     throw new EngineUnavailableError(
@@ -275,6 +276,11 @@ export class NativeEngine implements Engine {
   async #run(request: ResolvedRequest, started: number): Promise<RunResult> {
     const { limits } = request;
     const output = new CappedOutput(limits.maxOutputBytes, request.onOutput);
+    // Envelope + base64 files; anything longer is a guest writing junk to fd 4. Display items come
+    // before it on lines of their own, each parsed and counted as it arrives (result-pipe.ts).
+    const resultCap =
+      limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
+    const pipe = new ResultPipe(limits, request.onResult, resultCap);
     const base = (wallMs: number, extra: { peakMemoryBytes?: number } = {}) => {
       const text = output.finish();
       return {
@@ -283,7 +289,7 @@ export class NativeEngine implements Engine {
         stderr: text.stderr,
         outputTruncated: text.outputTruncated,
         files: [] as OutputFile[],
-        results: [],
+        results: [...pipe.display.items],
         stats: { engine: "native" as const, wallMs, outputBytes: output.total, ...extra },
       };
     };
@@ -309,6 +315,7 @@ export class NativeEngine implements Engine {
         started,
         deadline,
         output,
+        pipe,
         base,
         proxy !== undefined && network !== undefined,
       );
@@ -324,6 +331,7 @@ export class NativeEngine implements Engine {
     started: number,
     deadline: Deadline,
     output: CappedOutput,
+    pipe: ResultPipe,
     base: (wallMs: number, extra?: { peakMemoryBytes?: number }) => Omit<RunResult, "ok" | "value" | "error">,
     withNetwork: boolean,
   ): Promise<RunResult> {
@@ -348,17 +356,7 @@ export class NativeEngine implements Engine {
     const [resultPipe, guestStdout, guestStderr] = jail.pipes as [Duplex, Duplex, Duplex];
     guestStdout.on("data", (c: Buffer) => output.push("stdout", c));
     guestStderr.on("data", (c: Buffer) => output.push("stderr", c));
-    // Envelope + base64 files; anything longer is a guest writing junk to fd 4.
-    const resultCap =
-      limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
-    const resultChunks: Buffer[] = [];
-    let resultBytes = 0;
-    let resultOverflow = false;
-    resultPipe.on("data", (c: Buffer) => {
-      resultBytes += c.byteLength;
-      if (resultBytes > resultCap) resultOverflow = true;
-      else resultChunks.push(c);
-    });
+    resultPipe.on("data", (c: Buffer) => pipe.push(c));
     const guestDone = Promise.all([ended(resultPipe), ended(guestStdout), ended(guestStderr)]);
     const jailStdioDone = Promise.all([ended(jail.child.stdout), ended(jail.child.stderr)]);
 
@@ -375,6 +373,8 @@ export class NativeEngine implements Engine {
         files,
         maxFiles: limits.maxFiles,
         maxFileBytes: limits.maxFileBytes,
+        // The run's limits whole (the display module reads its caps from them).
+        limits,
         // The driver's own alarm, a little before our SIGKILL, turns a Python loop into a clean
         // `timeout` with a traceback; code stuck in C meets the SIGKILL. Absolute, so the
         // interpreter's start-up counts against the deadline as it does for the SIGKILL.
@@ -386,17 +386,14 @@ export class NativeEngine implements Engine {
     // The guest's pipes end when the driver exits: with a valid result line that is the end of the
     // run, and the jail (whose namespaces take ~15 ms to tear down) is left to finish on its own.
     await Promise.race([guestDone, jail.exited]);
-    const early =
-      aborted || resultOverflow
-        ? undefined
-        : parseResult(Buffer.concat(resultChunks).toString("utf8"), limits, observed());
+    const early = aborted || pipe.overflow ? undefined : parseResult(pipe.resultText(), limits, observed());
     if (early) {
       request.signal?.removeEventListener("abort", onAbort);
       const stats = jail.memoryStats();
       jail.kill();
       const peak = stats.peakMemoryBytes ?? early.maxrss;
       const result = base(performance.now() - started, peak !== undefined ? { peakMemoryBytes: peak } : {});
-      return finish(result, early.result);
+      return finish(result, early.result, pipe);
     }
 
     // No result: find out why from the way the jail ended.
@@ -422,13 +419,13 @@ export class NativeEngine implements Engine {
       };
     // The result line is capped at what an honest driver can send (the value's and the files' caps):
     // past it the guest wrote to fd 4 itself, and what it returned was over the result's cap.
-    if (resultOverflow) return { ...result, ok: false, error: outputLimit("maxResultBytes", limits.maxResultBytes) };
+    if (pipe.overflow) return { ...result, ok: false, error: outputLimit("maxResultBytes", limits.maxResultBytes) };
     // A result line can also arrive with the exit (a process that ended before its pipes were read).
-    const late = parseResult(Buffer.concat(resultChunks).toString("utf8"), limits, observed());
+    const late = parseResult(pipe.resultText(), limits, observed());
     if (late) {
       if (result.stats.peakMemoryBytes === undefined && late.maxrss !== undefined)
         result.stats.peakMemoryBytes = late.maxrss;
-      return finish(result, late.result);
+      return finish(result, late.result, pipe);
     }
     const tail = result.stderr.trim().split("\n").slice(-3).join("\n");
     const error = exitError(exit, {

@@ -48,8 +48,10 @@ export const PARENT = {
   host: fileURLToPath(new URL("./parent.py", import.meta.url)),
   jail: "/sandbox/python/parent.py",
 } as const;
+/** The display module both Python tiers load (display(), reprs, figures), bound beside the harness. */
+export const DISPLAY = fileURLToPath(new URL("../lib/python/wasmcell_display.py", import.meta.url));
 /** The package's own files the native tier binds into its jail (doctor checks the drop uid reaches them). */
-export const NATIVE_RUNTIME_FILES = [DRIVER, HARNESS, BRIDGE, PARENT.host] as const;
+export const NATIVE_RUNTIME_FILES = [DRIVER, HARNESS, BRIDGE, DISPLAY, PARENT.host] as const;
 /** The host proxy's directory in the jail (a run with network; src/network/proxy.ts). */
 const NET_DIR = "/sandbox/net";
 export const PROXY_SOCKET = `${NET_DIR}/proxy.sock`;
@@ -84,6 +86,7 @@ export function nativeJailSpec(
       ...layout.binds,
       { host: DRIVER, jail: `${JAIL_DIR}/driver.py` },
       { host: HARNESS, jail: `${JAIL_DIR}/harness.py` },
+      { host: DISPLAY, jail: `${JAIL_DIR}/wasmcell_display.py` },
       ...(library ? [{ host: library.site, jail: PACKAGES_DIR }] : []),
     ],
     // Room for the input and output files (charged to the memory cgroup when there is one).

@@ -296,6 +296,11 @@ def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import driver  # noqa: F401  (the driver and the harness, with the package library on sys.path)
 
+    try:
+        import wasmcell_display  # noqa: F401  (the display hook the driver loads per run)
+    except ImportError:
+        pass
+
     if config.get("network"):
         import bridge  # noqa: F401
 

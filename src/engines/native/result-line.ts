@@ -2,9 +2,15 @@
 
 import type { GuestError, Limits, OutputFile, RunResult } from "../../core/types.ts";
 import { parseEnvelope, parseFiles, type Observed } from "../lib/python/result.ts";
+import type { ResultPipe } from "./result-pipe.ts";
 
-/** The run's result from its parsed line (the files only on success). */
-export function finish(base: Omit<RunResult, "ok" | "value" | "error">, line: Envelope): RunResult {
+/**
+ * The run's result from its parsed line (the files only on success). A display item the host refused
+ * or counted past a cap fails the run whatever the driver says: the host's count is the one believed.
+ */
+export function finish(base: Omit<RunResult, "ok" | "value" | "error">, line: Envelope, pipe: ResultPipe): RunResult {
+  const refused = pipe.display.failure;
+  if (refused) return { ...base, ok: false, error: refused };
   return line.ok
     ? { ...base, ok: true, value: line.value, files: line.files }
     : { ...base, ok: false, error: line.error };
@@ -19,11 +25,11 @@ export type Envelope = { ok: true; value: unknown; files: OutputFile[] } | { ok:
  * against the caps and their paths validated. Undefined: no line at all, or not a result line.
  */
 export function parseResult(
-  text: string,
+  text: string | undefined,
   limits: Limits,
   observed: Observed,
 ): { result: Envelope; maxrss?: number } | undefined {
-  const line = text.trim().split("\n").pop();
+  const line = text?.trim().split("\n").pop();
   if (!line) return undefined;
   let raw: unknown;
   try {

@@ -12,6 +12,7 @@ import { exitError, type Observed } from "../lib/python/result.ts";
 import { CappedOutput } from "./capped-output.ts";
 import { PROXY_SOCKET } from "./jail.ts";
 import { finish, parseResult } from "./result-line.ts";
+import { ResultPipe } from "./result-pipe.ts";
 import type { ChildEnd, WarmParent } from "./warm.ts";
 
 export interface ParentRun {
@@ -28,6 +29,11 @@ export async function runInParent(run: ParentRun): Promise<RunResult> {
   const { parent, request, started } = run;
   const { limits } = request;
   const output = new CappedOutput(limits.maxOutputBytes, request.onOutput);
+  // Envelope + base64 files; anything longer is a guest writing junk to fd 4. Display items come
+  // before it on lines of their own, each parsed and counted as it arrives (result-pipe.ts).
+  const resultCap =
+    limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
+  const pipe = new ResultPipe(limits, request.onResult, resultCap);
   const base = (extra: { peakMemoryBytes?: number } = {}) => {
     const text = output.finish();
     return {
@@ -36,7 +42,7 @@ export async function runInParent(run: ParentRun): Promise<RunResult> {
       stderr: text.stderr,
       outputTruncated: text.outputTruncated,
       files: [] as OutputFile[],
-      results: [],
+      results: [...pipe.display.items],
       stats: { engine: "native" as const, wallMs: performance.now() - started, outputBytes: output.total, ...extra },
     };
   };
@@ -61,9 +67,6 @@ export async function runInParent(run: ParentRun): Promise<RunResult> {
   for (const [path, bytes] of request.files) files[path] = Buffer.from(bytes).toString("base64");
   const earlyMs = Math.min(GRACE.nativeSoftEarlyMs, limits.timeoutMs * GRACE.nativeSoftEarlyShare);
   const observed = (): Observed => ({ interrupted: deadline.passed(-earlyMs), memoryCapHit: false });
-  // Envelope + base64 files; anything longer is a guest writing junk to fd 4.
-  const resultCap =
-    limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
   const childRun = {
     request: {
       code: request.code,
@@ -71,11 +74,13 @@ export async function runInParent(run: ParentRun): Promise<RunResult> {
       files,
       maxFiles: limits.maxFiles,
       maxFileBytes: limits.maxFileBytes,
+      // The run's limits whole (the display module reads its caps from them).
+      limits,
       softDeadline: deadline.wallClockAt(earlyMs) / 1000,
       ...(parent.proxy && network ? { proxySocket: PROXY_SOCKET } : {}),
     },
     limits,
-    resultCap,
+    onResult: (c: Buffer) => pipe.push(c),
     onStdout: (c: Buffer) => output.push("stdout", c),
     onStderr: (c: Buffer) => output.push("stderr", c),
     ...(run.session === "first" ? { session: true } : {}),
@@ -90,10 +95,10 @@ export async function runInParent(run: ParentRun): Promise<RunResult> {
     parent.proxy?.detach();
   }
 
-  const line = aborted || end.resultOverflow ? undefined : parseResult(end.result, limits, observed());
+  const line = aborted || pipe.overflow ? undefined : parseResult(pipe.resultText(), limits, observed());
   const peak = end.exit.peakMemoryBytes ?? line?.maxrss;
   const result = base(peak !== undefined ? { peakMemoryBytes: peak } : {});
-  if (line) return finish(result, line.result);
+  if (line) return finish(result, line.result, pipe);
   if (aborted) return { ...result, ok: false, error: abortedError() };
   if (timedOut)
     return {
@@ -107,7 +112,7 @@ export async function runInParent(run: ParentRun): Promise<RunResult> {
         memoryCap: "",
       }),
     };
-  if (end.resultOverflow) return { ...result, ok: false, error: outputLimit("maxResultBytes", limits.maxResultBytes) };
+  if (pipe.overflow) return { ...result, ok: false, error: outputLimit("maxResultBytes", limits.maxResultBytes) };
   const tail = result.stderr.trim().split("\n").slice(-3).join("\n");
   return {
     ...result,

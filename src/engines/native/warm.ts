@@ -63,8 +63,8 @@ export interface ChildEnd {
 export interface ChildRun {
   request: Record<string, unknown>;
   limits: Limits;
-  /** Bytes of the result pipe kept (past it: `resultOverflow`). */
-  resultCap: number;
+  /** The child's result pipe bytes (display lines, then the result line), as they come. */
+  onResult: (chunk: Buffer) => void;
   onStdout: (chunk: Buffer) => void;
   onStderr: (chunk: Buffer) => void;
   /** The first request of a session's child (it then serves turns until it ends). */
@@ -392,13 +392,8 @@ export class WarmParent {
 
   async #serveRefd(ready: Ready, request: Record<string, unknown>, run: ChildRun, session: boolean): Promise<ChildEnd> {
     const chunks: Buffer[] = [];
-    let bytes = 0;
-    let overflow = false;
-    this.#fences.result.sink = (c) => {
-      bytes += c.length;
-      if (bytes > run.resultCap) overflow = true;
-      else chunks.push(c);
-    };
+    const overflow = false;
+    this.#fences.result.sink = run.onResult;
     this.#fences.stdout.sink = run.onStdout;
     this.#fences.stderr.sink = run.onStderr;
     // The run's own fence (the child writes it after its result): the run is answered then, without

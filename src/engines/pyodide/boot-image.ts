@@ -98,6 +98,7 @@ export function snapshotKey(library?: InstalledLibrary, files: SidecarFiles = si
   const hash = createHash("sha256");
   hash.update(readFileSync(join(files.pyodideDir, "package.json")));
   hash.update(readFileSync(files.harness));
+  hash.update(readFileSync(files.display));
   // The sidecar's folder: its modules and the Python it runs before the snapshot is taken.
   for (const name of readdirSync(files.sidecarDir).sort()) {
     const path = join(files.sidecarDir, name);

@@ -25,7 +25,7 @@ import { WarmPool } from "../../pool/pool.ts";
 import type { ResumeOptions, RunResult } from "../../core/types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
 import { SessionHolders } from "./holders.ts";
-import { permissionFlag, sidecarFiles } from "./launch.ts";
+import { permissionFlag, processCapBytes, sidecarFiles } from "./launch.ts";
 import type { DataSession } from "../sessions/data-session.ts";
 import { SessionKeeper } from "../sessions/keeper.ts";
 import { PyodideBackend, type SidecarHost, type SidecarState } from "./state-backend.ts";
@@ -343,6 +343,8 @@ export class PyodideEngine implements Engine {
       },
       header: () => this.snapshotHeader(),
       maxStateBytes: (processMemoryMb + 64) * 1024 * 1024,
+      capBytes: processCapBytes(processMemoryMb),
+      memoryBytes: o.limits.memoryMb * 1024 * 1024,
     };
   }
 

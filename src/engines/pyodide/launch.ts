@@ -16,6 +16,8 @@ export interface SidecarFiles {
   /** The sidecar's entry point, inside sidecarDir (same extension as this module). */
   sidecar: string;
   harness: string;
+  /** The display module the harness imports (beside the harness, in the jail too: main.ts reads it there). */
+  display: string;
   /** The host's tz database (Debian's tzdata), bound read-only for zoneinfo; absent when the host has none. */
   zoneinfo?: string;
 }
@@ -32,6 +34,7 @@ export function sidecarFiles(): SidecarFiles {
     sidecarDir: fileURLToPath(new URL("./sidecar", import.meta.url)),
     sidecar: fileURLToPath(new URL(`./sidecar/main${ext}`, import.meta.url)),
     harness: fileURLToPath(new URL("../lib/python/harness.py", import.meta.url)),
+    display: fileURLToPath(new URL("../lib/python/wasmcell_display.py", import.meta.url)),
     ...(existsSync(ZONEINFO) ? { zoneinfo: realpathSync(ZONEINFO) } : {}),
   };
 }
@@ -77,6 +80,11 @@ const PROCESS_OVERHEAD_MB = 256;
 // memory unless the trap handler is off (then bounds checks are explicit and ~2 GiB suffice).
 const ADDRESS_SPACE_OVERHEAD_MB = 2048;
 
+/** The memory cap a sidecar started with `processMemoryMb` runs under (its cgroup's), in bytes. */
+export function processCapBytes(processMemoryMb: number): number {
+  return (processMemoryMb + PROCESS_OVERHEAD_MB) * 1024 * 1024;
+}
+
 export async function launchSidecar(options: LaunchOptions): Promise<JailedProcess> {
   const files = sidecarFiles();
   const { seal } = options;
@@ -88,6 +96,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
         sidecarDir: "/sandbox/sidecar",
         sidecar: `/sandbox/sidecar/main${ext}`,
         harness: "/sandbox/harness.py",
+        display: "/sandbox/wasmcell_display.py",
       }
     : files;
   // A test's probe runs in the entry point's place, bound and allowed beside the sidecar's folder.
@@ -115,6 +124,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       `--allow-fs-read=${inJail.sidecarDir}/`,
       ...(program ? [`--allow-fs-read=${program.jail}`] : []),
       `--allow-fs-read=${inJail.harness}`,
+      `--allow-fs-read=${inJail.display}`,
       ...(files.zoneinfo ? [`--allow-fs-read=${jailed ? ZONEINFO : files.zoneinfo}/`] : []),
     );
     if (library) nodeArgs.push(`--allow-fs-read=${library.jail}/`);
@@ -136,6 +146,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
       { host: files.sidecarDir, jail: inJail.sidecarDir },
       ...(program ? [program] : []),
       { host: files.harness, jail: inJail.harness },
+      { host: files.display, jail: inJail.display },
       ...(files.zoneinfo ? [{ host: files.zoneinfo, jail: jailed ? ZONEINFO : files.zoneinfo }] : []),
       ...(library ? [library] : []),
     ],
@@ -145,7 +156,7 @@ export async function launchSidecar(options: LaunchOptions): Promise<JailedProce
     // The guest's files live in Pyodide's in-memory file system; the process itself writes nothing.
     scratchMb: 1,
     rlimits: { openFiles: 64, fileSizeBytes: 1 << 20 },
-    memoryBytes: (options.processMemoryMb + PROCESS_OVERHEAD_MB) * 1024 * 1024,
+    memoryBytes: processCapBytes(options.processMemoryMb),
     memoryFallbackAddressSpaceBytes: (options.processMemoryMb + ADDRESS_SPACE_OVERHEAD_MB) * 1024 * 1024,
   });
 }

@@ -47,6 +47,11 @@ export interface RunMessage {
 export interface SaveMessage {
   t: "save";
   id: number;
+  /**
+   * The sidecar's process memory cap: a save that would need more than it leaves is refused (`size`)
+   * before anything is copied (sidecar/budget.ts). Absent: not bounded.
+   */
+  capBytes?: number;
 }
 
 /**
@@ -59,6 +64,10 @@ export interface LoadMessage {
   bytes: number;
   /** The most the record may inflate to. */
   maxBytes: number;
+  /** The sidecar's process memory cap: a load that would need more is refused (`size`) first. */
+  capBytes?: number;
+  /** The resumer's `limits.memoryMb`, in bytes: a session whose WASM memory is larger is refused (`size`). */
+  memoryBytes?: number;
   /**
    * Draw a new seed for Python's module-level `random` before the session's next run (a fork, a
    * resume that is a new copy); absent for a session carrying on (eviction, a stored session's next call).
@@ -106,6 +115,13 @@ export interface OutputMessage {
   text: string;
 }
 
+/** One display item, as the guest's display module wrote it (JSON text: the host parses it). */
+export interface DisplayMessage {
+  t: "display";
+  id: number;
+  item: string;
+}
+
 export interface ResultFile {
   path: string;
   /** base64 */
@@ -125,6 +141,8 @@ export interface ResultMessage {
   files: ResultFile[];
   /** Which file cap the run's files passed: the run fails with `output_limit` naming it. */
   filesOverLimit?: "maxFiles" | "maxFileBytes";
+  /** An item was longer than the display device holds: the run fails with limits.maxDisplayItemBytes. */
+  displayOverLimit?: boolean;
   /** The sidecar could not read the working directory back (why): the run fails as `crashed`. */
   filesUnreadable?: string;
   outputBytes: number;
@@ -157,15 +175,23 @@ export interface StateMessage {
   id: number;
   bytes?: number;
   refused?: string;
+  /** The refusal is the session's size (what taking it out would need), not its kind of state. */
+  size?: boolean;
   ms: number;
 }
 
-/** A `load`'s answer. With `retire`, the record was not (or not provably) loaded and the sidecar exits. */
+/**
+ * A `load`'s answer. With `retire`, the record was not (or not provably) loaded and the sidecar exits.
+ * With `refused`, it was refused before anything of it reached the interpreter (it does not parse, it
+ * was taken elsewhere, or it is too large here: `size`), and the sidecar is pristine still.
+ */
 export interface LoadedMessage {
   t: "loaded";
   id: number;
   ms: number;
   retire?: string;
+  refused?: string;
+  size?: boolean;
 }
 
 export interface FatalMessage {
@@ -185,6 +211,7 @@ export type SidecarMessage =
   | ReadyMessage
   | SnapshotMessage
   | OutputMessage
+  | DisplayMessage
   | ResultMessage
   | RecycledMessage
   | FatalMessage

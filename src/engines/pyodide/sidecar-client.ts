@@ -12,12 +12,13 @@ import { truncationMarker } from "../../kit/truncation.ts";
 import { capField, ERROR_FIELD_CAPS, exitError, parseEnvelope, parseFiles } from "../lib/python/result.ts";
 import { Deadline, GRACE } from "../../kit/deadline.ts";
 import { crashed, outputLimit } from "../../kit/failures.ts";
+import { DisplayCollector } from "../../kit/display.ts";
 import { LineReader } from "./line-reader.ts";
 import { launchSidecar, SNAPSHOT_FD, START_TIMEOUT_MS, STDERR_KEEP } from "./launch.ts";
 import { answerFetch } from "./net-host.ts";
 import { openRunNetwork } from "../../network/open.ts";
 import type { RunNetwork } from "../../network/run-network.ts";
-import type { InitMessage, LoadMessage, ResultMessage, RunMessage } from "./protocol.ts";
+import type { InitMessage, LoadMessage, ResultMessage, RunMessage, SaveMessage } from "./protocol.ts";
 import { checkedSnapshot, type Snapshot } from "./boot-image.ts";
 
 /** How long a stateless sidecar may take to report its reset after a result (it takes milliseconds). */
@@ -48,7 +49,7 @@ type State = "starting" | "idle" | "busy" | "dead";
 
 /** What a `save` or `load` answered (sessions.ts of the engine turns it into errors). */
 export type ControlAnswer =
-  { ok: true; record?: Uint8Array; ms: number } | { ok: false; refused: string; retired: boolean };
+  { ok: true; record?: Uint8Array; ms: number } | { ok: false; refused: string; retired: boolean; size?: boolean };
 
 interface Control {
   id: number;
@@ -63,6 +64,8 @@ interface Pending {
   started: number;
   stdout: string;
   stderr: string;
+  /** The run's display items, parsed and counted as they arrive. */
+  display: DisplayCollector;
   resolve(result: RunResult): void;
   /** The caller's signal killed the sidecar (a deadline kill is the jail's `exited.timedOut`). */
   aborted?: boolean;
@@ -205,7 +208,8 @@ export class SidecarProcess {
           this.#state = "idle";
           const ms = typeof message.ms === "number" && Number.isFinite(message.ms) ? message.ms : 0;
           if (typeof message.refused === "string") {
-            c.resolve({ ok: false, refused: capField(message.refused, 1000, "reason"), retired: false });
+            const refused = capField(message.refused, 1000, "reason");
+            c.resolve({ ok: false, refused, retired: false, ...(message.size === true ? { size: true } : {}) });
             continue;
           }
           const n = message.bytes;
@@ -251,6 +255,19 @@ export class SidecarProcess {
         }
         return;
       }
+      case "display": {
+        if (!p || m.id !== p.id) return violation("a display item outside a run");
+        if (typeof m.item !== "string") return violation("malformed display item");
+        let raw: unknown;
+        try {
+          raw = JSON.parse(m.item);
+        } catch {
+          raw = undefined;
+        }
+        // The one parser (kit/display.ts): a bad or over-cap item fails the run with its own words.
+        p.display.add(raw);
+        return;
+      }
       case "result":
         if (!p || m.id !== p.id) return violation("a result outside a run");
         this.#finish(p, this.#toResult(p, m as unknown as ResultMessage));
@@ -292,6 +309,12 @@ export class SidecarProcess {
           return;
         }
         this.#state = "idle";
+        if (typeof m.refused === "string") {
+          // Refused before any of it reached the interpreter: the sidecar is still pristine.
+          const refused = capField(m.refused, 1000, "reason");
+          c.resolve({ ok: false, refused, retired: false, ...(m.size === true ? { size: true } : {}) });
+          return;
+        }
         c.resolve({ ok: true, ms });
         return;
       }
@@ -314,7 +337,13 @@ export class SidecarProcess {
     const id = this.#nextId++;
     // The longest honest line is a result carrying the files (base64) and the value, or an output chunk.
     const { limits: l } = request;
-    this.#lines.maxLine = Math.ceil((l.maxFileBytes * 4) / 3) + 2 * l.maxResultBytes + l.maxOutputBytes + (1 << 20);
+    this.#lines.maxLine =
+      Math.ceil((l.maxFileBytes * 4) / 3) +
+      2 * l.maxResultBytes +
+      l.maxOutputBytes +
+      // a display frame: the item's JSON text (at most twice the item cap, sidecar/display.ts), escaped again
+      4 * l.maxDisplayItemBytes +
+      (1 << 20);
     const settled = new Promise<boolean>((resolve) => {
       this.#afterRun = resolve;
     });
@@ -326,7 +355,15 @@ export class SidecarProcess {
         request.signal?.removeEventListener("abort", onAbort);
         resolveResult(r);
       };
-      const pending: Pending = { id, request, started: performance.now(), stdout: "", stderr: "", resolve };
+      const pending: Pending = {
+        id,
+        request,
+        started: performance.now(),
+        stdout: "",
+        stderr: "",
+        display: new DisplayCollector(request.limits, request.onResult),
+        resolve,
+      };
       const deadline = new Deadline(request.limits.timeoutMs, pending.started);
       pending.network = openRunNetwork(request, "pyodide", { deadline });
       this.#pending = pending;
@@ -415,7 +452,7 @@ export class SidecarProcess {
       stderr: p.stderr,
       outputTruncated: truncated,
       files: [],
-      results: [],
+      results: [...p.display.items],
       stats: { engine: "pyodide", wallMs: performance.now() - p.started, outputBytes },
     };
   }
@@ -443,6 +480,10 @@ export class SidecarProcess {
     const envelope = parseEnvelope(raw, observed, limits);
     if (!envelope)
       return fail({ kind: "crashed", name: "ProtocolError", message: "the sidecar returned a malformed result" });
+    // The host's verdict on the items it was sent comes first: what the guest did next (an OSError
+    // from the display device it overfilled, a success its display module claimed) follows from it.
+    if (m.displayOverLimit === true) p.display.oversized();
+    if (p.display.failure) return fail(p.display.failure);
     if (!envelope.ok) return fail(envelope.error);
     if (m.filesOverLimit === "maxFiles" || m.filesOverLimit === "maxFileBytes")
       return fail(outputLimit(m.filesOverLimit, limits[m.filesOverLimit]));
@@ -462,7 +503,7 @@ export class SidecarProcess {
       stderr: p.stderr,
       outputTruncated: truncated,
       files: files.files,
-      results: [],
+      results: [...p.display.items],
       stats,
     };
   }
@@ -472,17 +513,32 @@ export class SidecarProcess {
    * record is the sidecar's word: the resume path treats it as untrusted (it is checked in the sidecar
    * that loads it, and proven there).
    */
-  save(maxBytes: number): Promise<ControlAnswer> {
-    return this.#controlOp("save", maxBytes, (id) => JSON.stringify({ t: "save", id }) + "\n");
+  save(maxBytes: number, capBytes?: number): Promise<ControlAnswer> {
+    const message = (id: number): SaveMessage => ({ t: "save", id, ...(capBytes === undefined ? {} : { capBytes }) });
+    return this.#controlOp("save", maxBytes, (id) => JSON.stringify(message(id)) + "\n");
   }
 
   /**
-   * Loads a record into this pristine sidecar; on any failure the sidecar has retired (nothing
-   * half-loaded). `reseed`: the copy draws a new seed for Python's `random` (protocol.ts, LoadMessage).
+   * Loads a record into this pristine sidecar; on a failure after any of it was applied the sidecar
+   * has retired (nothing half-loaded, `retired`), else it is pristine still. `reseed`: the copy draws a
+   * new seed for Python's `random`; `bounds`: the process cap and the run memory cap the load is
+   * measured against before it is done (protocol.ts, LoadMessage).
    */
-  load(record: Uint8Array, maxBytes: number, reseed: boolean): Promise<ControlAnswer> {
+  load(
+    record: Uint8Array,
+    maxBytes: number,
+    reseed: boolean,
+    bounds: { capBytes?: number; memoryBytes?: number } = {},
+  ): Promise<ControlAnswer> {
     return this.#controlOp("load", maxBytes, (id) => {
-      const message: LoadMessage = { t: "load", id, bytes: record.length, maxBytes, ...(reseed ? { reseed } : {}) };
+      const message: LoadMessage = {
+        t: "load",
+        id,
+        bytes: record.length,
+        maxBytes,
+        ...bounds,
+        ...(reseed ? { reseed } : {}),
+      };
       this.jail.child.stdin.write(JSON.stringify(message) + "\n");
       this.jail.child.stdin.write(record);
       return undefined;

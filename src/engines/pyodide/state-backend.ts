@@ -37,6 +37,13 @@ export interface SidecarHost {
   header(): Promise<Omit<SnapshotHeader, "createdAt">>;
   /** The most a record may inflate to inside a sidecar. */
   maxStateBytes: number;
+  /**
+   * A sidecar's process memory cap (what a save or load is measured against before it is done:
+   * sidecar/budget.ts), and the WASM memory a run may have here (limits.memoryMb): a session larger
+   * than that is refused (`size`) by the sidecar asked to load it.
+   */
+  capBytes: number;
+  memoryBytes: number;
 }
 
 /** A session's state in a sidecar. */
@@ -95,17 +102,25 @@ export class PyodideBackend implements StateBackend<SidecarState> {
     const { sidecar } = live;
     const base = sidecar.base;
     if (base === undefined) return { refused: COLD_SIDECAR, lost: false, reason: "checkpoint" };
-    const answer = await sidecar.save(this.#host.maxStateBytes);
-    if (!answer.ok) return { refused: `this session cannot be snapshotted: ${answer.refused}`, lost: answer.retired };
+    const answer = await sidecar.save(this.#host.maxStateBytes, this.#host.capBytes);
+    if (!answer.ok)
+      return {
+        refused: `this session cannot be snapshotted: ${answer.refused}`,
+        lost: answer.retired,
+        ...(answer.size ? { reason: "size" as const } : {}),
+      };
     return { state: answer.record!, base };
   }
 
   async load(saved: SavedState, options: { reseed: boolean }, signal?: AbortSignal): Promise<SidecarState> {
     // Nothing has reached a sidecar yet: a refusal of the checkpoint leaves the pool as it was.
     const sidecar = await this.#host.acquire(signal, saved.base);
-    const answer = await sidecar.load(saved.state, this.#host.maxStateBytes, options.reseed);
+    const { capBytes, memoryBytes } = this.#host;
+    const answer = await sidecar.load(saved.state, this.#host.maxStateBytes, options.reseed, { capBytes, memoryBytes });
     if (answer.ok) return new SidecarState(sidecar, this.#host);
-    this.#host.release(sidecar, false);
+    // Refused before any of it reached the interpreter: the sidecar goes back to the pool as it came.
+    this.#host.release(sidecar, !answer.retired && sidecar.alive);
+    if (answer.size) throw new SnapshotRejectedError("size", answer.refused);
     if (/^the memory could not grow/.test(answer.refused))
       throw new SnapshotRejectedError("size", `${answer.refused}: more memory than an interpreter here can grow to`);
     const reason = /another engine checkpoint/.test(answer.refused) ? "checkpoint" : "corrupt";

@@ -20,7 +20,7 @@ import { SessionsEngine } from "../sessions/with-sessions.ts";
 export { InProcessEngine } from "./in-process.ts";
 
 export const createEngine: EngineFactory = async (options) => {
-  const { isolation, workers, maxWorkers, runsPerWorker, maxQueue, demoteCpuBound } = options.javascript;
+  const { isolation, workers, maxWorkers, runsPerWorker, maxParked, maxQueue, demoteCpuBound } = options.javascript;
   if (isolation === "in-process") {
     const engine = new InProcessEngine(maxQueue, options.wasmModule, withNetwork);
     await engine.inner.warm();
@@ -42,9 +42,12 @@ export const createEngine: EngineFactory = async (options) => {
   // One compiled module for every worker (and every module instance inside them): the caller's, or the
   // package's own .wasm compiled once here, so N workers do not each compile it at start.
   const wasmModule = await threads.compiledQuickJS(options.wasmModule);
-  const engine = new threads.ThreadEngine({ workers, maxWorkers, runsPerWorker, maxQueue }, wasmModule, options.emit, {
-    demoteCpuBound,
-  });
+  const engine = new threads.ThreadEngine(
+    { workers, maxWorkers, runsPerWorker, maxParked, maxQueue },
+    wasmModule,
+    options.emit,
+    { demoteCpuBound },
+  );
   try {
     await engine.warm();
   } catch (error) {

@@ -94,7 +94,7 @@ export function inProcessBackend(
     engine: "quickjs",
     header: () => Promise.resolve(head),
     open: () => engine.openSession(),
-    save: (live) => saveOrRefuse(() => liveState(live)),
+    save: (live) => saveOrRefuse(() => liveState(live, max)),
     load: (saved) => restoreState(engine, saved.state, max),
     fork: (parent) => forkState(engine, parent),
   };
@@ -112,7 +112,7 @@ export function threadBackend(
     engine: "quickjs",
     header: () => Promise.resolve(head),
     open: () => engine.openSession(),
-    save: (live) => saveOrRefuse(() => live.save()),
+    save: (live) => saveOrRefuse(() => live.save(maxMemoryBytes)),
     load: (saved) => engine.openSession({ bytes: saved.state, maxMemoryBytes }),
     fork: (parent) => {
       if (parent.handle.dead)

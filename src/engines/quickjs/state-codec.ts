@@ -11,7 +11,7 @@
 // field (checkInventory), and nothing is written into a module until all of it passed.
 
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { SnapshotRejectedError } from "../../core/errors.ts";
+import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../core/errors.ts";
 import type { QuickJSEngine, QuickJSSession } from "../lib/quickjs/index.ts";
 import { checkInventory, WASM_PAGE, type Inventory } from "../lib/quickjs/state.ts";
 
@@ -99,7 +99,10 @@ export function decodeState(bytes: Uint8Array, maxMemoryBytes: number): { invent
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === "ERR_BUFFER_TOO_LARGE")
-      throw new SnapshotRejectedError("size", "its engine state inflates past what the session's memory can hold");
+      throw new SnapshotRejectedError(
+        "size",
+        `its engine state inflates past the ${(maxMemoryBytes / 1048576).toFixed(1)} MiB of memory a session may have under limits.memoryMb here`,
+      );
     return corrupt("it does not inflate");
   }
   if (raw.length < MAGIC.length + 8 || !raw.subarray(0, MAGIC.length).equals(MAGIC)) return corrupt("no state header");
@@ -112,6 +115,12 @@ export function decodeState(bytes: Uint8Array, maxMemoryBytes: number): { invent
   } catch {
     return corrupt("its inventory is not JSON");
   }
+  const claimed = (json as { memoryBytes?: unknown } | null)?.memoryBytes;
+  if (typeof claimed === "number" && claimed > maxMemoryBytes)
+    throw new SnapshotRejectedError(
+      "size",
+      `the session's memory is ${(claimed / 1048576).toFixed(1)} MiB, more than a session may have under limits.memoryMb here (${(maxMemoryBytes / 1048576).toFixed(1)} MiB)`,
+    );
   const inventory = checkInventory(json, maxMemoryBytes);
   at += jsonLength;
   const count = raw.readUInt32LE(at);
@@ -130,22 +139,39 @@ export function decodeState(bytes: Uint8Array, maxMemoryBytes: number): { invent
   return { inventory, pages: { memoryBytes: inventory.memoryBytes, bitmap, data: raw.subarray(at) } };
 }
 
-/** The most linear memory a resumed session may bring: the QuickJS minimum, twice the memory limit, and 64 MiB. */
+/**
+ * The most linear memory a session may have where runs get `memoryMb`: the QuickJS minimum (16 MiB),
+ * the limit, and the allocator slack one run may grow past it (32 MiB, lib/quickjs/run.ts). One
+ * definition for both sides: a save of a larger session is refused (`size`, it stays where it is),
+ * and a resume of one is refused (`size`) by a sandbox whose memoryMb it is over — a 60 MB session
+ * resumed under memoryMb 16 used to carry on past the limit its resumer set.
+ */
 export function maxSessionMemory(memoryMb: number): number {
-  return 16 * 1024 * 1024 + 2 * memoryMb * 1024 * 1024 + 64 * 1024 * 1024;
+  return (16 + memoryMb + 32) * 1024 * 1024;
 }
 
-/** A live session's state as bytes (between runs). */
-export function liveState(session: QuickJSSession): Promise<Uint8Array> {
-  return session.capture(({ inventory, memory }) => encodeState(inventory, pagesOf(memory)));
+/**
+ * A live session's state as bytes (between runs); SnapshotUnsupportedError `size` when its memory is
+ * over `maxMemoryBytes` (maxSessionMemory: what a resume here would refuse).
+ */
+export function liveState(session: QuickJSSession, maxMemoryBytes = Number.POSITIVE_INFINITY): Promise<Uint8Array> {
+  return session.capture(({ inventory, memory }) => {
+    if (memory.length > maxMemoryBytes)
+      throw new SnapshotUnsupportedError(
+        "size",
+        `the session's memory is ${(memory.length / 1048576).toFixed(1)} MiB, more than a session under limits.memoryMb may resume with (${(maxMemoryBytes / 1048576).toFixed(1)} MiB): it stays where it is`,
+      );
+    return encodeState(inventory, pagesOf(memory));
+  });
 }
 
 /** A session of `engine` restored from state bytes (checked first; SnapshotRejectedError if refused). */
-export function restoreState(
+export async function restoreState(
   engine: QuickJSEngine,
   state: Uint8Array,
   maxMemoryBytes: number,
 ): Promise<QuickJSSession> {
+  // Async: a refusal is a rejection (the worker answers it), never a throw out of its message handler.
   const { inventory, pages } = decodeState(state, maxMemoryBytes);
   return engine.restoreSession(inventory, (memory, dirty) => writePages(pages, memory, dirty));
 }

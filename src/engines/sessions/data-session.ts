@@ -21,6 +21,7 @@ import type { EventInput } from "../../core/events.ts";
 import { ENGINE_INFO, type EngineName, type Language, type RunResult } from "../../core/types.ts";
 import { failedRun, sessionLost } from "../../kit/failures.ts";
 import { Serial } from "../../kit/serial.ts";
+import { traceSession } from "../../kit/trace.ts";
 import type { ResolvedRequest } from "../../options/index.ts";
 import type { SessionStore } from "../../stores/store.ts";
 import type { EngineSession } from "../engine.ts";
@@ -101,6 +102,7 @@ export class DataSession<L extends LiveState = LiveState> implements EngineSessi
   }
 
   #emit(type: SessionEventType, bytes: number, ms: number, error?: string): void {
+    traceSession(type, this.#engine, bytes, ms, error !== undefined);
     this.#host.emit?.({ type, engine: this.#engine, session: this.id, bytes, ms, ...(error ? { error } : {}) });
   }
 

@@ -1,26 +1,40 @@
 // A session snapshot as bytes: the one room that writes and reads them. A snapshot that comes back is
 // hostile input exactly like a sidecar's reply (it was stored somewhere, by someone), so reading it
 // checks, in this order, before anything else looks at it: its size against the cap, its framing, its
-// key id, and its HMAC-SHA256 tag under the host key (the guest never sees the key); only then is the
-// header parsed, each field bounded; the state inside stays opaque here and is checked again by the
-// engine that loads it.
+// format, its key id, and its AEAD tag under a key derived from the host key (the guest never sees
+// either); only then is it decrypted and the header parsed, each field bounded; the state inside stays
+// opaque here and is checked again by the engine that loads it.
+//
+// Encrypted at rest (format 2): a session's state holds whatever its guest held (a token it was given,
+// a file it wrote), and a store (a disk directory, Redis) is not the sandbox. Each snapshot draws a
+// random 16-byte salt; HKDF-SHA256(host key, salt, "wasmcell snapshot v2") gives that snapshot's
+// AES-256-GCM key and nonce, so no key and nonce pair is ever used twice whatever the number of
+// snapshots. The GCM tag covers the ciphertext and, as associated data, every byte before it (magic,
+// format, length, key id, salt): a changed byte anywhere is `authentication`. Format 1 (authenticated,
+// not encrypted) is refused as `version`.
 //
 // Layout (all integers little-endian):
-//   magic "WCSNAP" (6) | format u8 | reserved u8 | total length u32 | key id (8) | tag (32) |
-//   header length u32 | header JSON | state
-// The tag covers every byte but itself. The key id (the first 8 bytes of HMAC(key, "wasmcell key id"))
-// only tells "another key" apart from "changed bytes"; it says nothing of the key.
+//   magic "WCSNAP" (6) | format u8 | reserved u8 | total length u32 | key id (8) | salt (16) | tag (16) |
+//   ciphertext of ( header length u32 | header JSON | state )
+// The key id (the first 8 bytes of HMAC(key, "wasmcell key id")) only tells "another key" apart from
+// "changed bytes"; it says nothing of the key.
 
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../core/errors.ts";
 import { ENGINE_INFO, ENGINES, type EngineName, type Language } from "../../core/types.ts";
 
 const MAGIC = Buffer.from("WCSNAP", "latin1");
-export const SNAPSHOT_FORMAT = 1;
-const TAG = 32;
+export const SNAPSHOT_FORMAT = 2;
 const KEY_ID = 8;
-const PREFIX = MAGIC.length + 2 + 4 + KEY_ID + TAG;
+const SALT = 16;
+const TAG = 16;
+const AT_KEY_ID = MAGIC.length + 2 + 4;
+const AT_SALT = AT_KEY_ID + KEY_ID;
+const AT_TAG = AT_SALT + SALT;
+/** Where the ciphertext starts: everything before it is associated data, in the clear. */
+const PREFIX = AT_TAG + TAG;
 const MAX_HEADER = 64 * 1024;
+const INFO = Buffer.from("wasmcell snapshot v2 aes-256-gcm", "latin1");
 
 /** The engines whose sessions' state can be bytes (ENGINE_INFO's `snapshots`). */
 export type SnapshotEngine = {
@@ -50,11 +64,18 @@ function keyId(key: Uint8Array): Buffer {
   return createHmac("sha256", key).update("wasmcell key id").digest().subarray(0, KEY_ID);
 }
 
+/** This snapshot's AES-256-GCM key and nonce: HKDF-SHA256 of the host key under its salt. */
+function cipherKey(key: Uint8Array, salt: Uint8Array): { key: Buffer; nonce: Buffer } {
+  const okm = Buffer.from(hkdfSync("sha256", key, salt, INFO, 32 + 12));
+  return { key: okm.subarray(0, 32), nonce: okm.subarray(32) };
+}
+
 /**
- * Frames, authenticates and returns a snapshot. One over `maxBytes` (`sessions.maxSnapshotBytes`) is
- * never made: openSnapshot refuses it first thing, so it could only be bytes that look saved and
- * resume nowhere (an eviction would lose the session). SnapshotUnsupportedError `size` instead.
- * Every engine passes its sandbox's cap; omitted (no cap) only where a test crafts a blob.
+ * Frames, encrypts, authenticates and returns a snapshot. One over `maxBytes`
+ * (`sessions.maxSnapshotBytes`) is never made: openSnapshot refuses it first thing, so it could only
+ * be bytes that look saved and resume nowhere (an eviction would lose the session).
+ * SnapshotUnsupportedError `size` instead. Every engine passes its sandbox's cap; omitted (no cap)
+ * only where a test crafts a blob.
  */
 export function sealSnapshot(
   key: Uint8Array,
@@ -73,20 +94,24 @@ export function sealSnapshot(
   MAGIC.copy(out, 0);
   out[MAGIC.length] = SNAPSHOT_FORMAT;
   out.writeUInt32LE(out.length, MAGIC.length + 2);
-  keyId(key).copy(out, MAGIC.length + 6);
-  out.writeUInt32LE(json.length, PREFIX);
-  json.copy(out, PREFIX + 4);
-  out.set(state, PREFIX + 4 + json.length);
-  tag(key, out).copy(out, PREFIX - TAG);
+  keyId(key).copy(out, AT_KEY_ID);
+  const salt = randomBytes(SALT);
+  salt.copy(out, AT_SALT);
+  const k = cipherKey(key, salt);
+  const cipher = createCipheriv("aes-256-gcm", k.key, k.nonce, { authTagLength: TAG });
+  cipher.setAAD(out.subarray(0, AT_TAG));
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(json.length, 0);
+  // Written in place: the ciphertext is as long as the plaintext, and no clear copy of the state is made.
+  let at = PREFIX;
+  for (const part of [length, json, state]) {
+    const enc = cipher.update(part);
+    enc.copy(out, at);
+    at += enc.length;
+  }
+  cipher.final().copy(out, at);
+  cipher.getAuthTag().copy(out, AT_TAG);
   return out;
-}
-
-function tag(key: Uint8Array, blob: Buffer): Buffer {
-  const at = PREFIX - TAG;
-  return createHmac("sha256", key)
-    .update(blob.subarray(0, at))
-    .update(blob.subarray(at + TAG))
-    .digest();
 }
 
 export interface ExpectedSnapshot {
@@ -118,28 +143,44 @@ export function openSnapshot(
   const declared = blob.readUInt32LE(MAGIC.length + 2);
   if (declared !== blob.length)
     return reject("corrupt", `it says it is ${declared} bytes long and is ${blob.length} (cut short, or padded)`);
-  if (!timingSafeEqual(blob.subarray(MAGIC.length + 6, MAGIC.length + 6 + KEY_ID), keyId(key)))
+  // Before the key: a format this version cannot read says so, whatever key it was made under.
+  const format = blob[MAGIC.length];
+  if (format !== SNAPSHOT_FORMAT)
+    return reject(
+      "version",
+      format === 1
+        ? `format 1 (authenticated, not encrypted); this wasmcell reads format ${SNAPSHOT_FORMAT} (encrypted): resume it with the wasmcell that made it`
+        : `format ${format}; this wasmcell reads format ${SNAPSHOT_FORMAT}`,
+    );
+  if (!timingSafeEqual(blob.subarray(AT_KEY_ID, AT_KEY_ID + KEY_ID), keyId(key)))
     return reject(
       "key",
       "it was made under another key: a snapshot resumes only where sessions.key is the key it was made with (the default key is random per process)",
     );
-  if (!timingSafeEqual(blob.subarray(PREFIX - TAG, PREFIX), tag(key, blob)))
+  const k = cipherKey(key, blob.subarray(AT_SALT, AT_SALT + SALT));
+  const decipher = createDecipheriv("aes-256-gcm", k.key, k.nonce, { authTagLength: TAG });
+  decipher.setAAD(blob.subarray(0, AT_TAG));
+  decipher.setAuthTag(blob.subarray(AT_TAG, PREFIX));
+  const plain = decipher.update(blob.subarray(PREFIX));
+  try {
+    decipher.final();
+  } catch {
+    // Nothing decrypted is looked at before the tag is proven.
+    plain.fill(0);
     return reject("authentication", "its bytes do not match its tag: it was changed after it was made");
+  }
   // Authenticated from here on: still bounded, since a host bug must not become a crash.
-  if (blob[MAGIC.length] !== SNAPSHOT_FORMAT)
-    return reject("version", `format ${blob[MAGIC.length]}; this wasmcell reads format ${SNAPSHOT_FORMAT}`);
-  const headerLength = blob.readUInt32LE(PREFIX);
-  if (headerLength > MAX_HEADER || PREFIX + 4 + headerLength > blob.length)
-    return reject("corrupt", "its header length");
+  const headerLength = plain.readUInt32LE(0);
+  if (headerLength > MAX_HEADER || 4 + headerLength > plain.length) return reject("corrupt", "its header length");
   let raw: unknown;
   try {
-    raw = JSON.parse(blob.subarray(PREFIX + 4, PREFIX + 4 + headerLength).toString("utf8"));
+    raw = JSON.parse(plain.subarray(4, 4 + headerLength).toString("utf8"));
   } catch {
     return reject("corrupt", "its header is not JSON");
   }
   const header = checkHeader(raw);
   if (expected) checkMadeFor(header, expected);
-  return { header, state: blob.subarray(PREFIX + 4 + headerLength) };
+  return { header, state: plain.subarray(4 + headerLength) };
 }
 
 /** Throws unless an (authenticated) header names this engine, its version and its lock. */

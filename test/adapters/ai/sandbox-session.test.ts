@@ -104,7 +104,7 @@ describe("Experimental_SandboxSession (createSandboxSession)", () => {
     assert.equal(exit.exitCode, 3);
   });
 
-  test("python gets sys.argv and os.environ; node refuses them clearly", async () => {
+  test("python gets sys.argv and os.environ; node gets process.argv and process.env", async () => {
     fresh();
     await box.writeTextFile({
       path: "args.py",
@@ -113,10 +113,11 @@ describe("Experimental_SandboxSession (createSandboxSession)", () => {
     const r = await box.run({ command: "python3 args.py 'a b' c", env: { GREETING: "hi" } });
     assert.equal(r.stdout, "['args.py', 'a b', 'c'] hi\n");
     assert.match(r.stderr, /File "\/workspace\/args\.py", line 3/); // the argv line is not counted
-    await box.writeTextFile({ path: "x.js", content: "console.log(1)" });
-    const n = await box.run({ command: "node x.js arg" });
-    assert.equal(n.exitCode, 2);
-    assert.match(n.stderr, /arguments and environment variables are not passed to JavaScript/);
+    await box.writeTextFile({ path: "x.js", content: "console.log(process.argv, process.env.GREETING)\nnull.x" });
+    const n = await box.run({ command: "node x.js arg", env: { GREETING: "hi" } });
+    assert.equal(n.stdout, "[ 'node', '/workspace/x.js', 'arg' ] hi\n");
+    // The process object shares the first line: the error is still on line 2.
+    assert.match(n.stderr, /\/workspace\/x\.js:2/);
   });
 
   test("shell built-ins, redirections, and what answers like a shell", async () => {

@@ -147,6 +147,27 @@ describe("AI SDK tools (generateText + MockLanguageModelV4)", () => {
     );
   });
 
+  test("a displayed figure comes back as an image part of the model output", async () => {
+    const code = "display({'image/png': open('red.png', 'rb').read(), 'text/plain': 'red'}, raw=True)";
+    const model = scriptedModel([
+      { call: "run_code", input: { language: "python", code: `${PNG_PYTHON}\n${code}` } },
+      { say: echo },
+    ]);
+    await generateText({
+      model,
+      tools: { run_code: runCodeTool({ sandbox }) },
+      stopWhen: isStepCount(3),
+      prompt: "show it",
+    });
+    const seen = model.seen[1]![0]!;
+    assert.equal(seen.type, "content");
+    assert.match(seen.text, /displayed \(1\):\n\[1\] \[image\/png; image shown below\]\nred/);
+    const shown = seen.files.find((f) => f.filename === "display-1.png");
+    assert.ok(shown, JSON.stringify(seen.files.map((f) => f.filename)));
+    assert.equal(shown.mediaType, "image/png");
+    assert.deepEqual([...Buffer.from(shown.base64, "base64").subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+  });
+
   test("session: the model builds on earlier calls; a timeout restarts the session and says so", async () => {
     const model = scriptedModel([
       { call: "run_code", input: { language: "python", code: "import math\nradius = 2" } },

@@ -21,6 +21,30 @@ const base = {
 };
 
 describe("formatResult", () => {
+  test("display items: each one's text/plain in order, its other types named, big images left out", () => {
+    const big = "A".repeat(4000);
+    const result: RunResult = {
+      ...base,
+      ok: true,
+      value: "t",
+      results: [
+        { data: { "text/plain": "<Figure>", "image/png": big }, main: false },
+        { data: { "text/plain": "t", "text/html": "<table></table>" }, main: true },
+      ],
+    };
+    const out = formatResult(result, options);
+    assert.equal(
+      out.text,
+      'ok (javascript, 3 ms)\nvalue: "t"\ndisplayed (2):\n[1] [image/png; image/png over 1.0 KB, not shown]\n<Figure>\n[2] (the last expression) [text/html]\n(the value above)',
+    );
+    assert.deepEqual(
+      out.results[0],
+      { data: { "text/plain": "<Figure>" }, main: false },
+      "over maxImageBytes: left out",
+    );
+    assert.deepEqual(out.results[1], result.results[1]);
+  });
+
   test("success: status line, value, stdout", () => {
     const out = formatResult({ ...base, ok: true, value: { a: 1 }, stdout: "hi\n" }, options);
     assert.equal(out.isError, false);

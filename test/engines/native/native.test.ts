@@ -49,8 +49,10 @@ ax.plot([1, 2, 3], [2, 4, 1]); ax.set_title("round trip")
 fig.savefig("plot.png")
 import matplotlib; matplotlib.get_backend()`);
     assert.equal(r.ok, true, JSON.stringify(!r.ok && r.error));
-    assert.equal(r.ok && r.value, "agg");
+    // wasmcell's display module is the backend (it draws with Agg): the figure left open is shown too.
+    assert.equal(r.ok && r.value, "module://wasmcell_display");
     assert.equal(r.stderr, "");
+    assert.equal(r.results.length, 1);
     assert.equal(r.files.length, 1);
     const png = r.files[0]!;
     assert.equal(png.path, "plot.png");

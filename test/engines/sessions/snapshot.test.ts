@@ -50,7 +50,8 @@ describe("session snapshot framing", () => {
       bad[i]! ^= 0x01;
       seen.add(reason(() => openSnapshot(KEY, bad, MAX, HEADER)));
     }
-    // Magic and length bytes are framing (corrupt), the key id says "key"; everything else is the tag.
+    // Magic and length bytes are framing (corrupt), the key id says "key"; everything else (salt,
+    // tag, ciphertext) fails the AEAD tag. (The format byte says "version": its own test, below.)
     assert.deepEqual([...seen].sort(), ["authentication", "corrupt", "key"]);
     const body = Uint8Array.from(blob);
     body[body.length - 1]! ^= 0x80;
@@ -114,15 +115,36 @@ describe("session snapshot framing", () => {
     );
   });
 
-  it("another format version, authenticated, is refused as a version", () => {
-    const blob = Buffer.from(sealSnapshot(KEY, HEADER, STATE));
-    blob[6] = 2;
-    // Re-tag it as a future wasmcell would: the version check, not the tag, must refuse it.
-    const tag = createHmac("sha256", KEY).update(blob.subarray(0, 20)).update(blob.subarray(52)).digest();
-    tag.copy(blob, 20);
-    assert.equal(
-      reason(() => openSnapshot(KEY, blob, MAX)),
-      "version",
-    );
+  it("another format version is refused as a version, format 1 (not encrypted) by name", () => {
+    for (const format of [1, 3]) {
+      const blob = Buffer.from(sealSnapshot(KEY, HEADER, STATE));
+      blob[6] = format;
+      // A format 1 blob as the previous wasmcell sealed it: HMAC-SHA256 over every byte but its tag.
+      if (format === 1)
+        createHmac("sha256", KEY).update(blob.subarray(0, 20)).update(blob.subarray(52)).digest().copy(blob, 20);
+      try {
+        openSnapshot(KEY, blob, MAX);
+        assert.fail("not refused");
+      } catch (error) {
+        assert.ok(error instanceof SnapshotRejectedError, String(error));
+        assert.equal(error.reason, "version");
+        assert.match(error.message, new RegExp(`format ${format}\\b.*reads format 2`));
+      }
+    }
+  });
+
+  it("the header and state are encrypted: neither is in the sealed bytes, each snapshot its own salt", () => {
+    const secret = Buffer.from("a secret the session held: 0123456789abcdef");
+    const state = Buffer.concat([STATE, secret, STATE]);
+    const a = Buffer.from(sealSnapshot(KEY, HEADER, state));
+    const b = Buffer.from(sealSnapshot(KEY, HEADER, state));
+    for (const blob of [a, b]) {
+      assert.equal(blob.indexOf(secret), -1);
+      assert.equal(blob.indexOf(Buffer.from(HEADER.lock === "abc" ? '"engineVersion"' : "")), -1);
+    }
+    // Same key, same plaintext: different bytes (salt, so key and nonce), both open.
+    assert.notDeepEqual(a.subarray(20), b.subarray(20));
+    assert.deepEqual(Buffer.from(openSnapshot(KEY, a, MAX).state), state);
+    assert.deepEqual(Buffer.from(openSnapshot(KEY, b, MAX).state), state);
   });
 });

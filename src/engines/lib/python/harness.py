@@ -6,6 +6,11 @@ interpreter: the Pyodide sidecar's ``_wasmcell_start`` (sidecar/setup.py) and th
 ``encode_envelope``. ``limits`` is the run's limits as the host sent them (a dict of the fields of
 src/core/types.ts ``Limits``); the harness reads ``maxResultBytes``.
 
+What a run displays goes through ``wasmcell_display`` (beside this file; each tier configures where
+its items go before the run): at the end the harness shows the last expression's rich repr as the
+main item and the figures still open, and a run that passed a display cap ends with that
+``output_limit`` (the items before it were already sent).
+
 The envelope (UTF-8 JSON, one object):
     {"ok": true,  "value": <JSON data or repr string>, "valueKind": "json" | "repr" | "none"}
     {"ok": false, "error": {"kind", "name", "message", "stack"?, "line"?, "column"?, "limit"?, "bytes"?}}
@@ -37,6 +42,8 @@ import linecache
 import sys
 import traceback
 import types
+
+import wasmcell_display as _display
 
 USER_FILENAME = "<code>"
 DEFAULT_MAX_RESULT_BYTES = 1024 * 1024
@@ -300,9 +307,36 @@ def _prepare(code):
         return _failure("syntax", type(exc).__name__, "the code is nested too deeply to parse")
 
 
+def _show_results(exc, value):
+    """The run's display items that come at its end: the last expression's rich repr (the main
+    result), then the figures still open (wasmcell_display.py). Not after an interrupt or exit."""
+    ordinary = exc is None or isinstance(exc, Exception)
+    try:
+        if exc is None and value is not None:
+            _display.main_result(value)
+        _display.finish(ordinary)
+    except Exception:
+        pass
+    _flush_streams()
+
+
+def _display_breach(envelope):
+    """A run that passed a display cap ends with it (the items before it were sent)."""
+    breach = _display.breach()
+    if breach is None or not envelope.get("ok"):
+        return envelope
+    limit, size = breach
+    return output_limit(limit, "the run passed limits.%s" % limit, size)
+
+
 def _outcome(exc, value, max_result_bytes):
     """The envelope for a finished run: exc is the exception it ended with, or None."""
     _flush_streams()
+    _show_results(exc, value)
+    return _display_breach(_envelope_of(exc, value, max_result_bytes))
+
+
+def _envelope_of(exc, value, max_result_bytes):
     if exc is None:
         try:
             return _value_envelope(value, max_result_bytes)

@@ -101,7 +101,8 @@ export function parseEnvelope(
   if (e.kind === "output_limit") {
     const limit = OUTPUT_LIMITS.find((l) => l === e.limit) ?? "maxResultBytes";
     const size = typeof e.bytes === "number" && Number.isSafeInteger(e.bytes) && e.bytes >= 0 ? e.bytes : undefined;
-    return { ok: false, error: outputLimit(limit, limits[limit], limit === "maxResultBytes" ? size : undefined) };
+    const sized = limit === "maxResultBytes" || limit === "maxDisplayItemBytes";
+    return { ok: false, error: outputLimit(limit, limits[limit], sized ? size : undefined) };
   }
   const name = typeof e.name === "string" && e.name ? capField(e.name, ERROR_FIELD_CAPS.name, "error name") : "Error";
   const message = typeof e.message === "string" ? capField(e.message, ERROR_FIELD_CAPS.message, "error message") : "";

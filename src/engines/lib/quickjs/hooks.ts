@@ -15,6 +15,8 @@ export interface GuestRunHooks {
   queueMicrotask(fn: QuickJSHandle | undefined): void;
   fs(op: FsOp, args: QuickJSHandle[]): QuickJSHandle | undefined;
   hostCall(name: string, args: QuickJSHandle[]): QuickJSHandle;
+  /** One display item's JSON, as the display family built it (parsed and counted by the run). */
+  display(json: string): void;
 }
 
 export type FsOp =

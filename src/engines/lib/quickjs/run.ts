@@ -18,8 +18,10 @@ import { Deadline } from "../../../kit/deadline.ts";
 import { crashed, describeHostError, outputLimit } from "../../../kit/failures.ts";
 import { EVAL_FLAGS } from "./internals.ts";
 import { OutputSink } from "./text-output.ts";
+import { DisplayCollector, parseDisplayItem } from "../../../kit/display.ts";
 import { runtimeInspector } from "./runtime/install.ts";
 import { Timers, TooManyTimers } from "./timers.ts";
+import { TurnClock } from "./turns.ts";
 import type { PreparedSource } from "./source.ts";
 import {
   classify,
@@ -56,8 +58,11 @@ export class Run implements GuestRunHooks {
   readonly #req: ResolvedRequest;
   readonly #src: PreparedSource;
   readonly #out: OutputSink;
+  readonly #display: DisplayCollector;
   readonly #start = performance.now();
   readonly #deadline: Deadline;
+  /** Its share of the thread: the deadline does not count other runs' turns (turns.ts). */
+  readonly #clock: TurnClock;
   #fs: MemFs | undefined;
   #failure: GuestError | undefined;
   #interruptKind: ErrorKind | undefined;
@@ -71,7 +76,12 @@ export class Run implements GuestRunHooks {
   #handles: QuickJSHandle[] = [];
   #peakBytes = 0;
   #graceUntil: number | undefined;
-  #memoryCeiling = Infinity;
+  /** Linear-memory growth the run may cause (its cap plus the allocator's slack). */
+  #memoryCap = Infinity;
+  /** Growth while this run's own guest code ran, over its finished turns. */
+  #grownBytes = 0;
+  /** The module's size when the current turn began; undefined between turns. */
+  #turnFrom: number | undefined;
   #refusedImports: string[] = [];
 
   constructor(guest: Guest, req: ResolvedRequest, src: PreparedSource) {
@@ -79,7 +89,9 @@ export class Run implements GuestRunHooks {
     this.#req = req;
     this.#src = src;
     this.#out = new OutputSink(req.limits.maxOutputBytes, req.onOutput);
+    this.#display = new DisplayCollector(req.limits, req.onResult);
     this.#deadline = new Deadline(req.limits.timeoutMs, this.#start);
+    this.#clock = new TurnClock(req.limits);
     this.#timers = new Timers(req.limits.maxTimers);
   }
 
@@ -92,7 +104,7 @@ export class Run implements GuestRunHooks {
     // While the host reads an exception or the run's end state, a short grace applies instead.
     if (this.#graceUntil !== undefined) return performance.now() > this.#graceUntil;
     if (this.#interruptKind) return true;
-    if (this.#deadline.passed()) {
+    if (this.#pastDeadline()) {
       this.#interruptKind = "timeout";
       return true;
     }
@@ -102,19 +114,35 @@ export class Run implements GuestRunHooks {
     }
     // QuickJS does not count every allocation against setMemoryLimit (many small ArrayBuffers slip
     // past it), so the module's linear memory is watched too: growth past the run's cap is a memory
-    // failure, caught within one polling window.
-    if (this.#guest.cell.wasm.memoryBytes() > this.#memoryCeiling) {
+    // failure, caught within one polling window. Only growth while this run's own code ran counts: the
+    // module is shared with the other runs of its thread (parked ones by the thousand), and their
+    // growth is theirs.
+    if (this.#memoryGrown() > this.#memoryCap) {
       this.#interruptKind = "memory";
       return true;
     }
     return false;
   }
 
+  #memoryGrown(): number {
+    const from = this.#turnFrom;
+    return this.#grownBytes + (from === undefined ? 0 : this.#guest.cell.wasm.memoryBytes() - from);
+  }
+
+  /** The deadline, moved later by the time this thread spent on other runs' guest code (turns.ts). */
+  #deadlineAt(): number {
+    return this.#deadline.at + this.#clock.creditMs;
+  }
+
+  #pastDeadline(): boolean {
+    return performance.now() >= this.#deadlineAt();
+  }
+
   async execute(): Promise<RunResult> {
     const { cell, ctx } = this.#guest;
     const limits = this.#req.limits;
     cell.setLimits(limits.memoryMb * MB, effectiveStackKb(limits.maxStackKb) * 1024);
-    this.#memoryCeiling = cell.wasm.memoryBytes() + (limits.memoryMb + MEMORY_SLACK_MB) * MB;
+    this.#memoryCap = (limits.memoryMb + MEMORY_SLACK_MB) * MB;
     cell.run = this;
     cell.userCtx = ctx;
     cell.runs++;
@@ -215,7 +243,10 @@ export class Run implements GuestRunHooks {
         }
         break;
       }
+      const parks = this.#deliveries.length === 0;
+      if (parks) this.#clock.park(true);
       await this.#waitForEvent();
+      if (parks) this.#clock.park(false);
       if (this.shouldInterrupt()) {
         this.#setFailure(this.#interruptError());
         return undefined;
@@ -252,10 +283,17 @@ export class Run implements GuestRunHooks {
       this.#crashedByOther();
       return;
     }
+    const outer = this.#turnFrom === undefined;
+    if (outer) this.#turnFrom = wasm.memoryBytes();
     try {
-      step();
+      this.#clock.turn(step);
     } catch (error) {
       this.#onHostThrow(error);
+    } finally {
+      if (outer) {
+        this.#grownBytes = this.#memoryGrown();
+        this.#turnFrom = undefined;
+      }
     }
     if (this.#hostFailure) wasm.poison(this.#failure?.message ?? "host failure");
   }
@@ -296,7 +334,7 @@ export class Run implements GuestRunHooks {
   #waitForEvent(): Promise<void> {
     if (this.#deliveries.length > 0) return Promise.resolve();
     const now = performance.now();
-    const until = this.#timers.nextDue(this.#deadline.at);
+    const until = this.#timers.nextDue(this.#deadlineAt());
     return new Promise<void>((resolve) => {
       const timer = setTimeout(
         () => {
@@ -545,6 +583,26 @@ export class Run implements GuestRunHooks {
     });
   }
 
+  /**
+   * One item from the display family: a malformed bundle is the guest's TypeError (nothing was shown);
+   * an item past a display cap ends the run with that `output_limit`.
+   */
+  display(json: string): void {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(json);
+    } catch {
+      throw new TypeError("display: the item is not JSON");
+    }
+    const parsed = parseDisplayItem(raw, this.#req.limits.maxDisplayItemBytes);
+    if (!parsed.ok && parsed.error.kind !== "output_limit") throw new TypeError(`display: ${parsed.error.message}`);
+    const failure = this.#display.add(raw);
+    if (failure) {
+      this.#setFailure(failure);
+      throw new RangeError(failure.message);
+    }
+  }
+
   #deliver(d: Delivery): void {
     if (!this.#pendingHost.has(d.deferred)) return; // the run has ended
     this.#deliveries.push(d);
@@ -572,7 +630,7 @@ export class Run implements GuestRunHooks {
       stderr: this.#out.stderr,
       outputTruncated: this.#out.truncated,
       files: this.#failure ? [] : (this.#fs?.outputs() ?? []),
-      results: [],
+      results: [...this.#display.items],
       stats: {
         engine: "quickjs" as const,
         wallMs: performance.now() - this.#start,

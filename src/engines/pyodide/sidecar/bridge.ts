@@ -1,6 +1,7 @@
-// The bridge from guest Python to the sidecar: two character devices in Pyodide's file system,
-// /dev/wasmcell-net (the host's gated fetch, net.ts) and /dev/wasmcell-idle (the event loop's idle
-// wait, loop.ts). Python opens one, writes bytes and reads bytes back; nothing else crosses.
+// The bridge from guest Python to the sidecar: three character devices in Pyodide's file system,
+// /dev/wasmcell-net (the host's gated fetch, net.ts), /dev/wasmcell-idle (the event loop's idle
+// wait, loop.ts) and /dev/wasmcell-display (display items, display.ts: written, never read). Python
+// opens one, writes bytes and reads bytes back; nothing else crosses.
 //
 // Why devices and not functions handed to Python: a JavaScript function Python holds is a JsProxy,
 // and a JsProxy is a handle on the realm. `.new()` on one raised a JavaScript error that Python got
@@ -12,6 +13,7 @@
 // The devices are JS-side file-system state made on every start (after the snapshot, before the
 // checkpoint), so the checkpoint records them like /dev/null and puts them back after a run.
 
+import { display, sendDisplay } from "./display.ts";
 import { memory } from "./limits.ts";
 import { idleWait } from "./loop.ts";
 import { hostFetch } from "./net.ts";
@@ -20,12 +22,15 @@ import { hostFetch } from "./net.ts";
 const EIO = 29;
 const EINVAL = 28;
 const ENOMEM = 48;
+const EFBIG = 22;
 
 export const NET_DEVICE = "/dev/wasmcell-net";
 export const IDLE_DEVICE = "/dev/wasmcell-idle";
+export const DISPLAY_DEVICE = "/dev/wasmcell-display";
 /** Device numbers from Linux's "local/experimental use" range, unused by Emscripten's own devices. */
 const NET_DEV = [240, 0] as const;
 const IDLE_DEV = [240, 1] as const;
+const DISPLAY_DEV = [240, 2] as const;
 
 interface Stream {
   readonly node: unknown;
@@ -126,11 +131,43 @@ export function installBridgeDevices(M: object): void {
     read: () => 0,
     llseek: () => fail(EINVAL),
   };
-  for (const ops of [net, idle]) Object.freeze(ops);
+  // One item per open: the writes accumulate it (at most display.maxBytes, counted in `pending`
+  // against the memory cap like a request), the close sends it.
+  const items = new WeakMap<Stream, { chunks: Buffer[]; bytes: number }>();
+  const shown: StreamOps = {
+    close(stream) {
+      const item = items.get(stream);
+      items.delete(stream);
+      if (!item) return;
+      pending -= item.bytes;
+      sendDisplay(Buffer.concat(item.chunks).toString("utf8"));
+    },
+    write(stream, buffer, offset, length) {
+      let item = items.get(stream);
+      if (!item) items.set(stream, (item = { chunks: [], bytes: 0 }));
+      if (item.bytes + length > display.maxBytes) {
+        display.over = true;
+        pending -= item.bytes;
+        items.delete(stream);
+        fail(EFBIG);
+      }
+      if (pending + length > memory.capBytes) fail(ENOMEM);
+      item.chunks.push(Buffer.from(bytesOf(buffer, offset, length)));
+      item.bytes += length;
+      pending += length;
+      return length;
+    },
+    read: () => fail(EINVAL),
+    llseek: () => fail(EINVAL),
+  };
+  for (const ops of [net, idle, shown]) Object.freeze(ops);
   const netDev = FS.makedev(...NET_DEV);
   const idleDev = FS.makedev(...IDLE_DEV);
+  const displayDev = FS.makedev(...DISPLAY_DEV);
   FS.registerDevice(netDev, net);
   FS.registerDevice(idleDev, idle);
+  FS.registerDevice(displayDev, shown);
   FS.mkdev(NET_DEVICE, 0o666, netDev);
   FS.mkdev(IDLE_DEVICE, 0o666, idleDev);
+  FS.mkdev(DISPLAY_DEVICE, 0o666, displayDev);
 }

@@ -19,6 +19,7 @@
 // replaces it.
 
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { RunMessage, SidecarFailure } from "../protocol.ts";
 import { installBridgeDevices } from "./bridge.ts";
 import { claimStdout, die, initMessage, listen, nextMessage, send, takeSnapshot, writeAll } from "./channel.ts";
@@ -28,7 +29,9 @@ import { dropUnusedWebGlobals, hardenGuest, lockStackTraceHook, refuseSockets, s
 import { LIBRARY_MOUNT, mountLibrary, mountZoneinfo, type MountFS } from "./library.ts";
 import { capMemoryGrowth, deadline, interruptSource, memory } from "./limits.ts";
 import { flushOutput, output, startOutput, writer } from "./capture.ts";
+import { display, startDisplay } from "./display.ts";
 import {
+  DISPLAY_MODULE,
   HARNESS_MODULE,
   loadPyodideRuntime,
   pythonSource,
@@ -38,7 +41,8 @@ import {
   type PyodideAPI,
   type PyProxyFn,
 } from "./runtime.ts";
-import { applyState, captureState, checkpointDigest, recordPristineTree } from "./record.ts";
+import { applyState, captureState, checkpointDigest, recordPristineTree, type LoadProblem } from "./record.ts";
+import { headroom, LOAD_MARGIN, SAVE_MARGIN } from "./budget.ts";
 import { cancelPendingTimers, trackTimers } from "./timers.ts";
 
 const started = performance.now();
@@ -103,6 +107,8 @@ async function main(dir: string, harness: string): Promise<void> {
   if (!init.snapshotBytes) {
     FS.mkdirTree(SITE_PACKAGES);
     FS.writeFile(`${SITE_PACKAGES}/${HARNESS_MODULE}.py`, readFileSync(harness));
+    // The display module the harness imports lies beside the harness (launch.ts binds it there).
+    FS.writeFile(`${SITE_PACKAGES}/${DISPLAY_MODULE}.py`, readFileSync(join(dirname(harness), `${DISPLAY_MODULE}.py`)));
   }
   if (libraryDir) mountLibrary(FS as unknown as MountFS, libraryDir);
   // The library goes after the standard library on sys.path (it cannot shadow it), and what the init
@@ -205,9 +211,11 @@ async function main(dir: string, harness: string): Promise<void> {
     if (message === "init") continue;
     if (message.t === "save") {
       const t0 = performance.now();
-      const record = checkpoint ? captureState(M, checkpoint) : "this sidecar has no checkpoint";
+      const room = message.capBytes === undefined ? Infinity : headroom(message.capBytes, SAVE_MARGIN, M.HEAPU8.length);
+      const record = checkpoint ? captureState(M, checkpoint, room) : "this sidecar has no checkpoint";
       const ms = performance.now() - t0;
       if (typeof record === "string") send({ t: "state", id: message.id, refused: record, ms });
+      else if ("size" in record) send({ t: "state", id: message.id, refused: record.size, size: true, ms });
       else {
         send({ t: "state", id: message.id, bytes: record.length, ms });
         writeAll(record);
@@ -216,12 +224,29 @@ async function main(dir: string, harness: string): Promise<void> {
     }
     if (message.t === "load") {
       const t0 = performance.now();
-      const problem =
-        !checkpoint || held || !message.data
-          ? "a record can only be loaded into a pristine pool sidecar"
-          : (applyState(M, checkpoint, message.data, message.maxBytes) ??
-            (message.reseed ? reseedRandom(reseed) : undefined));
-      send({ t: "loaded", id: message.id, ms: performance.now() - t0, ...(problem ? { retire: problem } : {}) });
+      const bounds = {
+        maxBytes: message.maxBytes,
+        room: message.capBytes === undefined ? Infinity : headroom(message.capBytes, LOAD_MARGIN, M.HEAPU8.length),
+        memoryCap: message.memoryBytes ?? Infinity,
+      };
+      // Not kept past the load: the inflated copy is what the budget counts.
+      const data = message.data;
+      delete message.data;
+      const reseeded = (): LoadProblem | undefined => {
+        const why = message.reseed ? reseedRandom(reseed) : undefined;
+        return why === undefined ? undefined : { why, retire: true };
+      };
+      const problem: LoadProblem | undefined =
+        !checkpoint || held || !data
+          ? { why: "a record can only be loaded into a pristine pool sidecar", retire: true }
+          : (applyState(M, checkpoint, data, bounds) ?? reseeded());
+      const ms = performance.now() - t0;
+      if (problem && !problem.retire) {
+        // Nothing of it reached the interpreter: refused, and this sidecar serves on, pristine.
+        send({ t: "loaded", id: message.id, ms, refused: problem.why, ...(problem.size ? { size: true } : {}) });
+        continue;
+      }
+      send({ t: "loaded", id: message.id, ms, ...(problem ? { retire: problem.why } : {}) });
       if (problem) process.exit(0);
       held = true;
       seeded = true;
@@ -272,6 +297,7 @@ function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful:
   const { limits } = message;
   const M = py._module;
   startOutput(message);
+  startDisplay(message);
   memory.hit = false;
   memory.peakBytes = M.HEAPU8.length;
   // The cap, and how this process sees it fire. Normally the grow hook: every allocation past the
@@ -340,6 +366,7 @@ function runOne(py: PyodideAPI, start: PyProxyFn, message: RunMessage, stateful:
     files: collected.files,
     ...(collected.over ? { filesOverLimit: collected.over } : {}),
     ...(unreadable !== undefined ? { filesUnreadable: unreadable } : {}),
+    ...(display.over ? { displayOverLimit: true } : {}),
     outputBytes: output.attempted,
     outputTruncated: output.truncated,
     peakMemoryBytes: memory.peakBytes,

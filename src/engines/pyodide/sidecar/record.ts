@@ -36,46 +36,22 @@ import {
   type PyodideModule,
 } from "./checkpoint.ts";
 import { memory } from "./limits.ts";
+import { mib } from "./budget.ts";
+import {
+  checkHeader,
+  CHUNK,
+  kindOf,
+  MAX_HEADER,
+  RECORD_FORMAT,
+  RecordProblem,
+  SKIPPED,
+  type FsEntry,
+  type Header,
+} from "./record-header.ts";
 
-const FORMAT = 2;
-/** The unit of memory a record stores; divides MEMORY_BLOCK and PAGE. */
-const CHUNK = 256;
 const PAGE = 4096;
 const S_IFMT = 0o170000;
-const S_IFDIR = 0o040000;
 const S_IFREG = 0o100000;
-const S_IFLNK = 0o120000;
-const MAX_HEADER = 16 << 20;
-const MAX_PATH = 4096;
-const MAX_NODES = 100_000;
-/** The WASM32 address space: no memory record may claim more. */
-const MAX_MEMORY = 4 * 1024 * 1024 * 1024;
-/** Not part of a session's state: devices and the kernel's views are the sidecar's own. */
-const SKIPPED = /^\/(dev|proc)(\/|$)/;
-
-interface FsEntry {
-  /** Absolute path. */
-  p: string;
-  /** d: directory, f: regular file, l: symbolic link. */
-  k: "d" | "f" | "l";
-  m: number;
-  t: number;
-  /** A file's length in bytes (its bytes follow in the payload). */
-  n?: number;
-  /** A link's target. */
-  l?: string;
-}
-interface Header {
-  v: number;
-  base: string;
-  size: number;
-  sp: number;
-  cwd: string;
-  /** How many memory chunks follow (their indexes, then their bytes). */
-  chunks: number;
-  remove: string[];
-  nodes: FsEntry[];
-}
 
 interface PristineNode {
   node: EmscriptenFSNode;
@@ -139,11 +115,6 @@ function memfsTree(M: PyodideModule): Map<string, EmscriptenFSNode> {
   return out;
 }
 
-function kindOf(mode: number): FsEntry["k"] | undefined {
-  const t = mode & S_IFMT;
-  return t === S_IFDIR ? "d" : t === S_IFREG ? "f" : t === S_IFLNK ? "l" : undefined;
-}
-
 interface Described {
   header: Omit<Header, "v" | "base" | "size" | "sp" | "chunks">;
   files: Uint8Array[];
@@ -175,12 +146,33 @@ function describeFs(M: PyodideModule, cp: Checkpoint): Described | string {
   }
   const remove: string[] = [];
   for (const p of pristine.keys()) if (!live.has(p)) remove.push(p);
-  const cwd = String((M.FS as unknown as { cwd(): string }).cwd());
+  const FS = M.FS as unknown as {
+    cwd(): string;
+    analyzePath(p: string): { exists: boolean; object?: EmscriptenFSNode };
+  };
+  const cwd = String(FS.cwd());
+  // A resume changes into it: a directory removed while it was the cwd is nowhere to change into.
+  const here = FS.analyzePath(cwd);
+  if (!here.exists || !here.object || !M.FS.isDir(here.object.mode))
+    return `the working directory ${cwd.slice(0, 200)} no longer exists: change to another one (os.chdir) first`;
   return { header: { cwd, remove, nodes }, files };
 }
 
-/** The session's state as a record, or why it cannot be taken (then nothing changed). */
-export function captureState(M: PyodideModule, cp: Checkpoint): Uint8Array | string {
+/** Why a state was not taken because of its size (SnapshotUnsupportedError `size` on the host). */
+export interface TooLarge {
+  size: string;
+}
+
+/**
+ * The session's state as a record, or why it cannot be taken (then nothing changed). `room`: the
+ * bytes the capture may use (budget.ts): its raw bytes and their compressed copy must fit, or it is
+ * refused before either is made.
+ */
+export function captureState(
+  M: PyodideModule,
+  cp: Checkpoint,
+  room = Number.POSITIVE_INFINITY,
+): Uint8Array | string | TooLarge {
   const problem = portabilityProblem(M, cp);
   if (problem) return problem;
   const fs = describeFs(M, cp);
@@ -191,17 +183,33 @@ export function captureState(M: PyodideModule, cp: Checkpoint): Uint8Array | str
   const chunks = changedChunks(heap, cp);
   const n = chunks.length;
   const header: Header = {
-    v: FORMAT,
+    v: RECORD_FORMAT,
     base: checkpointDigest(cp),
     size: heap.length,
     sp: M.stackSave(),
     chunks: n,
     ...fs.header,
   };
+  const files = fs.files.reduce((t, f) => t + f.length, 0);
+  // The load's own checks, here, before anything is compressed: what they would refuse is never made.
+  try {
+    checkHeader(header, 4 * n + n * CHUNK + files);
+  } catch (error) {
+    if (error instanceof RecordProblem) return error.message;
+    throw error;
+  }
   // Padded to 4 bytes (JSON allows trailing spaces) so the indexes and chunks are aligned for xorInto.
   let json = Buffer.from(JSON.stringify(header), "utf8");
   if (json.length % 4) json = Buffer.concat([json, Buffer.alloc(4 - (json.length % 4), 0x20)]);
-  const files = fs.files.reduce((t, f) => t + f.length, 0);
+  if (json.length > MAX_HEADER)
+    return `its file system is too large to describe (${json.length} bytes of paths and times, over ${MAX_HEADER})`;
+  // The raw bytes, then at most as many again compressed (zstd's worst case is a few bytes more per 128 KiB).
+  const rawBytes = 4 + json.length + 4 * n + n * CHUNK + files;
+  const need = 2 * rawBytes + (rawBytes >> 7);
+  if (need > room)
+    return {
+      size: `taking its state out (${mib(rawBytes)} of memory changes and files) needs about ${mib(need)}, and its sidecar has ${mib(room)} left under its process memory cap: it stays where it is (free some of it, or raise limits.memoryMb)`,
+    };
   const at = 4 + json.length;
   const raw = Buffer.allocUnsafeSlow(at + 4 * n + n * CHUNK + files);
   raw.writeUInt32LE(json.length, 0);
@@ -276,81 +284,62 @@ function compress(raw: Buffer): Buffer {
   return zstdCompressSync(raw, { params: { [zlib.ZSTD_c_compressionLevel]: 1 } });
 }
 
-// ---- parsing: every field bounded before it is used ----
+// ---- parsing: every field bounded before it is used (record-header.ts, the capture's own rules) ----
 
 function fail(what: string): never {
   throw new Error(`the session record is malformed: ${what}`);
 }
-function int(v: unknown, max: number, what: string): number {
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0 || v > max) fail(what);
-  return v;
-}
-function path(v: unknown, what: string): string {
-  if (typeof v !== "string" || v.length === 0 || v.length > MAX_PATH || v[0] !== "/" || v.includes("\0")) fail(what);
-  if (
-    v !== "/" &&
-    v
-      .split("/")
-      .slice(1)
-      .some((s) => s === "" || s === "." || s === "..")
-  )
-    fail(what);
-  if (SKIPPED.test(v)) fail(`${what} (a device path)`);
-  return v;
+
+/** A record refused before anything of it reached the interpreter (the sidecar is pristine still). */
+class Refused extends Error {
+  readonly size: boolean;
+  constructor(message: string, size: boolean) {
+    super(message);
+    this.size = size;
+  }
 }
 
-function parse(record: Uint8Array, maxBytes: number): { header: Header; payload: Buffer } {
+function parse(record: Uint8Array, maxBytes: number, room: number): { header: Header; payload: Buffer } {
   let raw: Buffer;
+  // The inflate holds its output twice at its end (the pieces, and the buffer they are joined into).
+  const fits = Math.floor(Math.max(0, room) / 2);
+  const cap = Math.min(maxBytes, fits);
   try {
-    raw = zstdDecompressSync(record, { maxOutputLength: maxBytes });
+    raw = zstdDecompressSync(record, { maxOutputLength: cap });
   } catch (error) {
-    fail(`it does not inflate within ${maxBytes} bytes (${String((error as Error).message).slice(0, 100)})`);
+    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE")
+      throw new Refused(
+        fits < maxBytes
+          ? `its state inflates past the ${mib(fits)} this sidecar can inflate under its process memory cap (${mib(room)} left)`
+          : `its state inflates past ${mib(maxBytes)}`,
+        true,
+      );
+    fail(`it does not inflate (${String((error as Error).message).slice(0, 100)})`);
   }
   if (raw.length < 4) fail("too short");
   const headerLength = raw.readUInt32LE(0);
   if (headerLength > MAX_HEADER || 4 + headerLength > raw.length) fail("its header length");
-  let h: Record<string, unknown>;
+  let parsed: unknown;
   try {
-    h = JSON.parse(raw.subarray(4, 4 + headerLength).toString("utf8")) as Record<string, unknown>;
+    parsed = JSON.parse(raw.subarray(4, 4 + headerLength).toString("utf8"));
   } catch {
     fail("its header is not JSON");
   }
-  if (typeof h !== "object" || h === null || Array.isArray(h)) fail("its header is not an object");
-  if (h.v !== FORMAT) fail("its format version");
-  if (typeof h.base !== "string" || !/^[0-9a-f]{64}$/.test(h.base)) fail("its base digest");
-  const size = int(h.size, MAX_MEMORY, "its memory size");
-  if (size % MEMORY_BLOCK !== 0) fail("its memory size is not whole blocks");
-  const sp = int(h.sp, size, "its stack pointer");
-  const chunkCount = size / CHUNK;
-  const chunks = int(h.chunks, chunkCount, "its chunk count");
-  const cwd = path(h.cwd, "its cwd");
-  if (!Array.isArray(h.remove) || h.remove.length > MAX_NODES) fail("its removals");
-  h.remove.forEach((p) => path(p, "a removed path"));
-  if (!Array.isArray(h.nodes) || h.nodes.length > MAX_NODES) fail("its nodes");
-  let fileTotal = 0;
-  const nodes: FsEntry[] = h.nodes.map((item: unknown) => {
-    if (typeof item !== "object" || item === null) fail("a node");
-    const e = item as Record<string, unknown>;
-    const k = e.k;
-    if (k !== "d" && k !== "f" && k !== "l") fail("a node's kind");
-    const m = int(e.m, 0o177777, "a node's mode");
-    if (kindOf(m) !== k) fail("a node's mode does not match its kind");
-    const entry: FsEntry = { p: path(e.p, "a node's path"), k, m, t: int(e.t, 8.64e15, "a node's time") };
-    if (k === "f") {
-      entry.n = int(e.n, raw.length, "a file's length");
-      fileTotal += entry.n;
-    }
-    if (k === "l") {
-      if (typeof e.l !== "string" || e.l.length > MAX_PATH || e.l.includes("\0")) fail("a link's target");
-      entry.l = e.l;
-    }
-    return entry;
-  });
-  // A copy into its own buffer: 4-byte aligned for the XOR below (the header's length is arbitrary).
+  let header: Header;
+  try {
+    header = checkHeader(parsed, raw.length);
+  } catch (error) {
+    if (error instanceof RecordProblem) fail(error.message);
+    throw error;
+  }
+  const { chunks } = header;
+  const fileTotal = header.nodes.reduce((t, e) => t + (e.n ?? 0), 0);
+  // 4-byte aligned for the XOR below when the header was padded (the capture pads it); a record whose
+  // header is not gets its payload copied into a buffer of its own rather than read byte by byte.
   const body = raw.subarray(4 + headerLength);
-  const payload = Buffer.from(new Uint8Array(body.length).buffer);
-  body.copy(payload);
+  const payload = body.byteOffset % 4 === 0 ? body : Buffer.from(Uint8Array.from(body).buffer);
   if (payload.length !== chunks * (4 + CHUNK) + fileTotal) fail("its payload length");
+  const chunkCount = header.size / CHUNK;
   let last = -1;
   for (let k = 0; k < chunks; k++) {
     const c = payload.readUInt32LE(4 * k);
@@ -358,7 +347,6 @@ function parse(record: Uint8Array, maxBytes: number): { header: Header; payload:
     if (c <= last) fail("chunk indexes out of order");
     last = c;
   }
-  const header: Header = { v: FORMAT, base: h.base, size, sp, cwd, chunks, remove: h.remove as string[], nodes };
   return { header, payload };
 }
 
@@ -391,29 +379,83 @@ function removeTree(FS: WritableFS, p: string): void {
 }
 
 /**
- * Makes this pristine sidecar hold the session the record describes, and proves it. Returns why it
- * could not (the caller retires the sidecar: a half-applied record is never served).
+ * Why a record was not loaded. `retire`: it was partly applied, or could not be proven (the caller
+ * retires the sidecar: a half-applied record is never served); otherwise nothing of it reached the
+ * interpreter and the sidecar is pristine still. `size`: it is too large here.
  */
-export function applyState(M: PyodideModule, cp: Checkpoint, record: Uint8Array, maxBytes: number): string | undefined {
+export interface LoadProblem {
+  why: string;
+  retire: boolean;
+  size?: boolean;
+}
+
+/** What a load may take: the inflate cap, the bytes it may use (budget.ts), the WASM memory a run may have. */
+export interface LoadBounds {
+  maxBytes: number;
+  room: number;
+  memoryCap: number;
+}
+
+/** Makes this pristine sidecar hold the session the record describes, and proves it; or says why not. */
+export function applyState(
+  M: PyodideModule,
+  cp: Checkpoint,
+  record: Uint8Array,
+  bounds: LoadBounds,
+): LoadProblem | undefined {
   let parsed: ReturnType<typeof parse>;
   try {
-    parsed = parse(record, maxBytes);
+    parsed = parse(record, bounds.maxBytes, bounds.room);
   } catch (error) {
-    return String((error as Error).message);
+    return { why: String((error as Error).message), retire: false, size: error instanceof Refused && error.size };
   }
   const { header: h, payload } = parsed;
-  if (h.base !== checkpointDigest(cp)) return "the record was taken from another engine checkpoint";
+  if (h.base !== checkpointDigest(cp))
+    return { why: "the record was taken from another engine checkpoint", retire: false };
+  // The work, bounded before it is done: the session's memory must be one its runs may have here, and
+  // its files and the memory's growth must fit beside the inflated record.
+  const heapNow = M.HEAPU8.length;
+  if (h.size > Math.max(heapNow, bounds.memoryCap))
+    return {
+      why: `its memory (${mib(h.size)}) is over limits.memoryMb here (${mib(bounds.memoryCap)})`,
+      retire: false,
+      size: true,
+    };
+  const files = h.nodes.reduce((t, e) => t + (e.n ?? 0), 0);
+  const need = files + Math.max(0, h.size - heapNow);
+  const left = bounds.room - payload.length;
+  if (need > left)
+    return {
+      why: `putting it back needs ${mib(need)} for its files and memory, and this sidecar has ${mib(left)} left under its process memory cap`,
+      retire: false,
+      size: true,
+    };
+  const problem = applyParsed(M, cp, h, payload);
+  return problem === undefined ? undefined : { why: problem, retire: true };
+}
+
+function applyParsed(M: PyodideModule, cp: Checkpoint, h: Header, payload: Buffer): string | undefined {
   const FS = M.FS as unknown as WritableFS;
   try {
     // Growing first: it calls into WASM (malloc, sbrk), which the memory copy below must come after.
     if (M.HEAPU8.length < h.size) {
       const saved = memory.capBytes;
       memory.capBytes = Number.POSITIVE_INFINITY;
+      // One allocation of the shortfall first fills the free space at the heap's top, so it grows the
+      // memory short by that much (a 113 MB session made on one sidecar was refused by every fresh
+      // one: "could not grow"). Allocations of what is still short are held until it is all there
+      // (at most a few: the second finds the top empty), then freed; the memory copy below replaces
+      // malloc's state with the session's anyway.
+      const m = M as unknown as { _malloc(n: number): number; _free(p: number): void };
+      const held: number[] = [];
       try {
-        const m = M as unknown as { _malloc(n: number): number; _free(p: number): void };
-        const p = m._malloc(h.size - M.HEAPU8.length);
-        if (p) m._free(p);
+        for (let i = 0; i < 4 && M.HEAPU8.length < h.size; i++) {
+          const p = m._malloc(h.size - M.HEAPU8.length);
+          if (!p) break;
+          held.push(p);
+        }
       } finally {
+        for (const p of held) m._free(p);
         memory.capBytes = saved;
       }
       if (M.HEAPU8.length < h.size) return `the memory could not grow to ${h.size} bytes`;

@@ -26,6 +26,8 @@ export const WORKDIR = "/home/pyodide";
 export const SITE_PACKAGES = "/lib/python3.14/site-packages";
 /** The module name the harness is installed under (setup.py imports it). */
 export const HARNESS_MODULE = "wasmcell_harness";
+/** The display module's name (the harness imports it; src/engines/lib/python/wasmcell_display.py). */
+export const DISPLAY_MODULE = "wasmcell_display";
 
 /** The text of a Python file of this folder (setup.py, net.py, harden.py). */
 export function pythonSource(name: string): string {

@@ -3,6 +3,18 @@
 # imports, the guest-visible refusals, the entry point. Never runs guest code.
 import sys, os, asyncio, json, ast, linecache, traceback, types, inspect, random
 import wasmcell_harness as _h  # the harness, installed under this name (runtime.ts HARNESS_MODULE)
+import wasmcell_display as _wasmcell_display  # what runs show (display(), reprs): the harness's too
+
+def _wasmcell_show(item):
+    # One display item to the host: one open of the display device per item, closed to send it
+    # (sidecar/bridge.ts). Bytes, so os.write never re-encodes; every write is taken whole.
+    fd = os.open("/dev/wasmcell-display", os.O_WRONLY)
+    try:
+        data = item.encode("utf-8", "surrogatepass")
+        while data:
+            data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
 
 # Emscripten's libc system() calls Node's child_process.spawnSync(cmd, {shell: true}) when it runs
 # in Node: a path from Python to a host shell that needs no JS bridge. The seal stops it (permission
@@ -45,6 +57,7 @@ def _wasmcell_start(code, run_json):
     # in one interpreter.
     if reseed:
         _wasmcell_seed_random()
+    _wasmcell_display.configure(_wasmcell_show, limits)
     prepared = _h._prepare(code)
     if isinstance(prepared, dict):
         return _h.encode_envelope(prepared)

@@ -15,6 +15,11 @@ export interface WatchState {
   readonly deadline: Deadline | undefined;
   /** The run's budget: how long a run still queued is left before it is looked at again. */
   readonly timeoutMs: number;
+  /**
+   * Another run's guest code holds the thread now (the worker's word): this run is queued behind it,
+   * not stuck, and is never the one blamed or killed for it; the holder's own watch deals with it.
+   */
+  readonly heldByOther: boolean;
   /** The worker's last heartbeat. */
   readonly lastBeat: number;
   /** The thread's CPU time now and when the deadline was first seen passed (ns; undefined off Linux). */
@@ -38,6 +43,7 @@ export function verdict(s: WatchState): Verdict {
   if (!s.deadline.passed(0, s.now)) return { sleep: deadline - s.now + 1 };
   const left = deadline + GRACE.threadKillMs - s.now;
   if (left > 0) return { sleep: left + 1, lift: true };
+  if (s.heldByOther) return { sleep: s.beatMs };
   // A thread whose event loop turned after the run's deadline is not held by that run's guest code: on
   // a starved machine its answer may be in the port's queue, or its engine's own deadline about to end
   // the run. It gets one more grace, not more.

@@ -10,7 +10,10 @@ import { fileURLToPath } from "node:url";
 import type { WasmModuleSource } from "../../../core/types.ts";
 import { EngineStartError } from "../../../core/errors.ts";
 import {
+  CREDIT_OFFSET,
   DOORBELL_OFFSET,
+  HOLDER_OFFSET,
+  TURN_TOTAL_OFFSET,
   HEARTBEAT_MS,
   HEARTBEAT_OFFSET,
   IDLE_STATE_OFFSET,
@@ -107,11 +110,20 @@ export interface PinnedSession {
   saved?(answer: { state?: Uint8Array; error?: string; unsupported?: boolean }): void;
 }
 
+/** What the handle reads of a run posted to it. */
+export interface PostedRun {
+  readonly id: number;
+  /** Its sequence number on this worker. */
+  readonly seq: number;
+  /** Waiting for an event, taking no turn of the thread. */
+  readonly parked: boolean;
+}
+
 /**
  * One worker thread. `J` is what the engine posts to it (job.ts's Job); the handle only reads each
  * one's sequence number, so it names nothing of the engine above it.
  */
-export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: number }> {
+export class WorkerHandle<J extends PostedRun = PostedRun> {
   readonly worker: Worker;
   readonly ready: Promise<void>;
   readonly jobs = new Map<number, J>();
@@ -125,6 +137,9 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
   readonly #nice = new Int32Array(this.#progress, NICE_OFFSET, 1);
   readonly #doorbell = new Int32Array(this.#progress, DOORBELL_OFFSET, 1);
   readonly #idleState = new Int32Array(this.#progress, IDLE_STATE_OFFSET, 1);
+  readonly #holder = new Int32Array(this.#progress, HOLDER_OFFSET, 1);
+  readonly #credit = new Float64Array(this.#progress, CREDIT_OFFSET, PROGRESS_RING);
+  readonly #turnTotal = new Float64Array(this.#progress, TURN_TOTAL_OFFSET, 1);
   /** The thread's priority when it started, read by the host before any run (what `lift` restores). */
   #baseNice: number | undefined;
   #cpuNs: number | undefined;
@@ -201,6 +216,20 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
     return this.jobs.size;
   }
 
+  /** Runs posted and not answered that are not parked (waiting for an event, taking no turn). */
+  get running(): number {
+    return this.jobs.size - this.#parked;
+  }
+
+  /** Of `jobs`, how many are parked: kept by `parked()` and `forget()`, read on every placement. */
+  #parked = 0;
+
+  /** A run posted here parks (true) or wakes (false): call before the job's own flag is flipped. */
+  parked(job: J, parked: boolean): void {
+    if (this.jobs.get(job.id) !== job || job.parked === parked) return;
+    this.#parked += parked ? 1 : -1;
+  }
+
   /** Posts a run; returns its sequence number on this worker. */
   postRun(m: HostMessage): number {
     this.post(m);
@@ -211,6 +240,22 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
   begunAt(seq: number): number | undefined {
     if (seq === 0 || Atomics.load(this.#begunSeq, 0) < seq) return undefined;
     return this.#begunAt[seq % PROGRESS_RING];
+  }
+
+  /** The sequence number of the run whose guest code holds the thread now, 0 if none (its own word). */
+  holder(): number {
+    return Atomics.load(this.#holder, 0);
+  }
+
+  /**
+   * Milliseconds run `seq`'s thread spent on other runs' guest code since it began (its own word,
+   * clamped to what can be true: never negative, never more than it has been running).
+   */
+  creditMs(seq: number, now: number): number {
+    const begun = this.begunAt(seq);
+    if (begun === undefined) return 0;
+    const credit = (this.#turnTotal[0] ?? 0) - (this.#credit[seq % PROGRESS_RING] ?? 0);
+    return Number.isFinite(credit) ? Math.min(Math.max(0, credit), Math.max(0, now - begun)) : 0;
   }
 
   /**
@@ -293,6 +338,7 @@ export class WorkerHandle<J extends { readonly seq: number } = { readonly seq: n
 
   forget(id: number): J | undefined {
     const job = this.jobs.get(id);
+    if (job?.parked === true) this.#parked--;
     this.jobs.delete(id);
     this.updateRef();
     return job;

@@ -9,6 +9,7 @@ import type { GuestError, RunResult } from "../../../core/types.ts";
 import type { RunScope } from "../../../kit/scope.ts";
 import type { WorkerHandle } from "./handle.ts";
 import type { WireRequest } from "./protocol.ts";
+import { DisplayCollector } from "../../../kit/display.ts";
 
 /** What a job needs of the session it belongs to (session.ts's ThreadSession is one). */
 export interface JobSession {
@@ -36,6 +37,10 @@ export class Job {
   /** Its host calls still going, by the worker's call number; aborted when the job settles. */
   readonly calls = new Map<number, AbortController>();
   outputChars = 0;
+  /** The display items streamed to the caller (parsed and counted here, on the host). */
+  readonly display: DisplayCollector;
+  /** Waiting for an event (a host call's answer, a timer, a fetch): it takes no turn of its thread. */
+  parked = false;
   /** Its thread's CPU time (ns) when its deadline was first seen passed (the starved check). */
   cpuAtDeadline: number | undefined;
   #settled = false;
@@ -59,6 +64,7 @@ export class Job {
     this.session = init.session;
     this.startedAt = init.startedAt;
     this.scope = init.scope;
+    this.display = new DisplayCollector(init.req.limits, init.req.onResult);
     this.#resolve = resolve;
     this.scope.defer(() => clearTimeout(this.watchdog));
     this.scope.defer(() => {

@@ -13,6 +13,11 @@ export interface Candidate {
   readonly priorityStuck: boolean;
   /** Runs posted to it and not answered. */
   readonly load: number;
+  /**
+   * Of those, the ones not parked (parked runs wait for an event and take no turn of the thread):
+   * what `runsPerWorker` bounds. Undefined: all of them.
+   */
+  readonly running?: number;
   /** Held by one long synchronous stretch (a CPU-bound guest) at `now`. */
   stalled(now: number): boolean;
   /**
@@ -32,10 +37,22 @@ function readiness(state: number): number {
   return state === TIDYING ? 2 : state === LINGERING ? 1 : 0;
 }
 
+const running = (w: Candidate): number => w.running ?? w.load;
+
+/**
+ * Fewer running runs first; then fewer runs in all (parked runs spread evenly, so a CPU loop that
+ * lands on a thread holds up as few of them as can be); then readiness.
+ */
+function before(w: Candidate, best: Candidate): boolean {
+  if (running(w) !== running(best)) return running(w) < running(best);
+  if (w.load !== best.load) return w.load < best.load;
+  return readiness(w.idleState) > readiness(best.idleState);
+}
+
 export type Placement<W> = { post: W } | "grow" | "wait";
 
 /**
- * The least-loaded started worker with room that is not stalled; else, when some worker is stalled and
+ * The least-loaded started worker with room (fewer running runs than `runsPerWorker`) that is not stalled; else, when some worker is stalled and
  * none is still starting, a new overflow worker; else the run waits on the host. Ties go to the worker
  * readiest for it (`readiness`), then to the first (the base workers, in order, before the overflow):
  * on this 2-core machine waking a sleeping thread cost a back-to-back caller more than waiting for the
@@ -60,9 +77,8 @@ export function place<W extends Candidate>(
       continue;
     }
     if (w.priorityStuck) continue;
-    if (w.load >= opts.runsPerWorker) continue;
-    if (!best || w.load < best.load || (w.load === best.load && readiness(w.idleState) > readiness(best.idleState)))
-      best = w;
+    if (running(w) >= opts.runsPerWorker) continue;
+    if (!best || before(w, best)) best = w;
   }
   if (best) return { post: best };
   return stalled && !starting && !opts.closed ? "grow" : "wait";

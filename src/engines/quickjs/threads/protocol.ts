@@ -7,6 +7,7 @@
 import type { SnapshotRejection } from "../../../core/errors.ts";
 import { checkRelativePath } from "../../../options/index.ts";
 import { checkReturnedFiles } from "../../../kit/files.ts";
+import { parseDisplayItems } from "../../../kit/display.ts";
 import {
   ERROR_KINDS,
   OUTPUT_LIMITS,
@@ -27,6 +28,8 @@ export interface WireRequest {
   hostNames: string[];
   /** The caller wants output chunks as they are written. */
   output: boolean;
+  /** The caller wants display items as they are shown. */
+  display: boolean;
   /** Set to 1 by the host when the caller's signal aborts; the worker's interrupt handler reads it. */
   abort: Int32Array | undefined;
   /**
@@ -53,7 +56,12 @@ export const REVOKED = 2;
  * synchronous stretch (a CPU-bound guest, or a builtin that never polls), and runs queued behind it
  * would wait for it.
  */
-export const PROGRESS_RING = 1024;
+/**
+ * Sized for parked runs: a run's stamps are overwritten once this many runs have been posted to its
+ * worker after it, and with parking thousands are open on one worker at once (`javascript.maxParked`
+ * is at most 100,000 over all workers). 65,536 × 2 rings × 8 bytes = 1 MiB per worker.
+ */
+export const PROGRESS_RING = 65_536;
 export const HEARTBEAT_OFFSET = 8 + 8 * PROGRESS_RING;
 /** Int32: the worker's Linux thread id (0 elsewhere), so the host can read how much CPU it burns. */
 export const TID_OFFSET = HEARTBEAT_OFFSET + 8;
@@ -77,7 +85,25 @@ export const IDLE_STATE_OFFSET = DOORBELL_OFFSET + 4;
 export const TIDYING = 0;
 export const IDLE = 1;
 export const LINGERING = 2;
-export const PROGRESS_BYTES = DOORBELL_OFFSET + 8;
+/**
+ * Int32: the sequence number of the run whose guest code holds the thread right now (inside a turn,
+ * src/engines/lib/quickjs/turns.ts), 0 between turns. The host's deadline watch blames only that run:
+ * a run queued behind another's turn is not stuck, it is waiting (deadline-watch.ts).
+ */
+export const HOLDER_OFFSET = DOORBELL_OFFSET + 8;
+/**
+ * Float64: the milliseconds this thread has spent in guest turns so far, every run's
+ * (src/engines/lib/quickjs/turns.ts), rewritten when a turn ends.
+ */
+export const TURN_TOTAL_OFFSET = HOLDER_OFFSET + 8;
+/**
+ * Float64 ring like the begin stamps: `[seq % PROGRESS_RING]` is run `seq`'s mark, the turn total when
+ * it began plus its own turns since. The total less the mark is its credit: the milliseconds its thread
+ * spent in other runs' turns since it began, which its own deadline does not count. The host moves its
+ * view of the run's deadline by as much, so both sides agree on when the run is due.
+ */
+export const CREDIT_OFFSET = TURN_TOTAL_OFFSET + 8;
+export const PROGRESS_BYTES = CREDIT_OFFSET + 8 * PROGRESS_RING;
 /** How often a worker with runs rewrites its heartbeat. */
 export const HEARTBEAT_MS = 10;
 
@@ -91,20 +117,33 @@ export type HostMessage =
    * memory; `forkOf`: a copy of that session of this worker (its state never leaves the thread).
    */
   | { t: "session-open"; session: number; state?: Uint8Array; maxMemoryBytes?: number; forkOf?: number }
-  | { t: "session-save"; session: number }
+  /** `maxMemoryBytes`: a session with more memory is refused as `size` (state-codec.ts, maxSessionMemory). */
+  | { t: "session-save"; session: number; maxMemoryBytes?: number }
   | { t: "session-close"; session: number };
 
 export type WorkerMessage =
   | { t: "ready" }
   | { t: "output"; id: number; stream: "stdout" | "stderr"; text: string }
+  /** One display item as the run showed it (re-parsed and counted by the host: kit/display.ts). */
+  | { t: "display"; id: number; item: unknown }
   | { t: "call"; id: number; call: number; name: string; args: unknown[] }
   | { t: "call-end"; id: number; call: number }
+  /** The run waits for an event with nothing to do until then (`parked`), or stops waiting. */
+  | { t: "park"; id: number; parked: boolean }
   /** `marks`/`names`: the Error objects inside `result.value` and their names, which structured clone drops. */
   | { t: "done"; id: number; result: unknown; marks: unknown[]; names: unknown[] }
   /** `rejected`: the SnapshotRejectedError reason when a resume's state was refused. */
   | { t: "session-opened"; session: number; error: string | undefined; rejected?: SnapshotRejection }
   /** The session's state bytes, or why there are none (`unsupported`: SnapshotUnsupportedError's reason). */
-  | { t: "session-saved"; session: number; state?: Uint8Array; error?: string; unsupported?: boolean };
+  | {
+      t: "session-saved";
+      session: number;
+      state?: Uint8Array;
+      error?: string;
+      unsupported?: boolean;
+      /** The refusal is the session's size (SnapshotUnsupportedError `size`). */
+      size?: boolean;
+    };
 
 const REJECTIONS: readonly SnapshotRejection[] = [
   "corrupt",
@@ -130,12 +169,18 @@ export function parseWorkerMessage(data: unknown): WorkerMessage | undefined {
       if (!isId(data.id) || (data.stream !== "stdout" && data.stream !== "stderr") || typeof data.text !== "string")
         return undefined;
       return { t: "output", id: data.id, stream: data.stream, text: data.text };
+    case "display":
+      return isId(data.id) ? { t: "display", id: data.id, item: data.item } : undefined;
     case "call":
       if (!isId(data.id) || !isId(data.call) || typeof data.name !== "string" || !Array.isArray(data.args))
         return undefined;
       return { t: "call", id: data.id, call: data.call, name: data.name, args: data.args as unknown[] };
     case "call-end":
       return isId(data.id) && isId(data.call) ? { t: "call-end", id: data.id, call: data.call } : undefined;
+    case "park":
+      return isId(data.id) && typeof data.parked === "boolean"
+        ? { t: "park", id: data.id, parked: data.parked }
+        : undefined;
     case "done":
       if (!isId(data.id) || !Array.isArray(data.marks) || !Array.isArray(data.names)) return undefined;
       return { t: "done", id: data.id, result: data.result, marks: data.marks, names: data.names };
@@ -154,6 +199,7 @@ export function parseWorkerMessage(data: unknown): WorkerMessage | undefined {
         session: data.session,
         error: typeof data.error === "string" ? data.error.slice(0, 4096) : "the worker sent no state",
         unsupported: data.unsupported === true,
+        ...(data.size === true ? { size: true } : {}),
       };
     default:
       return undefined;
@@ -232,6 +278,8 @@ export function parseResult(
   if (typeof r.outputTruncated !== "boolean") return "outputTruncated is not a boolean";
   const files = checkFiles(r.files, limits);
   if (typeof files === "string") return files;
+  const shown = parseDisplayItems(r.results, limits);
+  if (!shown.ok) return `display items: ${shown.error.message}`;
   const s = r.stats;
   if (!isObject(s) || s.engine !== "quickjs" || !finite(s.wallMs) || !finite(s.outputBytes)) return "stats malformed";
   if (s.peakMemoryBytes !== undefined && !finite(s.peakMemoryBytes)) return "stats.peakMemoryBytes malformed";
@@ -243,7 +291,7 @@ export function parseResult(
     stderr: r.stderr,
     outputTruncated: r.outputTruncated,
     files,
-    results: [],
+    results: shown.items,
     stats,
   };
   if (!r.ok) {

@@ -57,7 +57,7 @@ export class ThreadSession implements EngineSession, JobSession {
   #saving: { resolve(state: Uint8Array): void; reject(error: Error): void } | undefined;
 
   /** The session's state as bytes, taken in its worker between runs (session-state.ts seals them). */
-  save(): Promise<Uint8Array> {
+  save(maxMemoryBytes?: number): Promise<Uint8Array> {
     return this.#serial.run(() => {
       if (this.#closed) return Promise.reject(new ClosedError("session"));
       if (this.#lost !== undefined || this.handle.dead)
@@ -74,19 +74,23 @@ export class ThreadSession implements EngineSession, JobSession {
       };
       return new Promise<Uint8Array>((resolve, reject) => {
         this.#saving = { resolve, reject };
-        handle.post({ t: "session-save", session: this.id });
+        handle.post({
+          t: "session-save",
+          session: this.id,
+          ...(maxMemoryBytes === undefined ? {} : { maxMemoryBytes }),
+        });
       }).finally(done);
     });
   }
 
   /** @internal the worker answered `session-save` */
-  saved(answer: { state?: Uint8Array; error?: string; unsupported?: boolean }): void {
+  saved(answer: { state?: Uint8Array; error?: string; unsupported?: boolean; size?: boolean }): void {
     const saving = this.#saving;
     this.#saving = undefined;
     if (!saving) return;
     if (answer.state) saving.resolve(answer.state);
     else if (answer.unsupported)
-      saving.reject(new SnapshotUnsupportedError("state", answer.error ?? "it cannot be taken"));
+      saving.reject(new SnapshotUnsupportedError(answer.size ? "size" : "state", answer.error ?? "it cannot be taken"));
     else
       saving.reject(
         new EngineStartError(`the QuickJS worker could not save the session: ${answer.error ?? "no answer"}`),

@@ -4,7 +4,9 @@
 // - Admission is bounded (src/pool/gate.ts): up to MAX_RUNS_PER_WORKER runs per worker at once (counting
 //   the overflow workers below, up to `javascript.maxWorkers`), then `javascript.maxQueue` waiting,
 //   then `QueueFullError`. A worker's engine keeps that many warm cells, so admitted runs never build a
-//   runtime from scratch.
+//   runtime from scratch. Runs that wait (a host call, a timer, a fetch) are **parked** and counted
+//   apart (src/pool/parking-gate.ts): they do not count against their worker's `runsPerWorker`, so
+//   another run is posted in their place, up to `javascript.maxParked` of them beside the running ones.
 // - Scheduling: a run goes to the least-loaded worker that has room and is not **stalled** — held by
 //   one long synchronous stretch (a CPU-bound guest), which the worker's heartbeat in shared memory
 //   tells (handle.ts). A worker is one thread: whatever is queued on it waits for such a stretch to
@@ -21,6 +23,9 @@
 //   reports `timeout`. The spare takes the worker's place at once and a new spare starts behind it.
 //   Runs that were posted to the dead worker but had not started move to another worker untouched;
 //   runs that had started there (parked on a timer or host call beside the runaway) end as `crashed`.
+//   Only the run whose guest code holds the thread (the worker's word, handle.ts `holder`) is ever
+//   blamed: runs queued behind another run's turn are waiting, not stuck, and their deadline does not
+//   count that turn (src/engines/lib/quickjs/turns.ts), here as in the worker.
 // - Host functions, output chunks and the caller's signal are proxied over the worker's port: the
 //   real host function runs here, on the host, with the worker's engine counting calls and enforcing
 //   the deadline exactly as in-process.
@@ -37,7 +42,8 @@ import { InvalidOptionError } from "../../../core/errors.ts";
 import type { EventInput } from "../../../core/events.ts";
 import type { ResolvedRequest } from "../../../options/index.ts";
 import type { GuestError, RunResult, WasmModuleSource } from "../../../core/types.ts";
-import { Gate, GateAbortedError } from "../../../pool/gate.ts";
+import { GateAbortedError } from "../../../pool/gate.ts";
+import { ParkingGate } from "../../../pool/parking-gate.ts";
 import { Deadline, epochNow, GRACE } from "../../../kit/deadline.ts";
 import { aborted, crashed, failedRun, timedOut } from "../../../kit/failures.ts";
 import { EngineLifecycle } from "../../../kit/lifecycle.ts";
@@ -69,6 +75,11 @@ export interface PoolSize {
   maxWorkers: number;
   /** Runs posted to one worker at once, 1 to MAX_RUNS_PER_WORKER. */
   runsPerWorker: number;
+  /**
+   * Runs parked at once beside the running ones (waiting for a host call, a timer, a fetch): they take
+   * no thread's turn, only memory. Default 0: a waiting run keeps its running slot.
+   */
+  maxParked?: number;
   maxQueue: number;
 }
 
@@ -93,7 +104,7 @@ export class ThreadEngine implements Engine {
   #pending: Job[] = [];
   #tick: NodeJS.Timeout | undefined;
   #spare: Handle | undefined;
-  readonly #gate: Gate;
+  readonly #gate: ParkingGate;
   readonly #life = new EngineLifecycle<ThreadSession>("quickjs engine");
   #serial = 0;
   /** Set once every worker is being terminated (close or destroy): nothing new is posted after it. */
@@ -136,7 +147,11 @@ export class ThreadEngine implements Engine {
       throw new InvalidOptionError("javascript.runsPerWorker", `must be from 1 to ${MAX_RUNS_PER_WORKER}`);
     this.#maxWorkers = size.maxWorkers;
     this.#runsPerWorker = size.runsPerWorker;
-    this.#gate = new Gate("javascript pool", size.maxWorkers * size.runsPerWorker, size.maxQueue);
+    this.#gate = new ParkingGate("javascript pool", {
+      running: size.maxWorkers * size.runsPerWorker,
+      parked: size.maxParked ?? 0,
+      maxQueue: size.maxQueue,
+    });
     this.#demotion = resolveDemotion(policy.demoteCpuBound);
     for (let i = 0; i < size.workers; i++) this.#slots.push(this.#start());
   }
@@ -229,6 +244,7 @@ export class ThreadEngine implements Engine {
           limits: req.limits,
           hostNames: Object.keys(req.hostFunctions),
           output: req.onOutput !== undefined,
+          display: req.onResult !== undefined,
           abort,
           claim: new Int32Array(new SharedArrayBuffer(4)),
           demote: this.#demote,
@@ -376,9 +392,11 @@ export class ThreadEngine implements Engine {
       const past = deadline?.passed(0, now) ?? false;
       const cpuNs = past ? handle.cpuNs(true) : undefined;
       if (past) job.cpuAtDeadline ??= cpuNs;
+      const holder = handle.holder();
       const v = verdict({
         now,
         deadline,
+        heldByOther: holder !== 0 && holder !== job.seq,
         timeoutMs: job.req.limits.timeoutMs,
         lastBeat: handle.lastBeat(),
         cpuNs,
@@ -391,10 +409,15 @@ export class ThreadEngine implements Engine {
     }, afterMs);
   }
 
-  /** The run's deadline from when its worker began it (the epoch clock its stamps use), if it has. */
+  /**
+   * The run's deadline from when its worker began it (the epoch clock its stamps use), if it has, moved
+   * later by the time its thread spent on other runs' guest code (its credit, src/engines/lib/quickjs/turns.ts),
+   * exactly as the worker's own engine moves it.
+   */
   #deadline(handle: Handle, job: Job): Deadline | undefined {
     const begun = handle.begunAt(job.seq);
-    return begun === undefined ? undefined : new Deadline(job.req.limits.timeoutMs, begun);
+    if (begun === undefined) return undefined;
+    return new Deadline(job.req.limits.timeoutMs, begun + handle.creditMs(job.seq, epochNow()));
   }
 
   #onAbort(job: Job, flag: Int32Array): void {
@@ -432,12 +455,19 @@ export class ThreadEngine implements Engine {
         if (job.outputChars > job.req.limits.maxOutputBytes + 256) return;
         job.req.onOutput?.({ stream: m.stream, text: m.text });
         return;
+      case "display":
+        // The worker's run counted it; the host parses and counts again before the caller sees it.
+        if (job && !job.settled) job.display.add(m.item);
+        return;
       case "call":
         if (job && !job.settled) answerHostCall(handle, job, m);
         return;
       case "call-end":
         job?.calls.get(m.call)?.abort(new Error("the run has ended"));
         job?.calls.delete(m.call);
+        return;
+      case "park":
+        if (job && !job.settled) this.#park(job, m.parked, handle);
         return;
       case "done": {
         if (!job) return;
@@ -484,8 +514,28 @@ export class ThreadEngine implements Engine {
     handle.idleTimer.unref();
   }
 
+  /**
+   * A run waits for an event (a host call's answer, a timer, a fetch) with nothing to do until then, or
+   * stops waiting (the worker's word). A parked run gives its thread's turn to a new run (placement
+   * counts running runs only against `runsPerWorker`); a session's run is not admitted through the gate,
+   * so only its thread's count changes.
+   */
+  #park(job: Job, parked: boolean, on?: Handle): void {
+    if (parked === job.parked) return;
+    on?.parked(job, parked);
+    job.parked = parked;
+    if (!job.session) this.#gate.park(parked);
+    if (parked) this.#place();
+  }
+
+  /** Runs parked and running now, and callers waiting to be admitted (for tests and benchmarks). */
+  get admission(): { running: number; parked: number; waiting: number } {
+    return this.#gate.stats;
+  }
+
   /** The one way a run ends here: everything it holds is let go before its caller hears the result. */
   #settle(job: Job, result: RunResult): void {
+    if (!job.settled) this.#park(job, false);
     job.settle(result);
   }
 

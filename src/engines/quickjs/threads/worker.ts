@@ -17,13 +17,17 @@ import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../../core/e
 import { forkState, liveState, restoreState } from "../state-codec.ts";
 import { isStripperLoaded, loadStripper } from "../../lib/quickjs/source.ts";
 import { setPollHook } from "../../lib/quickjs/poll-hook.ts";
+import { setTurnHook, turnTotal, type TurnClock } from "../../lib/quickjs/turns.ts";
 import { Demoter } from "./priority.ts";
 import {
   CLAIMED,
   collectErrors,
+  CREDIT_OFFSET,
+  TURN_TOTAL_OFFSET,
   DOORBELL_OFFSET,
   HEARTBEAT_MS,
   HEARTBEAT_OFFSET,
+  HOLDER_OFFSET,
   IDLE,
   IDLE_STATE_OFFSET,
   LINGERING,
@@ -67,6 +71,36 @@ const idleState = new Int32Array(progress, IDLE_STATE_OFFSET, 1);
 const demoter = new Demoter(new Int32Array(progress, NICE_OFFSET, 1), tid, () => heartbeat[0] ?? 0);
 setPollHook((stopping) => demoter.poll(stopping));
 
+// Which run holds the thread, and each open run's credit (turns.ts), for the host's deadline watch.
+const holder = new Int32Array(progress, HOLDER_OFFSET, 1);
+const credit = new Float64Array(progress, CREDIT_OFFSET, PROGRESS_RING);
+const total = new Float64Array(progress, TURN_TOTAL_OFFSET, 1);
+/** Open runs by their request's `limits` object, the tag their TurnClock carries. */
+const byTag = new WeakMap<object, ActiveRun>();
+setTurnHook((event, clock) => {
+  const run = byTag.get(clock.tag);
+  if (!run) return;
+  if (event === "open") {
+    run.clock = clock;
+    credit[run.seq % PROGRESS_RING] = clock.spentMark;
+  } else if (event === "enter") {
+    Atomics.store(holder, 0, run.seq);
+    // A stretch of guest code starts here: the host-side work before it (building the run's runtime,
+    // installing its globals) is not the guest's CPU loop, and counting it would lower the thread's
+    // priority for nearly every run that begins while others are parked (priority.ts).
+    beat();
+  } else if (event === "park" || event === "unpark") {
+    // The host counts parked runs apart from running ones (admission, placement): one message each way.
+    if (runs.get(run.id) === run) post({ t: "park", id: run.id, parked: event === "park" });
+  } else {
+    Atomics.store(holder, 0, 0);
+    // One write for the run that left and one for the thread: every other run's credit is the total
+    // less its own mark, read by the host (protocol.ts, CREDIT_OFFSET).
+    credit[run.seq % PROGRESS_RING] = clock.spentMark;
+    total[0] = turnTotal();
+  }
+});
+
 /**
  * The heartbeat the host's scheduler reads (protocol.ts): rewritten on every message, every finished
  * run, and by a timer while runs are open, so it goes stale only while one synchronous stretch holds
@@ -95,6 +129,12 @@ interface ActiveRun {
   controller: AbortController;
   calls: Map<number, PendingCall>;
   demote: boolean;
+  /** The host's id for it. */
+  id: number;
+  /** Its sequence number on this worker (the host's key for its begin stamp and credit). */
+  seq: number;
+  /** Its share of the thread, once the engine made its run (turns.ts). */
+  clock?: TurnClock;
 }
 
 const engine = new QuickJSEngine(data.wasmModule);
@@ -144,6 +184,7 @@ function resolveWire(id: number, wire: WireRequest, run: ActiveRun): ResolvedReq
     hostFunctions,
   };
   if (wire.output) req.onOutput = (chunk) => post({ t: "output", id, stream: chunk.stream, text: chunk.text });
+  if (wire.display) req.onResult = (item) => post({ t: "display", id, item });
   if (wire.abort) req.signal = runSignal(run.controller, wire.abort);
   return req;
 }
@@ -196,10 +237,12 @@ function startRun(id: number, wire: WireRequest, sessionId: number | undefined):
   // The host took this run back (it waited behind a long synchronous stretch) and sent it elsewhere.
   if (Atomics.compareExchange(wire.claim, 0, 0, CLAIMED) !== 0) return;
   begunAt[seq % PROGRESS_RING] = epochNow();
+  credit[seq % PROGRESS_RING] = turnTotal();
   Atomics.store(begunSeq, 0, seq);
   Atomics.store(idleState, 0, TIDYING);
-  const run: ActiveRun = { controller: new AbortController(), calls: new Map(), demote: wire.demote === true };
+  const run: ActiveRun = { controller: new AbortController(), calls: new Map(), demote: wire.demote === true, id, seq };
   runs.set(id, run);
+  byTag.set(wire.limits, run);
   if (run.demote) demoter.armed++;
   keepBeating();
   const req = resolveWire(id, wire, run);
@@ -302,7 +345,7 @@ function onMessage(m: HostMessage): void {
       inOrder(() => {
         const session = sessions.get(m.session);
         if (!session) return post({ t: "session-saved", session: m.session, error: "the session is not open here" });
-        liveState(session).then(
+        liveState(session, m.maxMemoryBytes).then(
           (state) => port.postMessage({ t: "session-saved", session: m.session, state }, [state.buffer as ArrayBuffer]),
           (error: unknown) =>
             post({
@@ -310,6 +353,7 @@ function onMessage(m: HostMessage): void {
               session: m.session,
               error: (error as Error).message,
               unsupported: error instanceof SnapshotUnsupportedError,
+              size: error instanceof SnapshotUnsupportedError && error.reason === "size",
             }),
         );
       });

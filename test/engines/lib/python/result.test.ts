@@ -14,7 +14,15 @@ import {
 import type { JailExit } from "../../../../src/jail/index.ts";
 
 const MAX_RESULT = 1024;
-const LIMITS = { maxResultBytes: MAX_RESULT, timeoutMs: 250, maxFiles: 32, maxFileBytes: 1 << 20 };
+const LIMITS = {
+  maxResultBytes: MAX_RESULT,
+  timeoutMs: 250,
+  maxFiles: 32,
+  maxFileBytes: 1 << 20,
+  maxResults: 8,
+  maxDisplayItemBytes: 1 << 16,
+  maxDisplayBytes: 1 << 18,
+};
 const fail = (error: Record<string, unknown>) => ({ ok: false, error });
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 

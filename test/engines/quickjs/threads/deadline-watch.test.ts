@@ -14,6 +14,7 @@ function state(over: Partial<WatchState>): WatchState {
     now: BEGUN,
     deadline: new Deadline(TIMEOUT, BEGUN),
     timeoutMs: TIMEOUT,
+    heldByOther: false,
     lastBeat: BEGUN,
     cpuNs: undefined,
     cpuAtDeadline: undefined,
@@ -37,6 +38,11 @@ describe("the thread pool's deadline verdict", () => {
 
   it("past the deadline and the grace, silent and not starved: the worker is killed", () => {
     assert.equal(verdict(state({ now: AT + GRACE.threadKillMs })), "kill");
+  });
+
+  it("past the deadline and the grace while another run's guest code holds the thread: it waits, never killed for it", () => {
+    for (const now of [AT + GRACE.threadKillMs, AT + GRACE.threadStarvedMaxMs * 10])
+      assert.deepEqual(verdict(state({ now, heldByOther: true })), { sleep: 20 });
   });
 
   it("a thread whose event loop turned after the deadline gets one more grace, not more", () => {

@@ -21,6 +21,7 @@ const wire = (code: string): WireRequest => ({
   limits: DEFAULT_LIMITS,
   hostNames: [],
   output: false,
+  display: false,
   abort: undefined,
   claim: new Int32Array(new SharedArrayBuffer(4)),
   demote: false,

@@ -68,7 +68,8 @@ describe("thread priorities", { skip: linux ? false : "thread priorities are Lin
     { skip: process.getuid?.() === 0 ? false : "needs root, to give up the right to restore priorities mid-run" },
     async () => {
       // The child setuid()s away from root after the pool is warm: a thread that lowers itself can never
-      // come back (STUCK). The first run spins 20 ms (demoted), then waits on a timer, still holding its
+      // come back (STUCK). The first run spins 200 ms (demoted: 2 ms of its own CPU past 2 ms of wall time,
+      // which a loaded machine may take 20 ms to give it), then waits on a timer, still holding its
       // thread (runsPerWorker 2). Its second host call comes after its thread's event loop turned, so
       // the thread is STUCK by then; the next run must wait for it to retire and go to the warm spare,
       // not run at nice 19 beside it.
@@ -86,7 +87,7 @@ describe("thread priorities", { skip: linux ? false : "thread priorities are Lin
       process.setuid(65534);
       const order = [];
       const said = (r) => order.push(r.ok ? r.value : r.error.kind);
-      const first = engine.run(req("const t = Date.now(); while (Date.now() - t < 20) {} await mark(); await mark(); await new Promise((r) => setTimeout(r, 600)); 'first'")).then(said);
+      const first = engine.run(req("const t = Date.now(); while (Date.now() - t < 200) {} await mark(); await mark(); await new Promise((r) => setTimeout(r, 600)); 'first'")).then(said);
       await isStuck;
       const next = engine.run(req("'next'")).then(said);
       await Promise.all([first, next]);

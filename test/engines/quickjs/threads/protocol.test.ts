@@ -13,13 +13,31 @@ const good = () => ({
   stderr: "",
   outputTruncated: false,
   files: [] as unknown[],
+  results: [] as unknown[],
   stats: { engine: "quickjs", wallMs: 1, outputBytes: 0 },
 });
 const done = (result: unknown, marks: unknown[] = [], names: unknown[] = []) =>
   ({ t: "done", id: 1, result, marks, names }) as const;
 const parse = (result: unknown, limits = DEFAULT_LIMITS) => parseResult(done(result), "javascript", limits);
 
+/** The refusal parseResult gave (a string), or "" for a result. */
+const problem = (r: ReturnType<typeof parse>): string => (typeof r === "string" ? r : "");
+
 describe("worker protocol", () => {
+  it("re-parses a worker's display items with the one parser, and bounds their count", () => {
+    const item = { data: { "text/plain": "x", "text/html": "<b>x</b>" }, main: false };
+    const r = parse({ ...good(), results: [item] });
+    assert.ok(typeof r !== "string" && r.ok);
+    assert.deepEqual(r.results, [item]);
+    assert.match(
+      problem(parse({ ...good(), results: [{ data: { "text/plain": "x", "x/evil": "y" } }] })),
+      /display items: .*x\/evil/,
+    );
+    assert.match(problem(parse({ ...good(), results: "no" })), /display items: .*not a list/);
+    const many = Array.from({ length: DEFAULT_LIMITS.maxResults + 1 }, () => item);
+    assert.match(problem(parse({ ...good(), results: many })), /limits\.maxResults/);
+  });
+
   it("refuses malformed envelopes", () => {
     for (const bad of [null, 1, {}, { t: "nope" }, { t: "done", id: -1, marks: [], names: [] }, { t: "call", id: 1 }])
       assert.equal(parseWorkerMessage(bad), undefined, JSON.stringify(bad));

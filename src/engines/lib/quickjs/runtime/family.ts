@@ -7,7 +7,7 @@ import type { Cell } from "../cell.ts";
 import type { GuestRunHooks } from "../hooks.ts";
 import type { Platform } from "./platform.ts";
 
-export type Param = "string" | "optString" | "number" | "bytes";
+export type Param = "string" | "optString" | "longString" | "number" | "bytes";
 export type Out = string | number | Uint8Array | undefined;
 
 /** A host function as a family sees it: typed data in, data out. */

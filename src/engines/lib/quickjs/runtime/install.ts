@@ -12,7 +12,7 @@ import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { contextPointer } from "../internals.ts";
 import { readGuestString } from "../strings.ts";
 import { FAMILY_SOURCES, INTERNALS_SOURCE } from "./sources.ts";
-import { asPlatformError, MAX_HASH_BYTES, MAX_TEXT, Platform } from "./platform.ts";
+import { asPlatformError, MAX_HASH_BYTES, MAX_LONG_TEXT, MAX_TEXT, Platform } from "./platform.ts";
 import { familyEntry, type FamilyName } from "./table.ts";
 import type { Binding, Out, Param, RuntimeTarget } from "./family.ts";
 
@@ -176,6 +176,7 @@ function newPlatform(guest: RuntimeTarget): Platform {
   const platform = new Platform();
   platform.unrefTimer = (id) => void guest.hooks?.unrefTimer(id);
   platform.setIndent = (n) => void (guest.consoleIndent = " ".repeat(Math.max(0, Math.min(n, 64)) | 0));
+  platform.display = (json) => void guest.hooks?.display(json);
   return platform;
 }
 
@@ -297,6 +298,13 @@ function read(guest: RuntimeTarget, ffi: Ffi, h: QuickJSHandle | undefined, kind
       if (type !== "string" || !h) throw new TypeError(`${fn}: expected a string`);
       const s = readGuestString(ctx, guest.cell, h, 4 * MAX_TEXT);
       if (s.length > MAX_TEXT) throw new TypeError(`${fn}: a string argument is longer than ${MAX_TEXT} characters`);
+      return s;
+    }
+    case "longString": {
+      if (type !== "string" || !h) throw new TypeError(`${fn}: expected a string`);
+      const s = readGuestString(ctx, guest.cell, h, 4 * MAX_LONG_TEXT);
+      if (s.length > MAX_LONG_TEXT)
+        throw new TypeError(`${fn}: a string argument is longer than ${MAX_LONG_TEXT} characters`);
       return s;
     }
     case "number":

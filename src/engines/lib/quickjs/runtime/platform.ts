@@ -18,6 +18,11 @@ export const MAX_HASH_BYTES = 64 * 1024 * 1024;
 const MAX_RANDOM_BYTES = 65_536;
 /** Characters a URL, a form body or an Intl argument list may have. */
 export const MAX_TEXT = 1024 * 1024;
+/**
+ * Characters a `longString` argument may have (a display item's JSON: the run's own
+ * limits.maxDisplayItemBytes is checked by the host after reading it, within this).
+ */
+export const MAX_LONG_TEXT = 256 * 1024 * 1024;
 const MAX_OPTIONS = 4096;
 const MAX_FORMATTERS = 64;
 
@@ -67,6 +72,8 @@ export class Platform {
   unrefTimer: (id: number) => undefined = () => undefined;
   /** Sets console.group's indentation (spaces) for the lines printed after it; set by the installer. */
   setIndent: (spaces: number) => undefined = () => undefined;
+  /** Hands one display item's JSON to the run (display.ts); set by the installer. */
+  display: (json: string) => undefined = () => undefined;
 
   count(): void {
     if (++this.calls > MAX_PLATFORM_CALLS)

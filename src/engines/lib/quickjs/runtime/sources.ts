@@ -7,6 +7,7 @@ import { blob } from "./blob.ts";
 import { clone } from "./clone.ts";
 import { console } from "./console.ts";
 import { crypto } from "./crypto.ts";
+import { display } from "./display.ts";
 import { dom } from "./dom.ts";
 import { encoding } from "./encoding.ts";
 import { intl } from "./intl.ts";
@@ -26,6 +27,7 @@ export const FAMILY_SOURCES: Record<FamilyName, FamilySource> = {
   url,
   crypto,
   intl,
+  display,
   // Its host side is the run's own bridge (fetch.ts), not a static binding: see installFetchBridge.
   fetch: { source: FETCH_GUEST_SOURCE },
 };

@@ -31,6 +31,8 @@
 // |             |                               | results come back as strings/JSON; no host object is ever handed  |
 // |             |                               | out. Default locale en-US and time zone UTC: the box's, not the   |
 // |             |                               | host's (which would leak host configuration)                      |
+// | display     | guest JS, one JSON string out | the bundle is built in the guest; the host parses it with the one |
+// |             |                               | display parser and counts it against the run's display caps       |
 //
 // Every host call is synchronous, data-only (strings, numbers, bytes), bounded in size, and counted
 // per context (see platform.ts). A family may depend on a capability (`when`): `fetch` is present only
@@ -45,7 +47,7 @@ export interface RuntimeCaps {
 export const SEALED: RuntimeCaps = { network: false };
 
 export type FamilyName =
-  "dom" | "console" | "encoding" | "blob" | "clone" | "performance" | "url" | "crypto" | "intl" | "fetch";
+  "dom" | "console" | "encoding" | "blob" | "clone" | "performance" | "url" | "crypto" | "intl" | "display" | "fetch";
 
 export interface FamilyEntry {
   name: FamilyName;
@@ -141,6 +143,13 @@ export const FAMILIES: readonly FamilyEntry[] = [
     detect: /Intl|toLocale|localeCompare/,
     describe:
       "Intl (NumberFormat, DateTimeFormat with timeZone, Collator, PluralRules, RelativeTimeFormat, ListFormat), toLocaleString; default locale en-US, time zone UTC",
+  },
+  {
+    name: "display",
+    globals: ["display"],
+    detect: /display/,
+    describe:
+      'display(value) shows a rich item (objects as JSON; an object\'s [Symbol.for("Jupyter.display")]() bundle); display({"text/html": ...}, { raw: true }) a MIME bundle',
   },
   {
     name: "fetch",
