@@ -40,7 +40,8 @@ function couldBeFence(tail: Buffer): boolean {
 export class Fence {
   #held: Buffer = Buffer.alloc(0);
   #sink: ((chunk: Buffer) => void) | undefined;
-  #waiting: { mark: Buffer; resolve: () => void } | undefined;
+  /** Fences awaited now (a run's own and, once its child is gone, the parent's), by token. */
+  readonly #waiting = new Map<string, { mark: Buffer; resolve: () => void }>();
 
   /** After a fence: what follows is held until the next sink is set (it belongs to the next run). */
   #paused = false;
@@ -60,25 +61,34 @@ export class Fence {
   /** Resolves once the fence for `token` has passed: every byte before it went to the sink. */
   until(token: string): Promise<void> {
     return new Promise((resolve) => {
-      this.#waiting = { mark: fenceFor(token), resolve };
+      this.#waiting.set(token, { mark: fenceFor(token), resolve });
       this.#paused = false;
       this.#drain();
     });
   }
 
+  /** Stops waiting for `token` (a child that died before writing its own fence). */
+  forget(token: string): void {
+    this.#waiting.delete(token);
+  }
+
   #drain(): void {
     if (this.#paused) return;
-    const w = this.#waiting;
-    if (w) {
+    // The earliest awaited fence in what has arrived: what precedes it is the sink's.
+    let hit: { token: string; at: number; mark: Buffer; resolve: () => void } | undefined;
+    for (const [token, w] of this.#waiting) {
       const at = this.#held.indexOf(w.mark);
-      if (at >= 0) {
-        this.#emit(this.#held.subarray(0, at));
-        this.#held = Buffer.from(this.#held.subarray(at + w.mark.length));
-        this.#waiting = undefined;
-        this.#paused = true;
-        w.resolve();
-        return;
-      }
+      if (at >= 0 && (!hit || at < hit.at)) hit = { token, at, ...w };
+    }
+    if (hit) {
+      this.#emit(this.#held.subarray(0, hit.at));
+      this.#held = Buffer.from(this.#held.subarray(hit.at + hit.mark.length));
+      this.#waiting.delete(hit.token);
+      hit.resolve();
+      // Another fence still awaited (the parent's after a run's own): go on; else what follows is the next run's.
+      if (this.#waiting.size > 0) this.#drain();
+      else this.#paused = true;
+      return;
     }
     // Keep the longest tail that could still be a fence; the rest is data.
     const from = Math.max(0, this.#held.length - FENCE_BYTES);

@@ -407,36 +407,35 @@ export class WarmParent {
       Promise.all([this.#fences.result.until(t), this.#fences.stdout.until(t), this.#fences.stderr.until(t)]);
     const first = await Promise.race([fenced(token).then(() => "turn" as const), exit]);
     const ended = first === "turn" ? undefined : first;
-    for (const f of Object.values(this.#fences)) f.sink = undefined;
-    const text = Buffer.concat(chunks).toString("utf8");
-    const stats = ready.cgroup?.stats() ?? { oomKilled: false };
-    const peak = stats.peakMemoryBytes !== undefined ? { peakMemoryBytes: stats.peakMemoryBytes } : {};
-    if (first === "turn" && session)
-      return {
-        result: text,
-        resultOverflow: overflow,
-        turn: true,
-        exit: { code: 0, signal: null, timedOut: false, oomKilled: false, ...peak },
-      };
+    const stats = () => ready.cgroup?.stats() ?? { oomKilled: false };
+    const peakOf = (st: { peakMemoryBytes?: number }) =>
+      st.peakMemoryBytes !== undefined ? { peakMemoryBytes: st.peakMemoryBytes } : {};
     if (first === "turn") {
+      for (const f of Object.values(this.#fences)) f.sink = undefined;
+      const text = Buffer.concat(chunks).toString("utf8");
+      const exit0 = { code: 0, signal: null, timedOut: false, oomKilled: false, ...peakOf(stats()) };
+      if (session) return { result: text, resultOverflow: overflow, turn: true, exit: exit0 };
       // Answered: the child is done with this run; end it now, and settle it before the next child.
       this.killChild();
       this.#settling = this.#afterChild(ready, exit, session);
-      return {
-        result: text,
-        resultOverflow: overflow,
-        turn: false,
-        exit: { code: 0, signal: null, timedOut: false, oomKilled: false, ...peak },
-      };
+      return { result: text, resultOverflow: overflow, turn: false, exit: exit0 };
     }
+    // The child is gone: its bytes (and its own fence, if it wrote one) end at the parent's fence,
+    // which the sinks still wait for. (Its cgroup pair's figures first: the pair is removed after.)
+    const st = stats();
     await this.#afterChild(ready, Promise.resolve(ended!), session);
+    for (const f of Object.values(this.#fences)) {
+      f.forget(token);
+      f.sink = undefined;
+    }
+    const text = Buffer.concat(chunks).toString("utf8");
     const status = ended?.status ?? -1;
     const exitInfo: JailExit = {
       code: status >= 0 && status < 128 ? status : null,
       signal: status >= 128 ? (SIGNALS[status - 128] ?? null) : null,
       timedOut: false,
-      oomKilled: stats.oomKilled,
-      ...peak,
+      oomKilled: st.oomKilled,
+      ...peakOf(st),
     };
     if (status < 0) exitInfo.signal = "SIGKILL";
     return { result: text, resultOverflow: overflow, turn: false, exit: exitInfo };
