@@ -11,6 +11,7 @@ const AREAS = [
   "sessions",
   "mcp-sessions",
   "native",
+  "data",
   "adapters",
   "server",
   "packages",

@@ -50,7 +50,7 @@ export const ENGINE_INFO = {
     stackCap: true,
   },
   pyodide: { languages: ["python"], runsIn: "process", sessions: true, snapshots: true, edge: false, stackCap: false },
-  native: { languages: ["python"], runsIn: "process", sessions: false, snapshots: false, edge: false, stackCap: false },
+  native: { languages: ["python"], runsIn: "process", sessions: true, snapshots: false, edge: false, stackCap: false },
 } as const satisfies Record<EngineName, EngineInfo>;
 
 /** The engines that run `L`. */

@@ -35,6 +35,12 @@ export interface BwrapInput {
   proc: boolean;
   /** fd number bwrap reads the BPF program from, or undefined for no filter. */
   seccompFd?: number;
+  /**
+   * Capabilities the program keeps inside the jail's own user namespace (default none). Only the
+   * native tier's warm parent asks (CAP_SYS_ADMIN, CAP_NET_ADMIN: its children's mounts and loopback,
+   * over namespaces the jail owns, never the host's); its children drop them before guest code.
+   */
+  capAdd?: readonly string[];
 }
 
 /** The namespace and privilege flags every jail gets; check.ts probes exactly these. */
@@ -51,6 +57,7 @@ export const ISOLATION_FLAGS: readonly string[] = Object.freeze([
 
 export function bwrapArgs(input: BwrapInput): string[] {
   const argv = [...ISOLATION_FLAGS, "--hostname", "sandbox"];
+  for (const cap of input.capAdd ?? []) argv.push("--cap-add", cap);
   for (const bind of input.roBinds) argv.push("--ro-bind", bind.host, bind.jail);
   for (const link of input.symlinks) argv.push("--symlink", link.target, link.jail);
   // /dev is a tmpfs of bwrap's with no size cap: read-only, so it cannot hold a guest's files (device

@@ -33,6 +33,9 @@ export class JailCgroup {
   readonly memoryDir?: string;
   readonly pidsDir?: string;
   #removed = false;
+  /** Nested pairs made by `child` and not yet removed (rmdir of this pair waits for them). */
+  readonly #children = new Set<JailCgroup>();
+  #parent: JailCgroup | undefined;
 
   private constructor(memoryDir: string | undefined, pidsDir: string | undefined) {
     if (memoryDir) this.memoryDir = memoryDir;
@@ -70,13 +73,62 @@ export class JailCgroup {
     return new JailCgroup(memoryDir, pidsDir);
   }
 
+  /**
+   * A pair nested in this one (`memoryBytes` and `pidsMax` its own caps; with cgroup v1's hierarchy the
+   * usage still counts toward this pair's too). Undefined when this pair has no memory cgroup.
+   */
+  child(memoryBytes: number, pidsMax: number): JailCgroup | undefined {
+    if (!this.memoryDir || this.#removed) return undefined;
+    const name = `c${++counter}`;
+    const memoryDir = `${this.memoryDir}/${name}`;
+    const pidsDir = this.pidsDir ? `${this.pidsDir}/${name}` : undefined;
+    try {
+      mkdirSync(memoryDir);
+      if (pidsDir) mkdirSync(pidsDir);
+    } catch (error) {
+      for (const dir of [memoryDir, pidsDir]) if (dir) tryRmdir(dir);
+      throw error;
+    }
+    const c = new JailCgroup(memoryDir, pidsDir);
+    c.#parent = this;
+    c.setLimits(memoryBytes, pidsMax);
+    this.#children.add(c);
+    return c;
+  }
+
+  /** Sets the memory cap (and mem+swap) and pids.max of this pair. */
+  setLimits(memoryBytes: number, pidsMax: number): void {
+    if (this.memoryDir) {
+      // Raising the plain limit above mem+swap fails, and lowering mem+swap below it too: order by direction.
+      const current = Number(readFileSync(`${this.memoryDir}/memory.limit_in_bytes`, "utf8").trim());
+      const writeSwap = () => {
+        try {
+          writeFileSync(`${this.memoryDir}/memory.memsw.limit_in_bytes`, String(memoryBytes));
+        } catch {
+          // no swap accounting on this kernel
+        }
+      };
+      if (memoryBytes > current) writeSwap();
+      writeFileSync(`${this.memoryDir}/memory.limit_in_bytes`, String(memoryBytes));
+      if (memoryBytes <= current) writeSwap();
+    }
+    if (this.pidsDir) writeFileSync(`${this.pidsDir}/pids.max`, String(pidsMax));
+  }
+
+  /** Moves a process (host pid) into this pair. */
+  adopt(pid: number): void {
+    for (const file of this.procsFiles) writeFileSync(file, String(pid));
+  }
+
   /** `cgroup.procs` files the pre-exec shell writes its pid into. */
   get procsFiles(): string[] {
     return [this.memoryDir, this.pidsDir].filter((d): d is string => d !== undefined).map((d) => `${d}/cgroup.procs`);
   }
 
+  /** Every process in this pair and the pairs nested in it. */
   pids(): number[] {
     const all = new Set<number>();
+    for (const c of this.#children) for (const pid of c.pids()) all.add(pid);
     for (const file of this.procsFiles) {
       try {
         for (const line of readFileSync(file, "utf8").split("\n")) if (line) all.add(Number(line));
@@ -118,6 +170,8 @@ export class JailCgroup {
   async remove(): Promise<void> {
     if (this.#removed) return;
     this.#removed = true;
+    if (this.#parent) this.#parent.#children.delete(this);
+    await Promise.all([...this.#children].map((c) => c.remove()));
     // The namespaces' last processes are usually gone within a few ms of bwrap's exit: poll often
     // first, then back off (about 1 s in all).
     const pause = (i: number) => sleep(i < 20 ? 1 : 10);

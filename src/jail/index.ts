@@ -67,6 +67,8 @@ export type { StageStore } from "./stage-store.ts";
 // For the other shared store a process holds entries of (the cache, src/library/cache.ts).
 export { isAlive, startTime, treeBytes } from "./stage-store.ts";
 export { NODE_PYODIDE, PROFILES, PYTHON_NATIVE, PYTHON_NATIVE_NET, type SeccompProfileName } from "./profiles.ts";
+export { PYTHON_NATIVE_CHILD, PYTHON_NATIVE_CHILD_NET, PYTHON_NATIVE_PARENT } from "./profiles-warm.ts";
+export type { JailCgroup } from "./cgroup.ts";
 export { compileProfile, disassemble, encodeFilter, type SeccompProfile } from "./seccomp.ts";
 export {
   jailArgv,

@@ -98,6 +98,8 @@ export interface JailSpec {
    * program walk out of its mounts (`openat(fd, "..")`), a writable one would let it change the file.
    */
   inheritFiles?: readonly number[];
+  /** Capabilities kept inside the jail's user namespace (bwrap.ts `capAdd`; the native warm parent only). */
+  capAdd?: readonly string[];
   /** @internal host tool paths (tests point `bwrap` at a missing file to check the error path). */
   tools?: Partial<HostTools>;
 }
@@ -140,6 +142,13 @@ export interface JailedProcess extends AsyncDisposable {
   readonly exited: Promise<JailExit>;
   /** Peak memory so far and whether the OOM killer fired (cgroup only; `{ oomKilled: false }` otherwise). */
   memoryStats(): CgroupStats;
+  /** The jail's processes, as host pids (cgroup only; empty otherwise). */
+  hostPids(): number[];
+  /**
+   * A cgroup pair nested in the jail's, for one process of it (the native warm parent's children:
+   * memory counted for the child alone, so the OOM killer picks in there). Undefined without a cgroup.
+   */
+  childCgroup(memoryBytes: number, pidsMax: number): JailCgroup | undefined;
 }
 
 const SIGNALS_BY_NUMBER: Record<number, NodeJS.Signals> = {
@@ -312,6 +321,7 @@ export function jailArgv(
     workDir,
     env,
     proc: spec.proc ?? false,
+    ...(spec.capAdd?.length ? { capAdd: spec.capAdd } : {}),
   };
   argv.push(t.bwrap, ...bwrapArgs(plan.seccomp !== false ? { ...input, seccompFd: 3 } : input));
   return argv;
@@ -495,6 +505,8 @@ export async function spawnJailed(spec: JailSpec): Promise<JailedProcess> {
     setDeadline,
     exited,
     memoryStats: () => cgroup?.stats() ?? { oomKilled: false },
+    hostPids: () => cgroup?.pids() ?? [],
+    childCgroup: (memoryBytes, pidsMax) => cgroup?.child(memoryBytes, pidsMax),
     async [Symbol.asyncDispose]() {
       kill();
       await exited;

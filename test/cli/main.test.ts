@@ -35,10 +35,6 @@ describe("wasmcell CLI", () => {
       [["frobnicate"], /unknown command "frobnicate"/],
       [["mcp", "--http", "--host", "0.0.0.0", "--port", "0"], /not a loopback address/],
       [
-        ["mcp", "--session", "--engine", "native"],
-        /--session needs an engine that keeps state \(pyodide\): native keeps none/,
-      ],
-      [
         ["mcp", "--session-name", "agent"],
         /--session-name names a stdio server's stored session: it needs --session-store/,
       ],

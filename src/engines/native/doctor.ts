@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WasmcellError } from "../../core/errors.ts";
-import type { ResolvedSeal } from "../../options/index.ts";
+import { resolveOptions, type ResolvedSeal } from "../../options/index.ts";
 import { checkSeal, isExecutable, type HostTools } from "../../jail/index.ts";
 import type { EngineStatus } from "../status.ts";
 
@@ -59,9 +59,33 @@ export async function nativeStatus(
     };
   }
   const [py, np, pd, mpl] = versions.split(" ");
-  return {
-    engine: "native",
-    available: true,
-    detail: `${python} ${py} with numpy ${np}, pandas ${pd}, matplotlib ${mpl}`,
-  };
+  const found = `${python} ${py} with numpy ${np}, pandas ${pd}, matplotlib ${mpl}`;
+  if (!seal.bubblewrap || python !== NATIVE_PYTHON) return { engine: "native", available: true, detail: found };
+  // The warm parent each slot keeps, started for real in its jail and stopped again.
+  const warm = await warmParentStatus(seal);
+  return warm instanceof Error
+    ? { engine: "native", available: false, detail: `${found}; ${warm.message}` }
+    : { engine: "native", available: true, detail: `${found}; ${warm}` };
+}
+
+/** Starts a warm parent as a slot would (default limits and preload) and says what it took. */
+async function warmParentStatus(seal: ResolvedSeal): Promise<string | Error> {
+  const { WarmParent } = await import("./warm.ts");
+  const { pythonLayout } = await import("./binds.ts");
+  const options = resolveOptions({ seal: { bubblewrap: true } });
+  try {
+    const parent = await WarmParent.start({
+      layout: pythonLayout(NATIVE_PYTHON),
+      seal,
+      limits: options.limits,
+      library: undefined,
+      preload: options.python.preload,
+      network: false,
+    });
+    const rss = parent.rssBytes();
+    await parent.close();
+    return `warm parent (python.preload ${options.python.preload.join(", ")}) up in ${Math.round(parent.startedMs)} ms holding ${parent.modules} modules${rss ? `, ${Math.round(rss / (1024 * 1024))} MB resident` : ""}; each run is a copy-on-write child in its own mount, IPC and PID namespaces and cgroup pair`;
+  } catch (error) {
+    return new Error(error instanceof WasmcellError ? error.message : String(error));
+  }
 }

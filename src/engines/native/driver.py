@@ -19,13 +19,15 @@ not see it; the host's SIGKILL at the deadline is the real limit.
 
 import os
 
-# Guest stdout/stderr go to pipes only this process holds (fds 5 and 6), not to the jail's stdio, which
-# bubblewrap's own processes keep open until the namespaces are torn down: the host sees the end of
-# the output the moment this process exits. Done before anything else can write.
-os.dup2(5, 1)
-os.dup2(6, 2)
-os.close(5)
-os.close(6)
+if __name__ == "__main__":
+    # Guest stdout/stderr go to pipes only this process holds (fds 5 and 6), not to the jail's stdio,
+    # which bubblewrap's own processes keep open until the namespaces are torn down: the host sees the
+    # end of the output the moment this process exits. Done before anything else can write. (The warm
+    # parent, parent.py, imports this module instead and moves each child's fds itself.)
+    os.dup2(5, 1)
+    os.dup2(6, 2)
+    os.close(5)
+    os.close(6)
 
 import base64  # noqa: E402
 import json  # noqa: E402
@@ -69,9 +71,11 @@ def _write_inputs(files):
     return written
 
 
-def _collect_outputs(inputs, max_files, max_bytes):
+def _collect_outputs(inputs, max_files, max_bytes, before=None):
     """Files in the working directory that are new or changed, as (list, (cap, why)-or-None). Symlinks and
-    special files are skipped: only regular files' bytes come back."""
+    special files are skipped: only regular files' bytes come back. `before`: what the directory held
+    before the run (a session's earlier turns), left out unless the run changed it."""
+    before = before or {}
     out, total = [], 0
     for root, dirs, names in os.walk(".", followlinks=False):
         dirs.sort()
@@ -82,6 +86,8 @@ def _collect_outputs(inputs, max_files, max_bytes):
             except OSError:
                 continue
             if not _is_regular(st.st_mode):
+                continue
+            if path not in inputs and before.get(path) == (st.st_size, st.st_mtime_ns):
                 continue
             if path in inputs and st.st_size == len(inputs[path]):
                 with open(path, "rb") as f:
@@ -129,23 +135,46 @@ def _start_network(unix_path):
         os.environ[name] = ""
 
 
-def main():
-    request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+_network_started = False
+
+
+def _listing():
+    """(size, mtime) of every regular file under the working directory: what a session's earlier turns
+    left, so a turn returns only the files it wrote or changed."""
+    seen = {}
+    for root, _dirs, names in os.walk(".", followlinks=False):
+        for name in names:
+            path = os.path.join(root, name)[2:]
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            seen[path] = (st.st_size, st.st_mtime_ns)
+    return seen
+
+
+def run(request, namespace=None):
+    """One run: the per-run entry point. The cold path (main) and the warm parent's children
+    (parent.py) both call it, once per run (a session's child once per turn, with its namespace).
+    Writes the result line to fd 4; the caller leaves afterwards (or waits for the next turn)."""
+    global _network_started
+    before = _listing() if namespace is not None else {}
     inputs = _write_inputs(request.get("files") or {})
-    if request.get("proxySocket"):
+    if request.get("proxySocket") and not _network_started:
         _start_network(str(request["proxySocket"]))
+        _network_started = True
     _start_display(request.get("limits") or {})
     deadline = request.get("softDeadline")
     if deadline:
         signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, max(0.001, float(deadline) - time.time()))
     try:
-        envelope = harness.run_envelope(request["code"], None, {"maxResultBytes": int(request["maxResultBytes"])})
+        envelope = harness.run_envelope(request["code"], namespace, {"maxResultBytes": int(request["maxResultBytes"])})
     except KeyboardInterrupt:  # the alarm fired between the harness's own steps
         envelope = harness._failure("runtime", "KeyboardInterrupt", "")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    files, problem = _collect_outputs(inputs, int(request["maxFiles"]), int(request["maxFileBytes"]))
+    files, problem = _collect_outputs(inputs, int(request["maxFiles"]), int(request["maxFileBytes"]), before)
     if problem and envelope.get("ok"):
         envelope = harness.output_limit(problem[0], problem[1])
     harness._flush_streams()
@@ -154,6 +183,10 @@ def main():
     # Peak resident memory of this process (the host prefers the cgroup's figure, which counts the tmpfs).
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     _write_result_fd((json.dumps({"envelope": envelope, "files": files, "maxrss": maxrss}, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def main():
+    run(json.loads(sys.stdin.buffer.read().decode("utf-8")))
     # The run is over: leave now. No interpreter finalization (~20 ms of module teardown), and no
     # waiting for threads the guest left running; stdio were flushed above and are unbuffered.
     os._exit(0)

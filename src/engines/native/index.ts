@@ -26,9 +26,9 @@ import type { Duplex } from "node:stream";
 import { checkSeal, isExecutable, spawnJailed, type JailedProcess } from "../../jail/index.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options/index.ts";
 import { WarmPool } from "../../pool/pool.ts";
-import type { GuestError, Limits, OutputFile, RunResult } from "../../core/types.ts";
+import type { Limits, OutputFile, RunResult } from "../../core/types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
-import { exitError, parseEnvelope, parseFiles, type Observed } from "../lib/python/result.ts";
+import { exitError, type Observed } from "../lib/python/result.ts";
 import { leasedLibrary, type InstalledLibrary } from "../../library/library.ts";
 import { checkLibrary } from "../../library/verify.ts";
 import { pythonLayout, type PythonLayout } from "./binds.ts";
@@ -36,6 +36,13 @@ import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { BRIDGE, DISPLAY, DRIVER, HARNESS, nativeJailSpec, openNetDir, PROXY_SOCKET, withProxy } from "./jail.ts";
 import { ResultPipe } from "./result-pipe.ts";
 import { CappedOutput } from "./capped-output.ts";
+import { WarmParent } from "./warm.ts";
+import { nativeBackend } from "./sessions.ts";
+import { SessionKeeper } from "../sessions/keeper.ts";
+import type { DataSession } from "../sessions/data-session.ts";
+import type { LiveState } from "../sessions/backend.ts";
+import { runInParent } from "./warm-run.ts";
+import { finish, parseResult } from "./result-line.ts";
 
 export { NATIVE_RUNTIME_FILES } from "./jail.ts";
 import type { NetworkProxy } from "../../network/proxy.ts";
@@ -79,6 +86,14 @@ export class NativeEngine implements Engine {
    * is a token, not a process (each run still gets its own jail), so it never dies and never resets.
    */
   readonly slots: WarmPool<object>;
+  /**
+   * The warm parents (one per slot, seal.bubblewrap on): each run is a child of one. Without
+   * bubblewrap there are no namespaces to give a child, and runs get a cold jail each as before.
+   */
+  readonly #parents = new Set<WarmParent>();
+  readonly warm: boolean;
+  /** Native sessions (sessions.ts): each a warm parent taken out of the pool, serving one live child. */
+  readonly keeper: SessionKeeper<LiveState>;
 
   /** The same library the Pyodide tier mounts, so both tiers answer the same imports with the lock's versions. */
   readonly library: InstalledLibrary | undefined;
@@ -87,14 +102,58 @@ export class NativeEngine implements Engine {
     this.#options = options;
     this.#layout = layout;
     this.library = options.python.packages ? leasedLibrary() : undefined;
+    this.warm = options.seal.bubblewrap;
     this.slots = new WarmPool<object>({
       name: "native python",
       size: options.python.pool,
       maxQueue: options.python.maxQueue,
-      create: () => Promise.resolve({}),
-      destroy: () => Promise.resolve(),
-      isAlive: () => true,
+      create: () => (this.warm ? this.startParent() : Promise.resolve({})),
+      destroy: (slot) => (slot instanceof WarmParent ? slot.close() : Promise.resolve()),
+      isAlive: (slot) => !(slot instanceof WarmParent) || slot.alive,
     });
+    this.keeper = new SessionKeeper<LiveState>(
+      nativeBackend({ maxSessions: options.python.maxSessions, takeParent: (signal) => this.#takeParent(signal) }),
+      options,
+    );
+  }
+
+  /** A session's parent: a warm slot taken out of the pool for good (the pool starts another). */
+  async #takeParent(signal?: AbortSignal): Promise<WarmParent | undefined> {
+    if (!this.warm) return undefined;
+    const slot = await this.slots.acquire(signal);
+    if (!(slot instanceof WarmParent)) {
+      this.slots.release(slot, true);
+      return undefined;
+    }
+    this.slots.detach(slot);
+    return slot;
+  }
+
+  openSession(): Promise<DataSession<LiveState>> {
+    return this.#life.run(() => this.keeper.open());
+  }
+
+  /** The live warm parents' jail pids (tests and the bench check a run left its parent alive). */
+  get parentPids(): number[] {
+    return [...this.#parents].filter((p) => p.alive).map((p) => p.jail.pid);
+  }
+
+  /** A warm parent for the sandbox's default limits (a slot, or a session's own). */
+  async startParent(): Promise<WarmParent> {
+    const parent = await WarmParent.start({
+      layout: this.#layout,
+      seal: this.#options.seal,
+      limits: this.#options.limits,
+      library: this.library,
+      preload: this.#options.python.preload,
+      network: this.#options.network !== undefined,
+    });
+    this.#parents.add(parent);
+    parent.jail.exited.then(
+      () => this.#parents.delete(parent),
+      () => undefined,
+    );
+    return parent;
   }
 
   /**
@@ -111,6 +170,7 @@ export class NativeEngine implements Engine {
 
   /** Ready spares right now (tests and the bench watch the refill). */
   get spares(): number {
+    if (this.warm) return [...this.#parents].filter((p) => p.readyNow).length;
     return this.#spares.filter((s) => !s.dead).length;
   }
 
@@ -126,7 +186,7 @@ export class NativeEngine implements Engine {
 
   /** Starts the spares in the background (createEngine calls it; runs call it after taking one). */
   prestart(): void {
-    this.#refillSpare();
+    if (!this.warm) this.#refillSpare();
   }
 
   #refillSpare(): void {
@@ -200,10 +260,16 @@ export class NativeEngine implements Engine {
       throw error;
     }
     try {
+      if (slot instanceof WarmParent && slot.fits(request.limits)) return await this.#runWarm(slot, request, started);
       return await this.#run(request, started);
     } finally {
-      this.slots.release(slot, true);
+      this.slots.release(slot, !(slot instanceof WarmParent) || slot.alive);
     }
+  }
+
+  /** A run as a child of a warm parent (warm-run.ts). */
+  #runWarm(parent: WarmParent, request: ResolvedRequest, started: number): Promise<RunResult> {
+    return runInParent({ parent, request, started });
   }
 
   /** `started`: when the engine took the run; queueing counts in wallMs, as on Pyodide. */
@@ -231,7 +297,7 @@ export class NativeEngine implements Engine {
 
     // A pre-started process built for these limits, or a fresh one. Either way it has run nothing yet.
     const jail = this.#takeSpare(limits) ?? (await this.#spawn(limits));
-    this.#refillSpare();
+    if (!this.warm) this.#refillSpare();
     if (request.signal?.aborted) {
       jail.kill();
       return { ...base(performance.now() - started), ok: false, error: abortedError() };
@@ -375,16 +441,23 @@ export class NativeEngine implements Engine {
 
   /** Queued runs are tracked too: they get their slot and finish before the slots close. */
   close(): Promise<void> {
-    return this.#life.close(() => this.#free());
+    return this.#life.close(async () => {
+      await this.keeper.close();
+      await this.#free();
+    });
   }
 
   destroy(): Promise<void> {
-    return this.#life.destroy(() => this.#free());
+    return this.#life.destroy(async () => {
+      await this.#free();
+      await this.keeper.close();
+    });
   }
 
   async #free(): Promise<void> {
     // Waiting runs fail with ClosedError; later runs too.
     await this.slots.destroy();
+    await Promise.allSettled([...this.#parents].map((p) => p.close()));
     this.#spares.length = 0;
     for (const jail of this.#live) {
       // a parked spare's handles are unref'd: ref them again, or the host could exit before it is reaped
@@ -410,50 +483,4 @@ function setParked(jail: JailedProcess, parked: boolean): void {
 /** The limits a jail is built with; a spare serves a run only when these match. */
 function limitsKey(limits: Limits): string {
   return JSON.stringify([limits.timeoutMs, limits.memoryMb, limits.maxFileBytes]);
-}
-
-/**
- * The run's result from its parsed line (the files only on success). A display item the host refused
- * or counted past a cap fails the run whatever the driver says: the host's count is the one believed.
- */
-function finish(base: Omit<RunResult, "ok" | "value" | "error">, line: Envelope, pipe: ResultPipe): RunResult {
-  const refused = pipe.display.failure;
-  if (refused) return { ...base, ok: false, error: refused };
-  return line.ok
-    ? { ...base, ok: true, value: line.value, files: line.files }
-    : { ...base, ok: false, error: line.error };
-}
-
-/** A parsed result line: the value and the files, or the error the run ends with. */
-type Envelope = { ok: true; value: unknown; files: OutputFile[] } | { ok: false; error: GuestError };
-
-/**
- * The driver's line, as the host's verdict. It comes from the guest's own process, so it is untrusted
- * (src/engines/lib/python/result.ts parses it): plain JSON, checked field by field, files re-checked
- * against the caps and their paths validated. Undefined: no line at all, or not a result line.
- */
-function parseResult(
-  text: string | undefined,
-  limits: Limits,
-  observed: Observed,
-): { result: Envelope; maxrss?: number } | undefined {
-  const line = text?.trim().split("\n").pop();
-  if (!line) return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return undefined;
-  const r = raw as Record<string, unknown>;
-  const envelope = parseEnvelope(r.envelope, observed, limits);
-  if (!envelope) return undefined;
-  const maxrss =
-    typeof r.maxrss === "number" && Number.isSafeInteger(r.maxrss) && r.maxrss > 0 ? { maxrss: r.maxrss } : {};
-  if (!envelope.ok) return { result: envelope, ...maxrss };
-  const files = parseFiles(r.files, limits);
-  return files.ok
-    ? { result: { ok: true, value: envelope.value, files: files.files }, ...maxrss }
-    : { result: { ok: false, error: files.error }, ...maxrss };
 }

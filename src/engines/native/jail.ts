@@ -43,10 +43,15 @@ function removeNetDir(dir: string): void {
 export const DRIVER = fileURLToPath(new URL("./driver.py", import.meta.url));
 export const HARNESS = fileURLToPath(new URL("../lib/python/harness.py", import.meta.url));
 export const BRIDGE = fileURLToPath(new URL("./bridge.py", import.meta.url));
+/** The warm parent (parent.py), bound beside the driver in its jail. */
+export const PARENT = {
+  host: fileURLToPath(new URL("./parent.py", import.meta.url)),
+  jail: "/sandbox/python/parent.py",
+} as const;
 /** The display module both Python tiers load (display(), reprs, figures), bound beside the harness. */
 export const DISPLAY = fileURLToPath(new URL("../lib/python/wasmcell_display.py", import.meta.url));
 /** The package's own files the native tier binds into its jail (doctor checks the drop uid reaches them). */
-export const NATIVE_RUNTIME_FILES = [DRIVER, HARNESS, BRIDGE, DISPLAY] as const;
+export const NATIVE_RUNTIME_FILES = [DRIVER, HARNESS, BRIDGE, DISPLAY, PARENT.host] as const;
 /** The host proxy's directory in the jail (a run with network; src/network/proxy.ts). */
 const NET_DIR = "/sandbox/net";
 export const PROXY_SOCKET = `${NET_DIR}/proxy.sock`;
@@ -63,7 +68,7 @@ const WORK_DIR = "/tmp/work";
  * is set to memoryMb + this, so a huge allocation fails with MemoryError at once; the cgroup (root)
  * caps what is really resident.
  */
-const ADDRESS_SPACE_RESERVE = 768 * 1024 * 1024;
+export const ADDRESS_SPACE_RESERVE = 768 * 1024 * 1024;
 
 /** The spec of a jail for a run with `limits` (no network: see withProxy). */
 export function nativeJailSpec(

@@ -128,11 +128,8 @@ describe("raw tool schemas and handleToolCall", () => {
     assert.match(await kit.handleToolCall("rm_rf", {}), /unknown tool "rm_rf"; available: run_code/);
   });
 
-  test("a session with the native tier is refused when the tool is defined, naming the option", () => {
-    assert.throws(
-      () => createToolkit({ sandbox, session: true, pythonEngine: "native" }),
-      /^InvalidOptionError: session: the native Python tier/,
-    );
+  test("a session with the native tier is accepted (its sessions are live processes)", () => {
+    assert.doesNotThrow(() => createToolkit({ sandbox, session: true, pythonEngine: "native" }));
     assert.doesNotThrow(() =>
       createToolkit({ sandbox, session: true, pythonEngine: "native", languages: ["javascript"] }),
     );

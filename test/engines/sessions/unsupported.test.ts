@@ -1,7 +1,7 @@
 // Sessions whose state cannot be taken say so with a typed error, never a half-made snapshot.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InvalidOptionError, SnapshotRejectedError, SnapshotUnsupportedError } from "../../../src/core/errors.ts";
+import { SnapshotRejectedError, SnapshotUnsupportedError } from "../../../src/core/errors.ts";
 import { createSandbox } from "../../../src/index.ts";
 import { createSandbox as createEdgeSandbox } from "../../../src/edge.ts";
 
@@ -20,9 +20,13 @@ describe("sessions that cannot be snapshotted", () => {
     }
   });
 
-  it("native Python keeps no sessions at all (a real process): session() refuses, nothing to snapshot", async () => {
-    await using sb = await createSandbox();
-    await assert.rejects(sb.session({ language: "python", engine: "native" }), InvalidOptionError);
+  it("a native Python session is a live process: snapshot and fork refuse it (reason native)", async () => {
+    await using sb = await createSandbox({ python: { pool: 1, prewarm: false } });
+    const session = await sb.session({ language: "python", engine: "native" });
+    const native = (e: unknown) => e instanceof SnapshotUnsupportedError && e.reason === "native";
+    await assert.rejects(session.snapshot(), native);
+    await assert.rejects(session.fork(), native);
+    await session.close();
   });
 
   it("resume refuses what is not a snapshot before any engine starts", async () => {

@@ -1,0 +1,377 @@
+"""wasmcell's warm parent: runs inside the native jail as ``python3 -I -u parent.py harness.py``.
+
+It imports the stack once (``python.preload``: numpy, pandas, matplotlib on Agg by default, plus the
+driver and the harness), draws one figure, and then only makes children: it never runs guest code.
+Each run is a copy-on-write child of it, made in two forks:
+
+    parent ──fork──▶ keeper ──unshare(mount, IPC, PID, UTS[, net])──fork──▶ child (pid 1 of its own)
+
+The keeper is parent code: it tells the host the child's pid, waits for it and exits with its status.
+The child, before its request arrives (so off the run's path): makes its mounts private and puts a fresh tmpfs on /tmp (its scratch,
+in its own mount namespace: no sibling and not the parent can see it), sets its own rlimits, brings up
+its loopback (network runs only: its network namespace is its own, so abstract sockets and ports are
+too), reseeds ``random``, drops every capability, sets no_new_privs and installs the child filter the
+host compiled (src/jail/profiles-warm.ts) on top of the parent's. Then it waits for its request, sets
+the run's rlimits, calls ``driver.run`` — the one per-run entry point — and leaves.
+
+Protocol. Host → parent on stdin: a config line ``{"preload": [...], "childFilter": base64,
+"network": bool, "scratchBytes": int}``, then request lines ``<id> <r|s> <json>`` (the driver's
+request plus ``setup``: cpuSeconds, fileSizeBytes, addressSpaceBytes), forwarded to child ``<id>`` through a
+pipe of its own (a line for another id is dropped). ``r``: a stateless run, the pipe is closed after
+it. ``s``: a session's turn; the child serves turns until it ends, and then the parent leaves too. Parent → host on fd 7:
+``hello <json>`` once warm, ``ready <id> <pid in the jail>`` when a child waits for its request,
+``exit <id> <status> <token>`` when it is gone. Before ``exit`` the parent writes a fence (a NUL, ESC,
+``wasmcell-fence:`` and the token, a fresh random value the dead child never knew) on fds 4, 5 and 6,
+the pipes every child shares: the host takes what precedes it as that child's, and nothing the child
+wrote can pass for the end of its output. Every run also ends with a fence of its own
+token (the request's ``fence``), written by the child after its result, so the host answers without
+waiting for the child's teardown (it then kills the child, and waits for the parent's fence before
+the next child serves); a session child reads a line per turn and ends each turn that way. A guest
+that forges its own token only cuts its own output short.
+
+Before the next child the parent checks the last one left nothing: its keeper reaped (it exits only
+after the child, pid 1 of its namespace, is gone, and with it every thread and the namespaces holding
+its scratch, IPC objects and sockets) and no process of the parent's left to reap. Anything else and
+the parent exits, so the host retires it and starts another.
+"""
+
+import os
+import sys
+
+CONTROL_FD = 7
+RESULT_FD, STDOUT_FD, STDERR_FD = 4, 5, 6
+FENCE = b"\x00\x1bwasmcell-fence:"
+
+import ctypes  # noqa: E402
+import json  # noqa: E402
+import select  # noqa: E402
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+SYS_CAPSET = 126
+
+
+def _check(result, what):
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "%s: %s" % (what, os.strerror(err)))
+
+
+def _control(line):
+    os.write(CONTROL_FD, (line + "\n").encode("ascii"))
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _preload(names):
+    """Imports the stack and pays first use (a figure drawn, the font list loaded) once, here."""
+    import importlib
+
+    for name in names:
+        importlib.import_module(name)
+    if "matplotlib" in names:
+        import io
+
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [1, 0])
+        ax.set_title("warm")
+        fig.savefig(io.BytesIO(), format="png")
+        plt.close(fig)
+    if "pandas" in names:
+        import pandas
+
+        pandas.DataFrame({"a": [1, 2], "b": [3, 4]}).groupby("a").sum()
+        import io
+
+        pandas.read_csv(io.StringIO("a,b\n1,2\n"))
+
+
+def _child_filter(program):
+    """A `struct sock_fprog` for the host-compiled filter, kept alive with the child."""
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buf = ctypes.create_string_buffer(program, len(program))
+    return SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p)), buf
+
+
+def _loopback_up():
+    """A new network namespace's `lo` is down: the bridge listens on 127.0.0.1 there."""
+    import fcntl
+    import socket
+    import struct
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+        ifr = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(s, SIOCGIFFLAGS, ifr))[1]
+        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
+    finally:
+        s.close()
+
+
+def _drop_capabilities():
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    header = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (Data * 2)()
+    _check(_libc.syscall(SYS_CAPSET, ctypes.byref(header), ctypes.byref(data)), "capset")
+
+
+def _setup(config):
+    """The child's own world, before its request and any guest code (see the module's docstring)."""
+    import random
+
+    _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
+    # Sized for the sandbox's default file caps (a run with larger ones gets a cold jail); the memory
+    # cgroup counts its pages against the child either way.
+    opts = ("size=%d,mode=0700" % int(config["scratchBytes"])).encode("ascii")
+    _check(_libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, opts), "mount tmpfs /tmp")
+    work = os.environ.get("HOME", "/tmp/work")
+    os.makedirs(work, exist_ok=True)
+    os.chdir(work)
+    if config.get("network"):
+        _loopback_up()
+    # Every child starts from the parent's memory: draw fresh seeds, or siblings would share sequences.
+    random.seed()
+    np = sys.modules.get("numpy")
+    if np is not None:
+        np.random.seed()
+    _drop_capabilities()
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    if config["filter"]:  # empty: seal.seccomp is off
+        prog, _buf = _child_filter(config["filter"])
+        _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+    # Copy now, off the run's path, the pages a run's harness and result writing touch (their
+    # reference counts change, so the first touch copies them): our own code, no guest input.
+    import harness
+
+    json.dumps(harness.run_envelope("None", None, {"maxResultBytes": 1024}))
+
+
+def _limit(setup):
+    """The run's own rlimits (lowering only: the parent's are the ceiling)."""
+    import resource
+
+    limits = [
+        (resource.RLIMIT_FSIZE, setup.get("fileSizeBytes")),
+        (resource.RLIMIT_AS, setup.get("addressSpaceBytes")),
+        (resource.RLIMIT_CPU, setup.get("cpuSeconds")),
+        (resource.RLIMIT_NOFILE, 256),
+    ]
+    for which, value in limits:
+        if value:
+            resource.setrlimit(which, (int(value), int(value)))
+
+
+def _read_line(fd, buf):
+    """One line from `fd` (without the newline) and what followed it, or (None, b"") at EOF."""
+    while b"\n" not in buf:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return None, b""
+        buf += chunk
+    line, _, rest = buf.partition(b"\n")
+    return line, rest
+
+
+def _child(request_fd, config):
+    import driver  # preloaded in the parent: no import cost here
+
+    # Only the pipes the host reads (result, stdout, stderr) and the request pipe stay open.
+    os.dup2(STDOUT_FD, 1)
+    os.dup2(STDERR_FD, 2)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(request_fd, 3)
+    request_fd = 3
+    os.closerange(RESULT_FD + 1, 1 << 16)
+    _setup(config)
+    line, rest = _read_line(request_fd, b"")
+    if line is None:
+        os._exit(0)
+    request = json.loads(line)
+    _limit(request["setup"])
+    if not request.get("session"):
+        driver.run(request)
+        _end_turn(request)
+        os._exit(0)
+    import harness
+
+    namespace = harness.new_namespace()
+    while True:
+        driver.run(request, namespace)
+        _end_turn(request)
+        line, rest = _read_line(request_fd, rest)
+        if line is None:
+            os._exit(0)
+        request = json.loads(line)
+
+
+def _end_turn(request):
+    """The run's own fence (the request's token) after its output and result: the host may answer at
+    once, before this process is gone. The guest knows this token, so forging it only cuts its own
+    output short; the parent's fence after the child is gone is what the next run relies on."""
+    token = str(request.get("fence", "")).encode("ascii")
+    for fd in (1, 2, RESULT_FD):
+        _write_all(fd, FENCE + token + b"\n")
+
+
+def _keeper(n, request_r, request_w, config):
+    """Between the parent and the child: new namespaces, then the child, then its status."""
+    os.close(request_w)
+    flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWUTS
+    if config.get("network"):
+        flags |= CLONE_NEWNET
+    _check(_libc.unshare(flags), "unshare")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _child(request_r, config)
+        except BaseException as exc:  # the child could not be set up: say why on the jail's stderr
+            try:
+                os.write(STDERR_FD, ("wasmcell child setup: %r\n" % (exc,)).encode())
+            finally:
+                os._exit(70)
+        os._exit(0)
+    os.close(request_r)
+    for fd in (0, RESULT_FD, STDOUT_FD, STDERR_FD):
+        os.close(fd)
+    _control("ready %d %d" % (n, pid))
+    os.close(CONTROL_FD)
+    _, status = os.waitpid(pid, 0)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
+def _spawn(n, config):
+    request_r, request_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _keeper(n, request_r, request_w, config)
+        finally:
+            os._exit(71)
+    os.close(request_r)
+    return pid, request_w
+
+
+def _prove_empty(spare):
+    """No process of the parent's left but the spare (if any): nothing else to reap, nothing else running."""
+    try:
+        pid, _ = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return spare is None
+    return pid == 0 and spare is not None
+
+
+def main():
+    import base64
+
+    line, pending = _read_line(0, b"")
+    config = json.loads(line)
+    config["filter"] = base64.b64decode(config.pop("childFilter"))
+    # -I leaves the script's directory off sys.path: the driver (and bridge) are bound beside this file.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import driver  # noqa: F401  (the driver and the harness, with the package library on sys.path)
+
+    try:
+        import wasmcell_display  # noqa: F401  (the display hook the driver loads per run)
+    except ImportError:
+        pass
+
+    if config.get("network"):
+        import bridge  # noqa: F401
+
+    _preload(list(config.get("preload") or []))
+    import gc
+
+    # The preloaded objects never change again: out of the collector's generations, a child's
+    # collections do not touch (and so do not copy) the pages they live on.
+    gc.collect()
+    gc.freeze()
+    _control("hello " + json.dumps({"pid": os.getpid(), "modules": len(sys.modules)}))
+
+    # The child serving now, and the next one, forked as soon as this one has its request so it is
+    # ready (namespaces made, cgroup pair joined) by the time the next run comes. It waits for its
+    # own request and has run nothing; it serves only once this one is gone and proven gone.
+    current = _Child(1, config)
+    spare = None
+    session = False
+    while True:
+        readable, _, _ = select.select([0, current.pidfd], [], [])
+        if current.pidfd in readable:
+            code = current.reap()
+            token = os.urandom(16).hex().encode("ascii")
+            for fd in (RESULT_FD, STDOUT_FD, STDERR_FD):
+                _write_all(fd, FENCE + token + b"\n")
+            _control("exit %d %d %s" % (current.id, code, token.decode("ascii")))
+            if session or not _prove_empty(spare):
+                os._exit(0)
+            current = spare or _Child(current.id + 1, config)
+            spare = None
+            continue
+        chunk = os.read(0, 1 << 20)
+        if not chunk:  # the host is gone
+            os._exit(0)
+        pending += chunk
+        while b"\n" in pending:
+            req, _, pending = pending.partition(b"\n")
+            head, _, rest = req.partition(b" ")
+            mode, _, body = rest.partition(b" ")
+            if current.request_w < 0 or head != str(current.id).encode("ascii"):
+                continue
+            session = session or mode == b"s"
+            try:
+                _write_all(current.request_w, body + b"\n")
+            except OSError:  # the child is gone; its exit is on the way
+                pass
+            if not session:
+                current.close_request()
+                if spare is None:
+                    spare = _Child(current.id + 1, config)
+
+
+class _Child:
+    """A keeper and its child (see _keeper), as the parent holds them."""
+
+    def __init__(self, n, config):
+        self.id = n
+        self.keeper, self.request_w = _spawn(n, config)
+        self.pidfd = os.pidfd_open(self.keeper)
+
+    def close_request(self):
+        if self.request_w >= 0:
+            os.close(self.request_w)
+            self.request_w = -1
+
+    def reap(self):
+        _, status = os.waitpid(self.keeper, 0)
+        os.close(self.pidfd)
+        self.close_request()
+        return os.waitstatus_to_exitcode(status)
+
+
+if __name__ == "__main__":
+    main()
