@@ -68,14 +68,15 @@ def _write_inputs(files):
     return written
 
 
-def _collect_outputs(inputs, max_files, max_bytes):
-    """Files in the working directory that are new or changed, as (list, (cap, why)-or-None). Symlinks and
-    special files are skipped: only regular files' bytes come back."""
+def _collect_outputs(inputs, max_files, max_bytes, workdir):
+    """Files under workdir (the run's working directory, absolute: the guest may have chdir'd away)
+    that are new or changed, as (list, (cap, why)-or-None). Symlinks and special files are skipped:
+    only regular files' bytes come back."""
     out, total = [], 0
-    for root, dirs, names in os.walk(".", followlinks=False):
+    for root, dirs, names in os.walk(workdir, followlinks=False):
         dirs.sort()
         for name in sorted(names):
-            path = os.path.join(root, name)[2:]
+            path = os.path.relpath(os.path.join(root, name), workdir)
             try:
                 st = os.lstat(path)
             except OSError:
@@ -117,6 +118,7 @@ def _start_network(unix_path):
 
 def main():
     request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    workdir = os.getcwd()  # the run's working directory, before the guest can chdir
     inputs = _write_inputs(request.get("files") or {})
     if request.get("proxySocket"):
         _start_network(str(request["proxySocket"]))
@@ -130,7 +132,11 @@ def main():
         envelope = harness._failure("runtime", "KeyboardInterrupt", "")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    files, problem = _collect_outputs(inputs, int(request["maxFiles"]), int(request["maxFileBytes"]))
+    try:
+        os.chdir(workdir)  # the inputs' relative paths and the files' are the working directory's
+    except OSError:  # the guest removed it: its files are gone with it
+        pass
+    files, problem = _collect_outputs(inputs, int(request["maxFiles"]), int(request["maxFileBytes"]), workdir)
     if problem and envelope.get("ok"):
         envelope = harness.output_limit(problem[0], problem[1])
     harness._flush_streams()
