@@ -35,10 +35,14 @@ def _wasmcell_reseed():
     # a forked child), so an eviction before its first run cannot carry the copied state on.
     _wasmcell_seed_random()
 
+_wasmcell_Exception = Exception
+
 def _wasmcell_start(code, run_json):
     # run_json: {"limits": <the run's Limits>, "fresh": bool, "reseed": bool}, one typed payload from
     # main.ts (JSON, never a JavaScript object: nothing of the JS realm reaches Python).
-    run = json.loads(run_json)
+    # A session's earlier run may have rebound any builtin or module attribute (json.loads,
+    # isinstance…): this names only the harness's functions, which hold what they use (harness.py).
+    run = _h.loads(run_json)
     fresh, reseed, limits = run["fresh"], run["reseed"], run["limits"]
     # The checkpoint holds one random state: every stateless run and a session's first run draw a new
     # seed. Never between a session's own runs: a sequence the guest seeded carries on, as it would
@@ -46,13 +50,18 @@ def _wasmcell_start(code, run_json):
     if reseed:
         _wasmcell_seed_random()
     prepared = _h._prepare(code)
-    if isinstance(prepared, dict):
+    if _h.is_envelope(prepared):
         return _h.encode_envelope(prepared)
     body, last = prepared
     ns = _h.new_namespace() if fresh else _wasmcell_session_ns
     if _h._is_coroutine_code(body) or _h._is_coroutine_code(last):
-        # loop.py: a pure-Python event loop, so the run leaves no JavaScript state behind.
-        return _h.encode_envelope(_wasmcell_run_async(_h.run_async_envelope(code, ns, limits)))
+        # loop.py: a pure-Python event loop, so the run leaves no JavaScript state behind. It is asyncio's
+        # code, which a session can break for itself: an Exception out of it is the run's own error
+        # (KeyboardInterrupt and MemoryError go on to main.ts, which knows whether its limits fired).
+        try:
+            return _h.encode_envelope(_wasmcell_run_async(_h.run_async_envelope(code, ns, limits)))
+        except _wasmcell_Exception as exc:
+            return _h.encode_envelope(_h._outcome(exc, None, 0))
     return _h.encode_envelope(_h.run_envelope(code, ns, limits))
 
 _wasmcell_session_ns = _h.new_namespace()
