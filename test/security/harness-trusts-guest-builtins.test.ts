@@ -107,13 +107,19 @@ const MODULE_ATTRIBUTES = [
   "time.time",
   "stat.S_ISREG",
   "random.seed",
+  "asyncio.run",
+  "asyncio.current_task",
+  "asyncio.all_tasks",
+  "asyncio.get_event_loop",
+  "asyncio.new_event_loop",
+  "asyncio.events.get_running_loop",
 ];
 const TARGETS = [...BUILTINS, ...MODULE_ATTRIBUTES];
 
-const IMPORTS = `import builtins, sys, json, json.encoder, traceback, linecache, io, types, ast, os, os.path, base64, binascii, signal, time, stat, random
+const IMPORTS = `import builtins, sys, json, json.encoder, traceback, linecache, io, types, ast, os, os.path, base64, binascii, signal, time, stat, random, asyncio
 `;
 // Hostile stand-ins: one raises on every use, one answers junk (the reported bug: `lambda x: 'no'`).
-const PRELUDE = `${IMPORTS}_VE, _obj = ValueError, object
+const PRELUDE = `${IMPORTS}_VE, _obj, _sleep = ValueError, object, asyncio.sleep
 class _Evil:
     def __getattr__(self, name):
         raise TypeError("hostile attribute " + name)
@@ -139,6 +145,17 @@ const ENDINGS: { name: string; code: string; check: (r: RunResult) => void }[] =
     name: "with a value that comes back as its repr",
     code: "_obj()",
     check: (r) => assert.match(String(r.ok && r.value), /^<object object at 0x[0-9a-f]+>$/, JSON.stringify(r)),
+  },
+  {
+    name: "with top-level await and a value",
+    code: "await _sleep(0)\n[1, 'a', {'k': 2.5}, None]",
+    // asyncio is Python code that uses builtins: a run that broke one may break its own event loop, and
+    // then gets that error or, when the loop spins (`isinstance` answering "no"), its deadline: never
+    // the harness's failure.
+    check: (r) => {
+      if (r.ok) assert.deepEqual(r.value, [1, "a", { k: 2.5 }, null], JSON.stringify(r));
+      else assert.ok(["runtime", "timeout"].includes(r.error.kind), JSON.stringify(r));
+    },
   },
   {
     name: "with an exception",
@@ -214,11 +231,13 @@ describe("pyodide: the harness does not trust names a session rebinds", () => {
         await using s = await sb.session({ language: "python" });
         const r = await s.run({ code: attack(target, replacement, "raise _VE('mine')") });
         wellFormed(r);
-        ENDINGS[3]!.check(r);
-        // The rebinding is the session's own state now; the harness still serves it.
-        const next = await s.run({ code: "_VE" });
+        ENDINGS.at(-1)!.check(r);
+        // The rebinding is the session's own state now; the harness still serves it, async code too
+        // (whose event loop is Python code the rebinding may have broken: then that is its error).
+        const next = await s.run({ code: "await _sleep(0)\n_VE" });
         wellFormed(next);
-        assert.match(String(next.ok && next.value), /ValueError/, JSON.stringify(next));
+        if (next.ok) assert.match(String(next.value), /ValueError/, JSON.stringify(next));
+        else assert.ok(["runtime", "timeout"].includes(next.error.kind), JSON.stringify(next));
         const value = await s.run({ code: "[1, 'a', {'k': 2.5}, None]" });
         assert.deepEqual(value.ok && value.value, [1, "a", { k: 2.5 }, null], JSON.stringify(value));
       }

@@ -62,7 +62,7 @@ _MAX_STACK_CHARS = 32768
 _len, _str, _repr, _type, _isinstance, _issubclass = len, str, repr, type, isinstance, issubclass
 _int, _float, _bool, _dict, _list, _tuple, _max = int, float, bool, dict, list, tuple, max
 _compile, _eval, _getattr = compile, eval, getattr
-_BaseException, _SystemExit, _SyntaxError = BaseException, SystemExit, SyntaxError
+_BaseException, _SystemExit, _SyntaxError, _KeyboardInterrupt = BaseException, SystemExit, SyntaxError, KeyboardInterrupt
 _ValueError, _TypeError, _MemoryError, _RecursionError = ValueError, TypeError, MemoryError, RecursionError
 _BUILTINS = builtins.__dict__
 _ModuleType = types.ModuleType
@@ -336,6 +336,12 @@ def compile_user_code(code):
     return body, last
 
 
+def host_decides(exc):
+    """Whether an exception that escaped asyncio's own code goes on to the host (KeyboardInterrupt,
+    MemoryError: only the host knows whether its limits fired) rather than being the run's error."""
+    return _issubclass(_type(exc), (_KeyboardInterrupt, _MemoryError))
+
+
 def _is_coroutine_code(code_obj):
     return code_obj is not None and _bool(code_obj.co_flags & _CO_COROUTINE)
 
@@ -412,6 +418,7 @@ async def run_async_envelope(code, namespace=None, limits=None):
         return prepared
     body, last = prepared
     is_async = _is_coroutine_code(body) or _is_coroutine_code(last)
+    own_task, all_tasks = _task_tools() if is_async else (None, None)
     if namespace is None:
         namespace = new_namespace()
     value, error = None, None
@@ -427,7 +434,7 @@ async def run_async_envelope(code, namespace=None, limits=None):
         error = exc
     finally:
         if is_async:
-            _cancel_background_tasks()
+            _cancel_background_tasks(own_task, all_tasks)
     return _outcome(error, value, _max_result_bytes(limits))
 
 
@@ -440,7 +447,15 @@ def run_envelope(code, namespace=None, limits=None):
     if _is_coroutine_code(body) or _is_coroutine_code(last):
         import asyncio  # only here (before the guest's code runs): see the module docstring
 
-        return asyncio.run(run_async_envelope(code, namespace, limits))
+        # asyncio.run's teardown (cancelling what is left, closing the loop) runs asyncio's code after the
+        # guest's, which the guest can have broken for itself: that is its own error. KeyboardInterrupt
+        # and MemoryError go on to the caller, which knows whether its limits fired.
+        try:
+            return asyncio.run(run_async_envelope(code, namespace, limits))
+        except _BaseException as exc:
+            if host_decides(exc):
+                raise
+            return _outcome(exc, None, 0)
     if namespace is None:
         namespace = new_namespace()
     value, error = None, None
@@ -453,14 +468,24 @@ def run_envelope(code, namespace=None, limits=None):
     return _outcome(error, value, _max_result_bytes(limits))
 
 
-def _cancel_background_tasks():
+def _task_tools():
+    """This run's own task and asyncio's all_tasks, taken before the guest's code runs: a guest that
+    rebinds asyncio.current_task must not make the harness cancel its own task."""
+    try:
+        tasks = _sys.modules["asyncio.tasks"]  # loaded: this runs on an asyncio loop
+        return tasks.current_task(), tasks.all_tasks
+    except _BaseException:
+        return None, None
+
+
+def _cancel_background_tasks(own_task, all_tasks):
     """Best effort: tasks the run started and did not await do not outlive it. The host's reset (a new
     process, or a memory reset that drops the event loop's timers) is what guarantees it."""
+    if own_task is None or all_tasks is None:
+        return
     try:
-        asyncio = _sys.modules["asyncio"]  # already loaded: only async code gets here
-        current = asyncio.current_task()
-        for task in asyncio.all_tasks():
-            if task is not current:
+        for task in all_tasks():
+            if task is not own_task:
                 task.cancel()
     except _BaseException:
         pass

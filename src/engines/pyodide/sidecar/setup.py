@@ -35,7 +35,7 @@ def _wasmcell_reseed():
     # a forked child), so an eviction before its first run cannot carry the copied state on.
     _wasmcell_seed_random()
 
-_wasmcell_Exception = Exception
+_wasmcell_BaseException = BaseException
 
 def _wasmcell_start(code, run_json):
     # run_json: {"limits": <the run's Limits>, "fresh": bool, "reseed": bool}, one typed payload from
@@ -56,11 +56,13 @@ def _wasmcell_start(code, run_json):
     ns = _h.new_namespace() if fresh else _wasmcell_session_ns
     if _h._is_coroutine_code(body) or _h._is_coroutine_code(last):
         # loop.py: a pure-Python event loop, so the run leaves no JavaScript state behind. It is asyncio's
-        # code, which a session can break for itself: an Exception out of it is the run's own error
-        # (KeyboardInterrupt and MemoryError go on to main.ts, which knows whether its limits fired).
+        # code, which a session can break for itself (a loop that spins until the deadline's interrupt
+        # lands in it): what escapes it is the run's own error, as an envelope, so the session lives on.
+        # A KeyboardInterrupt or MemoryError there is `timeout`/`memory` only if the sidecar saw its
+        # interrupt fire or its cap refuse a growth (result.ts), as for one raised in the guest's code.
         try:
             return _h.encode_envelope(_wasmcell_run_async(_h.run_async_envelope(code, ns, limits)))
-        except _wasmcell_Exception as exc:
+        except _wasmcell_BaseException as exc:
             return _h.encode_envelope(_h._outcome(exc, None, 0))
     return _h.encode_envelope(_h.run_envelope(code, ns, limits))
 
