@@ -68,6 +68,7 @@ describe("pyodide", () => {
       "LANG",
       "LD_LIBRARY_PATH",
       "LOGNAME",
+      "MPLBACKEND",
       "PATH",
       "PWD",
       "PYTHONINSPECT",
