@@ -42,6 +42,17 @@ _here = os.path.dirname(os.path.abspath(__file__))
 _harness_dirs = [os.path.dirname(sys.argv[1])] if len(sys.argv) > 1 else []
 sys.path[:0] = [*_harness_dirs, _here, os.path.join(os.path.dirname(_here), "python")]
 import harness  # noqa: E402
+import binascii  # noqa: E402
+import resource  # noqa: E402
+from stat import S_ISREG as _S_ISREG  # noqa: E402
+
+# Bound before the guest's code runs (it runs in this process and can rebind any builtin or module
+# attribute): what main() uses after the run is held here, C functions as objects, so a run that
+# rebinds `os.write`, `builtins.len` or `json.dumps` still gets its result and files back.
+_int, _len, _open, _sorted, _memoryview, _KeyboardInterrupt, _OSError = int, len, open, sorted, memoryview, KeyboardInterrupt, OSError
+_getcwd, _chdir, _scandir, _lstat, _write, _exit = os.getcwd, os.chdir, os.scandir, os.lstat, os.write, os._exit
+_setitimer, _ITIMER_REAL, _getrusage, _RUSAGE_SELF = signal.setitimer, signal.ITIMER_REAL, resource.getrusage, resource.RUSAGE_SELF
+_b2a_base64, _to_json, _flush_streams, _output_limit = binascii.b2a_base64, harness.to_json, harness._flush_streams, harness.output_limit
 
 # The package library (wasmcell setup), read-only: ahead of Debian's dist-packages, so an import finds
 # the version the lock pins (the same files the Pyodide tier mounts), behind the standard library.
@@ -71,48 +82,51 @@ def _write_inputs(files):
     return written
 
 
-def _collect_outputs(inputs, max_files, max_bytes, before=None):
-    """Files in the working directory that are new or changed, as (list, (cap, why)-or-None). Symlinks and
-    special files are skipped: only regular files' bytes come back. `before`: what the directory held
-    before the run (a session's earlier turns), left out unless the run changed it."""
+def _collect_outputs(inputs, max_files, max_bytes, workdir, before=None):
+    """Files under workdir (the run's working directory, absolute: the guest may have chdir'd away)
+    that are new or changed, as (list, (cap, why)-or-None), in os.walk's order (a loop, not recursion:
+    the guest chooses the depth). Symlinks and special files are skipped: only regular files' bytes
+    come back. `before`: what the directory held before the run (a session's earlier turns), left out
+    unless the run changed it."""
     before = before or {}
-    out, total = [], 0
-    for root, dirs, names in os.walk(".", followlinks=False):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(root, name)[2:]
+    out, total, todo = [], 0, [""]
+    while todo:
+        rel = todo.pop()
+        try:
+            with _scandir(workdir + "/" + rel if rel else workdir) as entries:
+                listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+        except _OSError:
+            continue
+        for name in _sorted([n for n, is_dir in listed if not is_dir]):
+            path = rel + "/" + name if rel else name
+            full = workdir + "/" + path
             try:
-                st = os.lstat(path)
-            except OSError:
+                st = _lstat(full)
+            except _OSError:
                 continue
-            if not _is_regular(st.st_mode):
+            if not _S_ISREG(st.st_mode):
                 continue
             if path not in inputs and before.get(path) == (st.st_size, st.st_mtime_ns):
                 continue
-            if path in inputs and st.st_size == len(inputs[path]):
-                with open(path, "rb") as f:
+            if path in inputs and st.st_size == _len(inputs[path]):
+                with _open(full, "rb") as f:
                     if f.read() == inputs[path]:
                         continue
-            if len(out) + 1 > max_files:
+            if _len(out) + 1 > max_files:
                 return out, ("maxFiles", "the run wrote more than %d files" % max_files)
             total += st.st_size
             if total > max_bytes:
                 return out, ("maxFileBytes", "the files the run wrote hold more than %d bytes" % max_bytes)
-            with open(path, "rb") as f:
-                out.append({"path": path, "data": base64.b64encode(f.read()).decode("ascii")})
+            with _open(full, "rb") as f:
+                out.append({"path": path, "data": _b2a_base64(f.read(), newline=False).decode("ascii")})
+        todo.extend(rel + "/" + n if rel else n for n in _sorted([n for n, is_dir in listed if is_dir], reverse=True))
     return out, None
 
 
-def _is_regular(mode):
-    import stat
-
-    return stat.S_ISREG(mode)
-
-
 def _write_result_fd(data):
-    view = memoryview(data)
+    view = _memoryview(data)
     while view:
-        view = view[os.write(RESULT_FD, view):]
+        view = view[_write(RESULT_FD, view):]
 
 
 def _start_display(limits):
@@ -158,6 +172,7 @@ def run(request, namespace=None):
     (parent.py) both call it, once per run (a session's child once per turn, with its namespace).
     Writes the result line to fd 4; the caller leaves afterwards (or waits for the next turn)."""
     global _network_started
+    workdir = _getcwd()  # the run's working directory, before the guest can chdir
     before = _listing() if namespace is not None else {}
     inputs = _write_inputs(request.get("files") or {})
     if request.get("proxySocket") and not _network_started:
@@ -169,27 +184,30 @@ def run(request, namespace=None):
         signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, max(0.001, float(deadline) - time.time()))
     try:
-        envelope = harness.run_envelope(request["code"], namespace, {"maxResultBytes": int(request["maxResultBytes"])})
-    except KeyboardInterrupt:  # the alarm fired between the harness's own steps
+        envelope = harness.run_envelope(request["code"], namespace, {"maxResultBytes": _int(request["maxResultBytes"])})
+    except _KeyboardInterrupt:  # the alarm fired between the harness's own steps
         envelope = harness._failure("runtime", "KeyboardInterrupt", "")
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    files, problem = _collect_outputs(inputs, int(request["maxFiles"]), int(request["maxFileBytes"]), before)
+        _setitimer(_ITIMER_REAL, 0)
+    try:
+        _chdir(workdir)  # the inputs' relative paths and the files' are the working directory's
+    except _OSError:  # the guest removed it: its files are gone with it
+        pass
+    files, problem = _collect_outputs(inputs, _int(request["maxFiles"]), _int(request["maxFileBytes"]), workdir, before)
     if problem and envelope.get("ok"):
-        envelope = harness.output_limit(problem[0], problem[1])
-    harness._flush_streams()
-    import resource
+        envelope = _output_limit(problem[0], problem[1])
+    _flush_streams()
 
     # Peak resident memory of this process (the host prefers the cgroup's figure, which counts the tmpfs).
-    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    _write_result_fd((json.dumps({"envelope": envelope, "files": files, "maxrss": maxrss}, ensure_ascii=False) + "\n").encode("utf-8"))
+    maxrss = _getrusage(_RUSAGE_SELF).ru_maxrss * 1024
+    _write_result_fd((_to_json({"envelope": envelope, "files": files, "maxrss": maxrss}) + "\n").encode("utf-8"))
 
 
 def main():
     run(json.loads(sys.stdin.buffer.read().decode("utf-8")))
     # The run is over: leave now. No interpreter finalization (~20 ms of module teardown), and no
     # waiting for threads the guest left running; stdio were flushed above and are unbuffered.
-    os._exit(0)
+    _exit(0)
 
 
 if __name__ == "__main__":

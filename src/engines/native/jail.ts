@@ -94,7 +94,9 @@ export function nativeJailSpec(
     scratchDir: "/tmp",
     workDir: WORK_DIR,
     env: {
-      MPLBACKEND: "Agg",
+      // matplotlib's backend is wasmcell's display module (it draws with Agg and shows figures as
+      // display items); the module sets the same value when it loads.
+      MPLBACKEND: "module://wasmcell_display",
       MPLCONFIGDIR: "/tmp/.matplotlib",
       HOME: WORK_DIR,
       ...(library ? { WASMCELL_PACKAGES: PACKAGES_DIR } : {}),

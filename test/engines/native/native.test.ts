@@ -116,6 +116,26 @@ db.execute("select sum(x) from t").fetchone()[0]`);
     );
   });
 
+  it("files written after os.chdir into a subdirectory come back, under the run's working directory", async () => {
+    const r = await run(`import os
+os.makedirs("sub/deeper")
+open("top.txt", "w").write("t")
+os.chdir("sub")
+open("in-sub.txt", "w").write("s")
+os.chdir("deeper")
+open("deep.txt", "w").write("d")
+os.getcwd().endswith("sub/deeper")`);
+    assert.equal(r.ok && r.value, true, JSON.stringify(r));
+    assert.deepEqual(
+      r.files.map((f) => [f.path, Buffer.from(f.bytes).toString()]),
+      [
+        ["top.txt", "t"],
+        ["sub/in-sub.txt", "s"],
+        ["sub/deeper/deep.txt", "d"],
+      ],
+    );
+  });
+
   it("asyncio is loaded only for code with top-level await (it is most of a cold run's harness start-up)", async () => {
     const sync = await run("import sys\n['asyncio' in sys.modules, 'inspect' in sys.modules]");
     assert.deepEqual(sync.ok && sync.value, [false, false]);

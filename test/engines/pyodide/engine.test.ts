@@ -138,6 +138,18 @@ describe("files", () => {
     });
   });
 
+  it("files written after os.chdir into a subdirectory come back, under the run's working directory", async () => {
+    const r = await runPy(
+      "import os\nos.makedirs('sub/deeper')\nopen('top.txt', 'w').write('t')\nos.chdir('sub')\nopen('in-sub.txt', 'w').write('s')\nos.chdir('deeper')\nopen('deep.txt', 'w').write('d')",
+    );
+    assert.ok(r.ok, JSON.stringify(r));
+    assert.deepEqual(r.files.map((f) => [f.path, Buffer.from(f.bytes).toString()]).sort(), [
+      ["sub/deeper/deep.txt", "d"],
+      ["sub/in-sub.txt", "s"],
+      ["top.txt", "t"],
+    ]);
+  });
+
   it("more files than maxFiles is kind output_limit", async () => {
     const r = await runPy("for i in range(5):\n    open(f'f{i}.txt', 'w').write('x')", { maxFiles: 3 });
     assert.equal(!r.ok && r.error.kind, "output_limit");

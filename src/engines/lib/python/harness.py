@@ -37,6 +37,8 @@ Compatible with CPython 3.11 through 3.14.
 """
 
 import ast
+import builtins
+import io
 import json
 import linecache
 import sys
@@ -53,11 +55,83 @@ _MAX_NAME_CHARS = 200
 _MAX_MESSAGE_CHARS = 8192
 _MAX_STACK_CHARS = 32768
 
-# Bound at import: a run that patches json.dumps or repr-related builtins must not break its own
-# envelope (it can only ever affect its own result, but a confusing one helps nobody).
+# Bound at import, before any guest code: the guest runs in this interpreter and can rebind any
+# builtin (`builtins.len = ...`), any module attribute (`json.dumps`, `traceback.extract_tb`,
+# `sys.__excepthook__`) and any class attribute of a Python class (`json.JSONEncoder.iterencode`).
+# Nothing below looks one of those up after the guest's code has run: builtins and the exception
+# classes are these private names, functions are held as objects, and JSON is encoded by the C
+# encoder itself (`json.dumps` reads `json.JSONEncoder`, which reads `c_make_encoder`, both at call
+# time). A run that rebinds one of them breaks its own code, never its envelope; in a session the
+# rebinding is the session's own state and the next run is still described. What stays open: the
+# traceback module's functions read their module's globals at call time (a run that patches
+# `linecache` or `traceback` gets a plainer traceback: those calls fall back), and a guest that
+# rewrites this module itself only lies about its own result.
+_len, _str, _repr, _type, _isinstance, _issubclass = len, str, repr, type, isinstance, issubclass
+_int, _float, _bool, _dict, _list, _tuple, _max = int, float, bool, dict, list, tuple, max
+_compile, _eval, _getattr = compile, eval, getattr
+_BaseException, _SystemExit, _SyntaxError, _KeyboardInterrupt = BaseException, SystemExit, SyntaxError, KeyboardInterrupt
+_ValueError, _TypeError, _MemoryError, _RecursionError, _Exception = ValueError, TypeError, MemoryError, RecursionError, Exception
+_BUILTINS = builtins.__dict__
+_ModuleType = types.ModuleType
+_StringIO = io.StringIO
+_sys = sys
+_excepthook = sys.__excepthook__
+_extract_tb = traceback.extract_tb
+_format_list = traceback.format_list
+_format_exception_only = traceback.format_exception_only
+_linecache = linecache
+_ast_Expr, _ast_Expression = ast.Expr, ast.Expression
+_PyCF_ONLY_AST, _PyCF_ALLOW_TOP_LEVEL_AWAIT = ast.PyCF_ONLY_AST, ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+_INF, _NINF = float("inf"), float("-inf")
+# A type's own name (the C getter: a metaclass cannot answer for it), and a string as an exact str (a
+# str subclass's __len__, slicing or encode are the guest's code; str.__str__ copies it in C).
+_type_name_of = type.__dict__["__name__"].__get__
+_exact_str = str.__str__
+try:
+    from _json import encode_basestring as _c_encode_str, make_encoder as _c_make_encoder
+    from json.scanner import c_make_scanner as _c_make_scanner
+
+    _c_scan = _c_make_scanner(json.JSONDecoder()) if _c_make_scanner is not None else None
+except ImportError:  # an interpreter without the C accelerator: the module's own functions, held
+    _c_make_encoder = _c_scan = None
 _json_dumps = json.dumps
-_repr = repr
-_isinstance = isinstance
+_json_loads = json.loads
+
+
+def _no_default(value):
+    raise _TypeError("not JSON data")
+
+
+def to_json(data):
+    """JSON text of plain data (what _to_data returns, or an envelope), as ``json.dumps(data,
+    ensure_ascii=False, allow_nan=False)`` writes it."""
+    if _c_make_encoder is None:
+        return _json_dumps(data, ensure_ascii=False, allow_nan=False)
+    encode = _c_make_encoder({}, _no_default, _c_encode_str, None, ": ", ", ", False, False, False)
+    return "".join(encode(data, 0))
+
+
+def loads(text):
+    """JSON text from the host (a run's parameters), decoded without the json module's rebindable names."""
+    if _c_scan is None:
+        return _json_loads(text)
+    value, end = _c_scan(text, 0)
+    if end != _len(text):
+        raise _ValueError("trailing data after the JSON value")
+    return value
+
+
+def is_envelope(value):
+    """Whether _prepare's answer is a failure envelope (not the compiled code)."""
+    return _type(value) is _dict
+
+
+def _type_name(value):
+    try:
+        return _exact_str(_type_name_of(_type(value)))
+    except _BaseException:
+        return "object"
+
 
 # inspect.CO_COROUTINE: set on a code object compiled with PyCF_ALLOW_TOP_LEVEL_AWAIT that awaits at
 # top level (the value has been 0x80 since CPython 3.5).
@@ -72,23 +146,23 @@ def _to_data(value, depth=0):
     """Plain JSON data, or raise _NotData. Never calls user-defined methods (no __eq__, __iter__ hooks)."""
     if depth > _MAX_DEPTH:
         raise _NotData()
-    t = type(value)
-    if value is None or t is bool or t is str:
+    t = _type(value)
+    if value is None or t is _bool or t is _str:
         return value
-    if t is int:
+    if t is _int:
         if -_SAFE_INT <= value <= _SAFE_INT:
             return value
         raise _NotData()
-    if t is float:
-        if value != value or value in (float("inf"), float("-inf")):
+    if t is _float:
+        if value != value or value == _INF or value == _NINF:
             raise _NotData()
         return value
-    if t is list or t is tuple:
+    if t is _list or t is _tuple:
         return [_to_data(v, depth + 1) for v in value]
-    if t is dict:
+    if t is _dict:
         out = {}
         for k, v in value.items():
-            if type(k) is not str:
+            if _type(k) is not _str:
                 raise _NotData()
             out[k] = _to_data(v, depth + 1)
         return out
@@ -97,10 +171,10 @@ def _to_data(value, depth=0):
 
 def _safe_repr(value, limit):
     try:
-        text = _repr(value)
-    except BaseException as e:  # a hostile __repr__ must not break the envelope
-        text = "<unrepresentable %s: %s>" % (type(value).__name__, type(e).__name__)
-    if len(text) > limit:
+        text = _exact_str(_repr(value))
+    except _BaseException as e:  # a hostile __repr__ must not break the envelope
+        text = "<unrepresentable %s: %s>" % (_type_name(value), _type_name(e))
+    if _len(text) > limit:
         text = text[:limit] + "...[truncated]"
     return text
 
@@ -110,14 +184,13 @@ def _value_envelope(value, max_bytes):
         return {"ok": True, "value": None, "valueKind": "none"}
     try:
         data = _to_data(value)
-        text = _json_dumps(data, ensure_ascii=False, allow_nan=False)
-        if len(text.encode("utf-8")) <= max_bytes:
+        size = _len(to_json(data).encode("utf-8"))
+        if size <= max_bytes:
             return {"ok": True, "value": data, "valueKind": "json"}
-        size = len(text.encode("utf-8"))
         return output_limit("maxResultBytes", "the result value is %d bytes, over the %d-byte limit" % (size, max_bytes), size)
     except _NotData:
         pass
-    except RecursionError:
+    except _RecursionError:
         pass
     text = _safe_repr(value, max_bytes)
     return {"ok": True, "value": text, "valueKind": "repr"}
@@ -125,12 +198,13 @@ def _value_envelope(value, max_bytes):
 
 def _cut(text, cap, field, keep_end=False):
     """text within cap characters; a cut says which cap (the host applies the same caps again)."""
-    if len(text) <= cap:
+    text = _exact_str(text)
+    if _len(text) <= cap:
         return text
     note = "[%s cut to %d characters]" % (field, cap)
     if keep_end:
-        return note + "\n" + text[-(cap - len(note) - 1):]
-    return text[: cap - len(note) - 2] + "… " + note
+        return note + "\n" + text[-(cap - _len(note) - 1):]
+    return text[: cap - _len(note) - 2] + "… " + note
 
 
 def output_limit(limit, message, size=None):
@@ -144,8 +218,8 @@ def output_limit(limit, message, size=None):
 
 def _max_result_bytes(limits):
     try:
-        return int((limits or {}).get("maxResultBytes", DEFAULT_MAX_RESULT_BYTES))
-    except (TypeError, ValueError):
+        return _int((limits or {}).get("maxResultBytes", DEFAULT_MAX_RESULT_BYTES))
+    except (_TypeError, _ValueError):
         return DEFAULT_MAX_RESULT_BYTES
 
 
@@ -166,8 +240,8 @@ def _failure(kind, name, message, stack=None, line=None, column=None):
 
 def _exception_message(exc):
     try:
-        return str(exc)
-    except BaseException:
+        return _exact_str(_str(exc))
+    except _BaseException:
         return "<exception str() failed>"
 
 
@@ -180,7 +254,7 @@ def _without_blocked_advice(text):
     for marker in _BLOCKED_ADVICE:
         at = text.find(marker)
         if at >= 0:
-            start = max(text.rfind(". ", 0, at) + 1, text.rfind("\n", 0, at) + 1, 0)
+            start = _max(text.rfind(". ", 0, at) + 1, text.rfind("\n", 0, at) + 1, 0)
             head = text[:start].rstrip()
             text = (head + " " if head else "") + "(packages cannot be installed at run time in this sandbox)"
             break
@@ -195,23 +269,21 @@ def _cpython_exception_only(exc):
     the traceback's frames for NameError). Asking the default excepthook is the one way that works on
     every version: its output is captured, and the part after the frames is kept.
     """
-    plain = "".join(traceback.format_exception_only(type(exc), exc))
+    plain = "".join(_format_exception_only(_type(exc), exc))
     try:
-        import io
-
-        buf = io.StringIO()
-        saved = sys.stderr
-        sys.stderr = buf
+        buf = _StringIO()
+        saved = _sys.stderr
+        _sys.stderr = buf
         try:
-            sys.__excepthook__(type(exc), exc, exc.__traceback__)
+            _excepthook(_type(exc), exc, exc.__traceback__)
         finally:
-            sys.stderr = saved
-        shown = buf.getvalue()
+            _sys.stderr = saved
+        shown = _exact_str(buf.getvalue())
         head = plain.split("\n", 1)[0]
         at = shown.rfind("\n" + head)
         if head and (at >= 0 or shown.startswith(head)):
             return shown[at + 1 :] if at >= 0 else shown
-    except BaseException:
+    except _BaseException:
         pass
     return plain
 
@@ -229,28 +301,30 @@ def _exception_text(exc, only):
 def _user_traceback(exc):
     """The traceback with only the user's frames, in the usual CPython layout, hints included."""
     try:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == USER_FILENAME]
+        frames = [f for f in _extract_tb(exc.__traceback__) if f.filename == USER_FILENAME]
         only = _cpython_exception_only(exc)
         lines = ["Traceback (most recent call last):\n"]
-        lines.extend(traceback.format_list(frames))
+        lines.extend(_format_list(frames))
         lines.append(_without_blocked_advice(only))
-        return "".join(lines), (frames[-1].lineno if frames else None), _exception_text(exc, only)
-    except BaseException:
-        return "%s: %s\n" % (type(exc).__name__, _exception_message(exc)), None, _exception_message(exc)
+        line = frames[-1].lineno if frames else None
+        return "".join(lines), (line if _type(line) is _int else None), _exception_text(exc, only)
+    except _BaseException:
+        return "%s: %s\n" % (_type_name(exc), _exception_message(exc)), None, _exception_message(exc)
 
 
 def _syntax_failure(exc):
-    line = exc.lineno if isinstance(exc.lineno, int) else None
-    column = exc.offset if isinstance(exc.offset, int) and exc.offset > 0 else None
+    line = exc.lineno if _type(exc.lineno) is _int else None
+    column = exc.offset if _type(exc.offset) is _int and exc.offset > 0 else None
     try:
-        stack = "".join(traceback.format_exception_only(type(exc), exc))
-    except BaseException:
+        stack = "".join(_format_exception_only(_type(exc), exc))
+    except _BaseException:
         stack = None
-    return _failure("syntax", type(exc).__name__, exc.msg if isinstance(exc.msg, str) else str(exc), stack, line, column)
+    message = exc.msg if _type(exc.msg) is _str else _exception_message(exc)
+    return _failure("syntax", _type_name(exc), message, stack, line, column)
 
 
 def _exception_failure(exc):
-    name = type(exc).__name__
+    name = _type_name(exc)
     stack, line, message = _user_traceback(exc)
     # Every exception out of user code is ``runtime``: a SyntaxError from compile()/eval() inside it,
     # and a RecursionError, real or raised (they cannot be told apart from here, see the module doc).
@@ -259,36 +333,46 @@ def _exception_failure(exc):
 
 def compile_user_code(code):
     """Returns (body, last_expression) code objects; last_expression is None when the code ends in a statement."""
-    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-    tree = ast.parse(code, USER_FILENAME, "exec")
+    flags = _PyCF_ALLOW_TOP_LEVEL_AWAIT
+    tree = _compile(code, USER_FILENAME, "exec", _PyCF_ONLY_AST)  # ast.parse, without its module's names
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        expr = ast.Expression(tree.body.pop().value)
-        last = compile(expr, USER_FILENAME, "eval", flags=flags, dont_inherit=True)
-    body = compile(tree, USER_FILENAME, "exec", flags=flags, dont_inherit=True)
+    if tree.body and _type(tree.body[-1]) is _ast_Expr:
+        expr = _ast_Expression(tree.body.pop().value)
+        last = _compile(expr, USER_FILENAME, "eval", flags, True)
+    body = _compile(tree, USER_FILENAME, "exec", flags, True)
     return body, last
 
 
+def host_decides(exc):
+    """Whether an exception that escaped asyncio's own code goes on to the host (KeyboardInterrupt,
+    MemoryError: only the host knows whether its limits fired) rather than being the run's error."""
+    return _issubclass(_type(exc), (_KeyboardInterrupt, _MemoryError))
+
+
 def _is_coroutine_code(code_obj):
-    return code_obj is not None and bool(code_obj.co_flags & _CO_COROUTINE)
+    return code_obj is not None and _bool(code_obj.co_flags & _CO_COROUTINE)
 
 
 def _register_source(code):
-    # So traceback lines show the user's source; the entry is overwritten by the next run.
-    linecache.cache[USER_FILENAME] = (len(code), None, code.splitlines(True), USER_FILENAME)
+    # So traceback lines show the user's source; the entry is overwritten by the next run. A session
+    # that replaced linecache.cache only loses its source lines.
+    try:
+        _linecache.cache[USER_FILENAME] = (_len(code), None, code.splitlines(True), USER_FILENAME)
+    except _BaseException:
+        pass
 
 
 def new_namespace():
-    module = types.ModuleType("__main__")
-    module.__dict__["__builtins__"] = __builtins__ if isinstance(__builtins__, dict) else __builtins__.__dict__
+    module = _ModuleType("__main__")
+    module.__dict__["__builtins__"] = _BUILTINS
     return module.__dict__
 
 
 def _flush_streams():
-    for stream in (sys.stdout, sys.stderr):
+    for name in ("stdout", "stderr"):
         try:
-            stream.flush()
-        except BaseException:
+            _getattr(_sys, name).flush()
+        except _BaseException:
             pass
 
 
@@ -297,25 +381,29 @@ def _prepare(code):
     _register_source(code)
     try:
         return compile_user_code(code)
-    except SyntaxError as exc:
+    except _SyntaxError as exc:
         return _syntax_failure(exc)
-    except ValueError as exc:  # source with NUL bytes
-        return _failure("syntax", type(exc).__name__, _exception_message(exc))
-    except MemoryError as exc:
+    except _ValueError as exc:  # source with NUL bytes
+        return _failure("syntax", _type_name(exc), _exception_message(exc))
+    except _MemoryError as exc:
         return _exception_failure(exc)
-    except RecursionError as exc:  # a deeply nested expression overflows the parser
-        return _failure("syntax", type(exc).__name__, "the code is nested too deeply to parse")
+    except _RecursionError as exc:  # a deeply nested expression overflows the parser
+        return _failure("syntax", _type_name(exc), "the code is nested too deeply to parse")
+
+
+def _exit_code_is_success(code):
+    return code is None or (_type(code) in (_int, _bool, _float) and code == 0)
 
 
 def _show_results(exc, value):
     """The run's display items that come at its end: the last expression's rich repr (the main
     result), then the figures still open (wasmcell_display.py). Not after an interrupt or exit."""
-    ordinary = exc is None or isinstance(exc, Exception)
+    ordinary = exc is None or _issubclass(_type(exc), _Exception)
     try:
         if exc is None and value is not None:
             _display.main_result(value)
         _display.finish(ordinary)
-    except Exception:
+    except _BaseException:
         pass
     _flush_streams()
 
@@ -330,23 +418,29 @@ def _display_breach(envelope):
 
 
 def _outcome(exc, value, max_result_bytes):
-    """The envelope for a finished run: exc is the exception it ended with, or None."""
+    """The envelope for a finished run: exc is the exception it ended with, or None. Whatever the
+    guest's objects do while they are described (a __repr__, __str__ or exit code that raises), the
+    answer is an envelope."""
     _flush_streams()
     _show_results(exc, value)
     return _display_breach(_envelope_of(exc, value, max_result_bytes))
 
 
 def _envelope_of(exc, value, max_result_bytes):
-    if exc is None:
-        try:
-            return _value_envelope(value, max_result_bytes)
-        except BaseException as e:
-            return _exception_failure(e)
-    if isinstance(exc, SystemExit):
-        if exc.code is None or exc.code == 0:
-            return {"ok": True, "value": None, "valueKind": "none"}
-        return _failure("runtime", "SystemExit", "the code called exit(%s)" % _safe_repr(exc.code, 200))
-    return _exception_failure(exc)
+    try:
+        if exc is None:
+            try:
+                return _value_envelope(value, max_result_bytes)
+            except _BaseException as e:
+                return _exception_failure(e)
+        if _issubclass(_type(exc), _SystemExit):
+            code = exc.code
+            if _exit_code_is_success(code):
+                return {"ok": True, "value": None, "valueKind": "none"}
+            return _failure("runtime", "SystemExit", "the code called exit(%s)" % _safe_repr(code, 200))
+        return _exception_failure(exc)
+    except _BaseException as e:
+        return _failure("runtime", _type_name(exc if exc is not None else e), "the run's outcome could not be described (%s)" % _type_name(e))
 
 
 async def run_async_envelope(code, namespace=None, limits=None):
@@ -354,67 +448,85 @@ async def run_async_envelope(code, namespace=None, limits=None):
     purpose); returns the envelope dict. Code without top-level await runs synchronously, so the guest may
     drive its own event loop exactly as it would at a prompt."""
     prepared = _prepare(code)
-    if isinstance(prepared, dict):
+    if is_envelope(prepared):
         return prepared
     body, last = prepared
     is_async = _is_coroutine_code(body) or _is_coroutine_code(last)
+    own_task, all_tasks = _task_tools() if is_async else (None, None)
     if namespace is None:
         namespace = new_namespace()
     value, error = None, None
     try:
-        result = eval(body, namespace)
+        result = _eval(body, namespace)
         if _is_coroutine_code(body):
             await result
         if last is not None:
-            value = eval(last, namespace)
+            value = _eval(last, namespace)
             if _is_coroutine_code(last):
                 value = await value
-    except BaseException as exc:  # every guest failure becomes data
+    except _BaseException as exc:  # every guest failure becomes data
         error = exc
     finally:
         if is_async:
-            _cancel_background_tasks()
+            _cancel_background_tasks(own_task, all_tasks)
     return _outcome(error, value, _max_result_bytes(limits))
 
 
 def run_envelope(code, namespace=None, limits=None):
     """The synchronous entry point: top-level await gets its own event loop (``asyncio.run``)."""
     prepared = _prepare(code)
-    if isinstance(prepared, dict):
+    if is_envelope(prepared):
         return prepared
     body, last = prepared
     if _is_coroutine_code(body) or _is_coroutine_code(last):
-        import asyncio  # only here: see the module docstring
+        import asyncio  # only here (before the guest's code runs): see the module docstring
 
-        return asyncio.run(run_async_envelope(code, namespace, limits))
+        # asyncio.run's teardown (cancelling what is left, closing the loop) runs asyncio's code after the
+        # guest's, which the guest can have broken for itself: that is its own error. KeyboardInterrupt
+        # and MemoryError go on to the caller, which knows whether its limits fired.
+        try:
+            return asyncio.run(run_async_envelope(code, namespace, limits))
+        except _BaseException as exc:
+            if host_decides(exc):
+                raise
+            return _outcome(exc, None, 0)
     if namespace is None:
         namespace = new_namespace()
     value, error = None, None
     try:
-        eval(body, namespace)
+        _eval(body, namespace)
         if last is not None:
-            value = eval(last, namespace)
-    except BaseException as exc:  # every guest failure becomes data
+            value = _eval(last, namespace)
+    except _BaseException as exc:  # every guest failure becomes data
         error = exc
     return _outcome(error, value, _max_result_bytes(limits))
 
 
-def _cancel_background_tasks():
+def _task_tools():
+    """This run's own task and asyncio's all_tasks, taken before the guest's code runs: a guest that
+    rebinds asyncio.current_task must not make the harness cancel its own task."""
+    try:
+        tasks = _sys.modules["asyncio.tasks"]  # loaded: this runs on an asyncio loop
+        return tasks.current_task(), tasks.all_tasks
+    except _BaseException:
+        return None, None
+
+
+def _cancel_background_tasks(own_task, all_tasks):
     """Best effort: tasks the run started and did not await do not outlive it. The host's reset (a new
     process, or a memory reset that drops the event loop's timers) is what guarantees it."""
+    if own_task is None or all_tasks is None:
+        return
     try:
-        import asyncio  # already loaded: only async code gets here
-
-        current = asyncio.current_task()
-        for task in asyncio.all_tasks():
-            if task is not current:
+        for task in all_tasks():
+            if task is not own_task:
                 task.cancel()
-    except BaseException:
+    except _BaseException:
         pass
 
 
 def encode_envelope(envelope):
     try:
-        return _json_dumps(envelope, ensure_ascii=False, allow_nan=False)
-    except BaseException:
-        return _json_dumps(_failure("runtime", "InternalError", "the result could not be encoded"))
+        return to_json(envelope)
+    except _BaseException:
+        return to_json(_failure("runtime", "InternalError", "the result could not be encoded"))

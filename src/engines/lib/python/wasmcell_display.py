@@ -31,6 +31,25 @@ import os as _os
 import sys as _sys
 import types as _types
 
+# The guest runs in this interpreter and may rebind any builtin (`builtins.str = ...`); this module's
+# code runs after it (a session's next run, the end of this one). A name a function here uses is
+# looked up in these globals before the builtins, so binding every builtin it uses here, at import and
+# before any guest code, keeps what each means. A guest that edits this module's globals only
+# falsifies its own items: the host parses every item again.
+_B = _builtins.__dict__
+(
+    AttributeError, BaseException, Exception, TypeError, ValueError, any, bool, bytearray, callable,
+    classmethod, dict, getattr, globals, hasattr, id, int, isinstance, len, memoryview, open, print,
+    repr, set, setattr, staticmethod, str, super, tuple, type,
+) = (
+    _B["AttributeError"], _B["BaseException"], _B["Exception"], _B["TypeError"], _B["ValueError"],
+    _B["any"], _B["bool"], _B["bytearray"], _B["callable"], _B["classmethod"], _B["dict"],
+    _B["getattr"], _B["globals"], _B["hasattr"], _B["id"], _B["int"], _B["isinstance"], _B["len"],
+    _B["memoryview"], _B["open"], _B["print"], _B["repr"], _B["set"], _B["setattr"], _B["staticmethod"],
+    _B["str"], _B["super"], _B["tuple"], _B["type"],
+)
+del _B
+
 TEXT_TYPES = ("text/plain", "text/html", "text/markdown", "text/latex", "image/svg+xml", "application/javascript")
 _SIGNATURES = {
     "image/png": (b"\x89PNG\r\n\x1a\n",),
@@ -87,9 +106,6 @@ def configure(emit, limits):
     _state.breach = None
     _state.main_sent = False
     _state.shown_figures = set()
-    if "matplotlib" not in _sys.modules:
-        # matplotlib reads it when it is first imported: this module is its backend (see show()).
-        _os.environ["MPLBACKEND"] = "module://wasmcell_display"
 
 
 def breach():
@@ -540,4 +556,9 @@ def _install_ipython_shim():
 
 
 _install_ipython_shim()
+if "matplotlib" not in _sys.modules:
+    # matplotlib reads it when it is first imported: this module is its backend (see show()). Set once
+    # here, before any guest code, not per run: os.environ's setter calls builtins a session may have
+    # rebound. It is wasmcell's own fixed setting, part of the environment every run sees.
+    _os.environ["MPLBACKEND"] = "module://wasmcell_display"
 _builtins.display = display

@@ -5,16 +5,17 @@ import sys, os, asyncio, json, ast, linecache, traceback, types, inspect, random
 import wasmcell_harness as _h  # the harness, installed under this name (runtime.ts HARNESS_MODULE)
 import wasmcell_display as _wasmcell_display  # what runs show (display(), reprs): the harness's too
 
-def _wasmcell_show(item):
+def _wasmcell_show(item, _open=os.open, _write=os.write, _close=os.close, _flags=os.O_WRONLY, _str=str):
     # One display item to the host: one open of the display device per item, closed to send it
-    # (sidecar/bridge.ts). Bytes, so os.write never re-encodes; every write is taken whole.
-    fd = os.open("/dev/wasmcell-display", os.O_WRONLY)
+    # (sidecar/bridge.ts). Bytes, so os.write never re-encodes; every write is taken whole. The os
+    # functions are bound now (defaults), before guest code that could rebind them runs.
+    fd = _open("/dev/wasmcell-display", _flags)
     try:
-        data = item.encode("utf-8", "surrogatepass")
+        data = _str.encode(item, "utf-8", "surrogatepass")
         while data:
-            data = data[os.write(fd, data):]
+            data = data[_write(fd, data):]
     finally:
-        os.close(fd)
+        _close(fd)
 
 # Emscripten's libc system() calls Node's child_process.spawnSync(cmd, {shell: true}) when it runs
 # in Node: a path from Python to a host shell that needs no JS bridge. The seal stops it (permission
@@ -47,10 +48,14 @@ def _wasmcell_reseed():
     # a forked child), so an eviction before its first run cannot carry the copied state on.
     _wasmcell_seed_random()
 
+_wasmcell_BaseException = BaseException
+
 def _wasmcell_start(code, run_json):
     # run_json: {"limits": <the run's Limits>, "fresh": bool, "reseed": bool}, one typed payload from
     # main.ts (JSON, never a JavaScript object: nothing of the JS realm reaches Python).
-    run = json.loads(run_json)
+    # A session's earlier run may have rebound any builtin or module attribute (json.loads,
+    # isinstance…): this names only the harness's functions, which hold what they use (harness.py).
+    run = _h.loads(run_json)
     fresh, reseed, limits = run["fresh"], run["reseed"], run["limits"]
     # The checkpoint holds one random state: every stateless run and a session's first run draw a new
     # seed. Never between a session's own runs: a sequence the guest seeded carries on, as it would
@@ -59,13 +64,20 @@ def _wasmcell_start(code, run_json):
         _wasmcell_seed_random()
     _wasmcell_display.configure(_wasmcell_show, limits)
     prepared = _h._prepare(code)
-    if isinstance(prepared, dict):
+    if _h.is_envelope(prepared):
         return _h.encode_envelope(prepared)
     body, last = prepared
     ns = _h.new_namespace() if fresh else _wasmcell_session_ns
     if _h._is_coroutine_code(body) or _h._is_coroutine_code(last):
-        # loop.py: a pure-Python event loop, so the run leaves no JavaScript state behind.
-        return _h.encode_envelope(_wasmcell_run_async(_h.run_async_envelope(code, ns, limits)))
+        # loop.py: a pure-Python event loop, so the run leaves no JavaScript state behind. It is asyncio's
+        # code, which a session can break for itself (a loop that spins until the deadline's interrupt
+        # lands in it): what escapes it is the run's own error, as an envelope, so the session lives on.
+        # A KeyboardInterrupt or MemoryError there is `timeout`/`memory` only if the sidecar saw its
+        # interrupt fire or its cap refuse a growth (result.ts), as for one raised in the guest's code.
+        try:
+            return _h.encode_envelope(_wasmcell_run_async(_h.run_async_envelope(code, ns, limits)))
+        except _wasmcell_BaseException as exc:
+            return _h.encode_envelope(_h._outcome(exc, None, 0))
     return _h.encode_envelope(_h.run_envelope(code, ns, limits))
 
 _wasmcell_session_ns = _h.new_namespace()
