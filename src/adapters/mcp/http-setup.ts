@@ -5,7 +5,7 @@ import { InvalidOptionError } from "../../core/errors.ts";
 import type { Sandbox } from "../../sandbox.ts";
 import { MemorySessionStore } from "../../stores/memory.ts";
 import type { SessionStore } from "../../stores/store.ts";
-import type { HttpServeOptions } from "./http.ts";
+import type { HttpServeOptions } from "./http-options.ts";
 import { SessionIds } from "./session-ids.ts";
 import { checkStoreKey, StoredSessions } from "./stored-sessions.ts";
 

@@ -19,7 +19,7 @@ describe("E2B's README example, with only the import changed", () => {
 
       const execution = await sbx.runCode("x+=1; x");
       assert.equal(execution.text, "2");
-      assert.equal(sbx.pythonEngine, "pyodide", "native sessions are not on main yet");
+      assert.equal(sbx.pythonEngine, "native", "Python on the native tier where it is available (pandas, matplotlib)");
     } finally {
       await sbx.kill();
     }
