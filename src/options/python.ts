@@ -58,9 +58,10 @@ export interface PythonOptions {
   packages?: boolean;
   /**
    * Modules the native tier's warm parent imports once, before any run (each run is a copy-on-write
-   * child of it, so these cost a run nothing). With `matplotlib` the parent also selects the Agg
-   * backend and draws one figure, so a run's first plot pays no first-use cost. Names only (dotted
-   * allowed); a module that cannot be imported fails the engine's start, naming it. No effect on Pyodide.
+   * child of it, so these cost a run nothing). With `matplotlib` the parent also makes wasmcell's
+   * display module its backend (it draws with Agg) and draws one figure, so a run's first plot pays
+   * no first-use cost. Names only (dotted allowed); a module that cannot be imported fails the
+   * engine's start, naming it. No effect on Pyodide.
    * @defaultValue ["numpy", "pandas", "matplotlib"]
    */
   preload?: readonly string[];

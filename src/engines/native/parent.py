@@ -1,6 +1,6 @@
 """wasmcell's warm parent: runs inside the native jail as ``python3 -I -u parent.py harness.py``.
 
-It imports the stack once (``python.preload``: numpy, pandas, matplotlib on Agg by default, plus the
+It imports the stack once (``python.preload``: numpy, pandas, matplotlib with the display module as its backend by default, plus the
 driver and the harness), draws one figure, and then only makes children: it never runs guest code.
 Each run is a copy-on-write child of it, made in two forks:
 
@@ -85,7 +85,9 @@ def _preload(names):
 
         import matplotlib
 
-        matplotlib.use("Agg")
+        # The display module is the backend (it draws with Agg and turns plt.show() and figures left
+        # open into display items): chosen here, as the jail's MPLBACKEND says, before pyplot loads.
+        matplotlib.use("module://wasmcell_display")
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots()
