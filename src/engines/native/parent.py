@@ -69,9 +69,9 @@ def _control(line):
 
 
 def _write_all(fd, data):
-    view = memoryview(data)
+    view = _memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[_os_write(fd, view):]
 
 
 def _preload(names):
@@ -188,10 +188,16 @@ def _limit(setup):
             resource.setrlimit(which, (int(value), int(value)))
 
 
+# What a child uses after guest code ran (the run's fence, a session's next request), bound here, in
+# the parent, before any guest code: a run that rebinds `str`, `os.write` or `json.loads` still ends
+# with its own fence, and a session's next turn is still read (harness.loads is the harness's own).
+_str, _memoryview, _os_read, _os_write, _os_exit = str, memoryview, os.read, os.write, os._exit
+
+
 def _read_line(fd, buf):
     """One line from `fd` (without the newline) and what followed it, or (None, b"") at EOF."""
     while b"\n" not in buf:
-        chunk = os.read(fd, 1 << 20)
+        chunk = _os_read(fd, 1 << 20)
         if not chunk:
             return None, b""
         buf += chunk
@@ -219,7 +225,7 @@ def _child(request_fd, config):
     if not request.get("session"):
         driver.run(request)
         _end_turn(request)
-        os._exit(0)
+        _os_exit(0)
     import harness
 
     namespace = harness.new_namespace()
@@ -228,15 +234,15 @@ def _child(request_fd, config):
         _end_turn(request)
         line, rest = _read_line(request_fd, rest)
         if line is None:
-            os._exit(0)
-        request = json.loads(line)
+            _os_exit(0)
+        request = harness.loads(line.decode("utf-8"))
 
 
 def _end_turn(request):
     """The run's own fence (the request's token) after its output and result: the host may answer at
     once, before this process is gone. The guest knows this token, so forging it only cuts its own
     output short; the parent's fence after the child is gone is what the next run relies on."""
-    token = str(request.get("fence", "")).encode("ascii")
+    token = _str(request.get("fence", "")).encode("ascii")
     for fd in (1, 2, RESULT_FD):
         _write_all(fd, FENCE + token + b"\n")
 
