@@ -169,24 +169,35 @@ export class Sandbox implements AsyncDisposable {
         thrown = { error };
       }
     };
+    // E2B's messages are lines: an engine may stream a line in pieces (Python's print writes the
+    // text, then the newline), so pieces are joined up to each newline; a last partial line is
+    // sent when the run ends.
+    const lines = new LineJoiner((error, line) => {
+      (error ? execution.logs.stderr : execution.logs.stdout).push(line);
+      call(error ? opts.onStderr : opts.onStdout, new OutputMessage(line, Date.now() * 1000, error));
+    });
     const r = await session.run({
       code: cellCode(code, state.language),
       files: this.#workspace.filesUnder(""),
       limits: { ...this.#limits, ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }) },
       ...(opts.signal ? { signal: opts.signal } : {}),
-      onOutput: (chunk) => {
-        const error = chunk.stream === "stderr";
-        (error ? execution.logs.stderr : execution.logs.stdout).push(chunk.text);
-        call(error ? opts.onStderr : opts.onStdout, new OutputMessage(chunk.text, Date.now() * 1000, error));
-      },
+      onOutput: (chunk) => lines.add(chunk.stream === "stderr", chunk.text),
       // Display items reach onResult as they happen; the main result made from the value comes last.
       onResult: (item) => call(opts.onResult, toResult(item)),
     });
     state.count++;
     execution.executionCount = state.count;
-    // An engine that does not stream output still returns it whole.
-    if (execution.logs.stdout.length === 0 && r.stdout !== "") execution.logs.stdout.push(r.stdout);
-    if (execution.logs.stderr.length === 0 && r.stderr !== "") execution.logs.stderr.push(r.stderr);
+    lines.flush();
+    // Output that did not stream (an engine, or a run's end, that delivers it whole) still reaches
+    // the logs and the callbacks, once.
+    if (execution.logs.stdout.length === 0 && r.stdout !== "") {
+      execution.logs.stdout.push(r.stdout);
+      call(opts.onStdout, new OutputMessage(r.stdout, Date.now() * 1000, false));
+    }
+    if (execution.logs.stderr.length === 0 && r.stderr !== "") {
+      execution.logs.stderr.push(r.stderr);
+      call(opts.onStderr, new OutputMessage(r.stderr, Date.now() * 1000, true));
+    }
     execution.results = r.results.map(toResult);
     if (r.ok && !execution.results.some((x) => x.isMainResult)) {
       const main = valueResult(r.value, r.language);
@@ -451,4 +462,29 @@ function commandsUnsupported(..._args: unknown[]): Promise<never> {
 
 function ptyUnsupported(..._args: unknown[]): Promise<never> {
   return Promise.reject(new NotSupportedError("pty", "there is no terminal or shell: code runs through runCode"));
+}
+
+/** Joins streamed pieces into lines per stream (stdout, stderr), each sent once it is whole. */
+class LineJoiner {
+  readonly #pending = { out: "", err: "" };
+  readonly #send: (error: boolean, line: string) => void;
+  constructor(send: (error: boolean, line: string) => void) {
+    this.#send = send;
+  }
+  add(error: boolean, text: string): void {
+    const key = error ? "err" : "out";
+    let rest = this.#pending[key] + text;
+    for (let nl = rest.indexOf("\n"); nl >= 0; nl = rest.indexOf("\n")) {
+      this.#send(error, rest.slice(0, nl + 1));
+      rest = rest.slice(nl + 1);
+    }
+    this.#pending[key] = rest;
+  }
+  flush(): void {
+    for (const error of [false, true]) {
+      const key = error ? "err" : "out";
+      if (this.#pending[key] !== "") this.#send(error, this.#pending[key]);
+      this.#pending[key] = "";
+    }
+  }
 }
