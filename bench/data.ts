@@ -85,7 +85,7 @@ for line in sys.stdin:
   };
 }
 
-/** Resident memory of this process's warm parents (the native jail's parent.py at pid 2 of its jail). */
+/** Resident memory of this process's warm parents (the native jail's parent.py: pid 1 of its own namespace inside the jail's). */
 function parentRss(): number[] {
   const out: number[] = [];
   for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
@@ -94,7 +94,7 @@ function parentRss(): number[] {
       if (!cmd.includes("/sandbox/python/parent.py")) continue;
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       const ns = /^NSpid:\s+(.*)$/m.exec(status)?.[1]?.split(/\s+/);
-      if (ns?.length !== 2 || ns[1] !== "2") continue;
+      if (ns?.length !== 3 || ns[2] !== "1") continue;
       const rss = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
       if (rss) out.push(Number(rss) * 1024);
     } catch {

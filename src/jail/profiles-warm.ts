@@ -1,15 +1,16 @@
 // The native tier's warm parent and its children (src/engines/native/parent.py): two filters.
 //
 // The parent's (installed by bubblewrap, like every jail's) is the one profile that may make
-// processes and namespaces: it forks a keeper, which unshares mount, IPC, PID, UTS (and, for a run
-// with network, net) namespaces and forks the child. The parent runs no guest code: what guest code
+// processes and namespaces: it forks each child into a new PID namespace (unshare, fork, setns back),
+// and the child unshares new mount, IPC, UTS (and, for a run with network, net) namespaces. The parent runs no guest code: what guest code
 // meets is the child filter, which the child installs on top before any guest code runs (seccomp
 // filters stack; the strictest verdict wins). The child filter is `python-native` (or
 // `python-native-net`): what a cold jail gets, so a child is never looser than a cold jail.
 //
 // What the parent's list adds to `python-native-net`, and why it stays shut for guest code:
 // - clone without CLONE_THREAD (fork) but never with a CLONE_NEW* flag; unshare without CLONE_NEWUSER
-//   (the jail's --disable-userns refuses a user namespace anyway). The child's filter denies both.
+//   (the jail's --disable-userns refuses a user namespace anyway); setns for CLONE_NEWPID only (the
+//   parent back to its own PID namespace for children). The child's filter denies all three.
 // - mount/umount2: the child's private tmpfs. capset: the child drops its capabilities. seccomp and
 //   prctl(PR_SET_NO_NEW_PRIVS / PR_SET_SECCOMP): the child installs its filter. pidfd_open/waitid: the
 //   parent waits for a keeper beside its stdin.
@@ -22,6 +23,7 @@ import type { ArgRule, SeccompProfile } from "./seccomp.ts";
 
 const CLONE_THREAD = 0x00010000;
 const CLONE_NEWUSER = 0x10000000;
+const CLONE_NEWPID = 0x20000000;
 // CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
 const CLONE_NEW_ANY = 0x7e020080;
 
@@ -45,6 +47,7 @@ const PARENT_RULES: readonly ArgRule[] = [
   // threads, and fork: any clone without a new namespace (CLONE_THREAD or not)
   { syscall: "clone", when: [{ arg: 0, op: "maskedEq", mask: CLONE_NEW_ANY, value: 0 }] },
   { syscall: "unshare", when: [{ arg: 0, op: "maskedEq", mask: CLONE_NEWUSER | CLONE_THREAD, value: 0 }] },
+  { syscall: "setns", when: [{ arg: 1, op: "in", values: [CLONE_NEWPID] }] },
   rule("ioctl"),
   rule("socketpair"),
   {

@@ -15,6 +15,7 @@ describe("native", () => {
   "unshare_mount": raw(272, 0x00020000),
   "setns": raw(308, 0, 0),
   "clone_thread_newuser": raw(56, 0x3d0f00 | 0x10000000, 0, 0, 0, 0),
+  "clone_newpid_newns": raw(56, 0x20000000 | 0x00020000 | 17, 0, 0, 0, 0),
   "mount": raw(165, 0, 0, 0, 0, 0),
   "chroot": raw(161, 0),
   "pivot_root": raw(155, 0, 0),
@@ -28,6 +29,9 @@ describe("native", () => {
       unshare_mount: "EPERM",
       setns: "EPERM",
       clone_thread_newuser: "EPERM",
+      // What the warm parent's own filter allows (it clones each child into new namespaces): the
+      // child's filter, stacked on it, must not.
+      clone_newpid_newns: "EPERM",
       mount: "EPERM",
       chroot: "EPERM",
       pivot_root: "EPERM",

@@ -1,12 +1,17 @@
 """wasmcell's warm parent: runs inside the native jail as ``python3 -I -u parent.py harness.py``.
 
 It imports the stack once (``python.preload``: numpy, pandas, matplotlib with the display module as its backend by default, plus the
-driver and the harness), draws one figure, and then only makes children: it never runs guest code.
-Each run is a copy-on-write child of it, made in two forks:
+driver and the harness), pays what their first use costs (a figure drawn and saved, a CSV with dates read, a frame grouped, plotted
+and shown as HTML), and then only makes children: it never runs guest code.
+Each run is a copy-on-write child of it, made in one fork:
 
-    parent ──fork──▶ keeper ──unshare(mount, IPC, PID, UTS[, net])──fork──▶ child (pid 1 of its own)
+    parent (pid 1 of a PID namespace of its own) ──unshare(PID for children)──fork──▶ child (pid 1 of
+    its own PID namespace) ──unshare(mount, IPC, UTS[, net])
 
-The keeper is parent code: it tells the host the child's pid, waits for it and exits with its status.
+One process per run, not a fork that unshares and forks again (a PID namespace takes only the
+caller's next children): a fork of the warm parent copies its page tables and an exit tears them
+down (about 4 and 5 ms each for its ~90 MB, measured), so a second process per run doubled what
+every run paid.
 The child, before its request arrives (so off the run's path): makes its mounts private and puts a fresh tmpfs on /tmp (its scratch,
 in its own mount namespace: no sibling and not the parent can see it), sets its own rlimits, brings up
 its loopback (network runs only: its network namespace is its own, so abstract sockets and ports are
@@ -19,27 +24,36 @@ Protocol. Host → parent on stdin: a config line ``{"preload": [...], "childFil
 request plus ``setup``: cpuSeconds, fileSizeBytes, addressSpaceBytes), forwarded to child ``<id>`` through a
 pipe of its own (a line for another id is dropped). ``r``: a stateless run, the pipe is closed after
 it. ``s``: a session's turn; the child serves turns until it ends, and then the parent leaves too. Parent → host on fd 7:
-``hello <json>`` once warm, ``ready <id> <pid in the jail>`` when a child waits for its request,
+``hello <json>`` once warm, ``ready <id> <pid in the parent's namespace>`` when a child waits for its request,
 ``exit <id> <status> <token>`` when it is gone. Before ``exit`` the parent writes a fence (a NUL, ESC,
-``wasmcell-fence:`` and the token, a fresh random value the dead child never knew) on fds 4, 5 and 6,
-the pipes every child shares: the host takes what precedes it as that child's, and nothing the child
-wrote can pass for the end of its output. Every run also ends with a fence of its own
-token (the request's ``fence``), written by the child after its result, so the host answers without
-waiting for the child's teardown (it then kills the child, and waits for the parent's fence before
-the next child serves); a session child reads a line per turn and ends each turn that way. A guest
-that forges its own token only cuts its own output short.
+``wasmcell-fence:`` and the token, a fresh random value the dead child never knew) on the child's
+pipe set (fds 4, 5, 6 for even ids, 8, 9, 10 for odd ones: every other child writes on the same
+set): the host takes what precedes it as that child's, and nothing the child wrote can pass for the
+end of its output. Every run also ends with a fence of its own token (the request's ``fence``),
+written by the child after its result, so the host answers without waiting for the child's teardown
+(it then kills the child; the next run may start at once in the child made ahead on the other set,
+and the child after that is made only once the parent's fence for this one is through). A session
+child reads a line per turn and ends each turn that way. A guest that forges its own token only cuts
+its own output short.
 
-Before the next child the parent checks the last one left nothing: its keeper reaped (it exits only
-after the child, pid 1 of its namespace, is gone, and with it every thread and the namespaces holding
-its scratch, IPC objects and sockets) and no process of the parent's left to reap. Anything else and
-the parent exits, so the host retires it and starts another.
+Before a child is made on a pipe set the parent checks the last one there left nothing: the child
+reaped (it is pid 1 of its namespace, so with it gone every process in there is gone, and every
+thread, and the namespaces holding its scratch, IPC objects and sockets) and no process of the
+parent's other than its live children left to reap. Anything else and the parent exits, so the host
+retires it and starts another. Two children are alive at once at most (one dying, one serving or
+waiting), each in namespaces of its own, as a session's child and a stateless one always could be.
 """
 
 import os
 import sys
 
 CONTROL_FD = 7
-RESULT_FD, STDOUT_FD, STDERR_FD = 4, 5, 6
+# Two sets of (result, stdout, stderr) pipes to the host; child n writes on set n % 2 only. A child
+# is made on a set once the last child that wrote there is gone and fenced, so one child's teardown
+# (its address space unmapped: milliseconds) overlaps the next child's run on the other set, and
+# nothing the dying one still had in flight can land in the next one's output.
+PIPE_SETS = ((4, 5, 6), (8, 9, 10))
+RESULT_FD = 4  # where a child's result goes (the driver's RESULT_FD), whichever set it writes on
 FENCE = b"\x00\x1bwasmcell-fence:"
 
 import ctypes  # noqa: E402
@@ -205,18 +219,34 @@ def _read_line(fd, buf):
     return line, rest
 
 
-def _child(request_fd, config):
+# Where a child says why its setup failed: the parent's stderr (the jail's log, which the host keeps
+# for a crash message), never its pipe set: it is made while the last child on that set may still be
+# writing there, and it may write there only once that one is fenced and its own request has come.
+SETUP_LOG_FD = 5
+_setup_log = 2
+
+
+def _child(request_fd, config, pipes):
+    global _setup_log
     import driver  # preloaded in the parent: no import cost here
 
-    # Only the pipes the host reads (result, stdout, stderr) and the request pipe stay open.
-    os.dup2(STDOUT_FD, 1)
-    os.dup2(STDERR_FD, 2)
+    # Only its own set's pipes (result, stdout, stderr), the request pipe and, for its setup, the
+    # log stay open.
+    log = os.dup(2)
+    result_fd, stdout_fd, stderr_fd = pipes
+    os.dup2(stdout_fd, 1)
+    os.dup2(stderr_fd, 2)
+    os.dup2(result_fd, RESULT_FD)
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(request_fd, 3)
     request_fd = 3
-    os.closerange(RESULT_FD + 1, 1 << 16)
+    os.dup2(log, SETUP_LOG_FD)
+    _setup_log = SETUP_LOG_FD
+    os.closerange(SETUP_LOG_FD + 1, 1 << 16)
     _setup(config)
+    os.close(SETUP_LOG_FD)
+    _setup_log = 2
     line, rest = _read_line(request_fd, b"")
     if line is None:
         os._exit(0)
@@ -247,56 +277,82 @@ def _end_turn(request):
         _write_all(fd, FENCE + token + b"\n")
 
 
-def _keeper(n, request_r, request_w, config):
-    """Between the parent and the child: new namespaces, then the child, then its status."""
-    os.close(request_w)
-    flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWUTS
-    if config.get("network"):
-        flags |= CLONE_NEWNET
-    _check(_libc.unshare(flags), "unshare")
+def _own_pid_namespace():
+    """Makes this process pid 1 of a PID namespace of its own; the process that called it only waits.
+
+    The jail's own PID namespace belongs to a user namespace above the one the parent holds its
+    capabilities in (bubblewrap's --disable-userns nests one), so the parent could not setns back
+    into it (see _fork_into_pid_ns). A namespace made here belongs to the parent's: it may.
+    """
+    _check(_libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
     pid = os.fork()
     if pid == 0:
+        return
+    # The waiter holds nothing of the parent's (no pipe, no stdin) and leaves with it.
+    os.closerange(0, 1 << 16)
+    _, status = os.waitpid(pid, 0)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
+_own_pid_ns = None
+
+
+def _fork_into_pid_ns():
+    """os.fork, the child as pid 1 of a PID namespace of its own.
+
+    unshare(CLONE_NEWPID) moves only the caller's next children into a new namespace, and may be asked
+    again only once the caller's "namespace for children" is its own again: so unshare, fork, setns
+    back (through a pidfd of the parent's own: the jail has no /proc). A fork through glibc and
+    Python, so their at-fork steps run (locks, thread state, random's reseed, libraries' handlers).
+    """
+    global _own_pid_ns
+    if _own_pid_ns is None:
+        _own_pid_ns = os.pidfd_open(os.getpid())
+    _check(_libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+    pid = os.fork()
+    if pid != 0:
+        _check(_libc.setns(_own_pid_ns, CLONE_NEWPID), "setns(CLONE_NEWPID)")
+    return pid
+
+
+def _spawn(n, config):
+    """A child in namespaces of its own (see the module's docstring); returns its pid and request pipe."""
+    request_r, request_w = os.pipe()
+    flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS
+    if config.get("network"):
+        flags |= CLONE_NEWNET
+    pipes = PIPE_SETS[n % 2]
+    pid = _fork_into_pid_ns()
+    if pid == 0:
         try:
-            _child(request_r, config)
-        except BaseException as exc:  # the child could not be set up: say why on the jail's stderr
+            os.close(request_w)
+            _check(_libc.unshare(flags), "unshare")
+            _child(request_r, config, pipes)
+        except BaseException as exc:  # the child could not be set up, or its run could not start
             try:
-                os.write(STDERR_FD, ("wasmcell child setup: %r\n" % (exc,)).encode())
+                os.write(_setup_log, ("wasmcell child setup: %r\n" % (exc,)).encode())
             finally:
                 os._exit(70)
         os._exit(0)
     os.close(request_r)
-    for fd in (0, RESULT_FD, STDOUT_FD, STDERR_FD):
-        os.close(fd)
     _control("ready %d %d" % (n, pid))
-    os.close(CONTROL_FD)
-    _, status = os.waitpid(pid, 0)
-    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
-
-
-def _spawn(n, config):
-    request_r, request_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            _keeper(n, request_r, request_w, config)
-        finally:
-            os._exit(71)
-    os.close(request_r)
     return pid, request_w
 
 
-def _prove_empty(spare):
-    """No process of the parent's left but the spare (if any): nothing else to reap, nothing else running."""
+def _prove_empty(live):
+    """No process of the parent's but the live children it holds: nothing else to reap, nothing else
+    running (a zombie that is one of them is reaped through its pidfd next)."""
     try:
-        pid, _ = os.waitpid(-1, os.WNOHANG)
+        info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     except ChildProcessError:
-        return spare is None
-    return pid == 0 and spare is not None
+        return not live
+    return info is None or info.si_pid in {c.pid for c in live}
 
 
 def main():
     import base64
 
+    _own_pid_namespace()
     line, pending = _read_line(0, b"")
     config = json.loads(line)
     config["filter"] = base64.b64decode(config.pop("childFilter"))
@@ -321,24 +377,38 @@ def main():
     gc.freeze()
     _control("hello " + json.dumps({"pid": os.getpid(), "modules": len(sys.modules)}))
 
-    # The child serving now, and the next one, forked as soon as this one has its request so it is
-    # ready (namespaces made, cgroup pair joined) by the time the next run comes. It waits for its
-    # own request and has run nothing; it serves only once this one is gone and proven gone.
-    current = _Child(1, config)
-    spare = None
-    session = False
+    # The children alive (not yet reaped), by id: at most one waits for its request (made ahead, so
+    # the next run finds it ready), one serves, one is being torn down. A child waiting for its
+    # request writes nothing; the host gives it its request only once the last child on its pipe
+    # set is fenced (see PIPE_SETS).
+    children = {}
+    next_id = 1
+    session = None  # the id of a session's child: the parent then makes no other, and leaves with it
+
+    def refill():
+        nonlocal next_id
+        if session is not None or any(c.request_w >= 0 for c in children.values()):
+            return
+        children[next_id] = _Child(next_id, config)
+        next_id += 1
+
+    refill()
     while True:
-        readable, _, _ = select.select([0, current.pidfd], [], [])
-        if current.pidfd in readable:
-            code = current.reap()
+        pidfds = {c.pidfd: c for c in children.values()}
+        readable, _, _ = select.select([0, *pidfds], [], [])
+        ended = [pidfds[fd] for fd in readable if fd in pidfds]
+        for child in ended:
+            del children[child.id]
+            code = child.reap()
             token = os.urandom(16).hex().encode("ascii")
-            for fd in (RESULT_FD, STDOUT_FD, STDERR_FD):
+            for fd in PIPE_SETS[child.id % 2]:
                 _write_all(fd, FENCE + token + b"\n")
-            _control("exit %d %d %s" % (current.id, code, token.decode("ascii")))
-            if session or not _prove_empty(spare):
+            _control("exit %d %d %s" % (child.id, code, token.decode("ascii")))
+            if child.id == session or not _prove_empty(list(children.values())):
                 os._exit(0)
-            current = spare or _Child(current.id + 1, config)
-            spare = None
+        if ended:
+            refill()
+        if 0 not in readable:
             continue
         chunk = os.read(0, 1 << 20)
         if not chunk:  # the host is gone
@@ -348,26 +418,27 @@ def main():
             req, _, pending = pending.partition(b"\n")
             head, _, rest = req.partition(b" ")
             mode, _, body = rest.partition(b" ")
-            if current.request_w < 0 or head != str(current.id).encode("ascii"):
+            child = children.get(int(head)) if head.isdigit() and len(head) < 10 else None
+            if child is None or child.request_w < 0:
                 continue
-            session = session or mode == b"s"
+            if mode == b"s" and session is None:
+                session = child.id
             try:
-                _write_all(current.request_w, body + b"\n")
+                _write_all(child.request_w, body + b"\n")
             except OSError:  # the child is gone; its exit is on the way
                 pass
-            if not session:
-                current.close_request()
-                if spare is None:
-                    spare = _Child(current.id + 1, config)
+            if child.id != session:
+                child.close_request()
+        refill()
 
 
 class _Child:
-    """A keeper and its child (see _keeper), as the parent holds them."""
+    """A child (see _spawn), as the parent holds it."""
 
     def __init__(self, n, config):
         self.id = n
-        self.keeper, self.request_w = _spawn(n, config)
-        self.pidfd = os.pidfd_open(self.keeper)
+        self.pid, self.request_w = _spawn(n, config)
+        self.pidfd = os.pidfd_open(self.pid)
 
     def close_request(self):
         if self.request_w >= 0:
@@ -375,10 +446,11 @@ class _Child:
             self.request_w = -1
 
     def reap(self):
-        _, status = os.waitpid(self.keeper, 0)
+        """Its status as the host reads it: the exit code, or 128 + the signal that ended it."""
+        _, status = os.waitpid(self.pid, 0)
         os.close(self.pidfd)
         self.close_request()
-        return os.waitstatus_to_exitcode(status)
+        return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 // what the parent and the child do; this file what the host does around them).
 //
 // A child, from the host: the parent says `ready <id> <pid>`; the host finds that process among the
-// jail's (its pid in the jail's namespace is in /proc/<pid>/status), moves it into a cgroup pair of
+// jail's (its pid in the parent's namespace is in /proc/<pid>/status), moves it into a cgroup pair of
 // its own nested in the jail's (memory and pids counted for the child alone: the OOM killer picks in
 // there, never the parent), and waits. A run sets that pair's caps to the run's limits, sends the
 // request, and ends when the parent says `exit <id> <status> <token>` and the token's fence has come
@@ -76,6 +76,15 @@ interface Ready {
   cgroup: JailCgroup | undefined;
 }
 
+/** One set of the pipes children write on (parent.py's PIPE_SETS): child n writes on set n % 2. */
+interface PipeSet {
+  result: Fence;
+  stdout: Fence;
+  stderr: Fence;
+}
+
+const setOf = (id: number): 0 | 1 => (id % 2) as 0 | 1;
+
 type Exited = { status: number; token: string };
 
 export class WarmParent {
@@ -85,7 +94,7 @@ export class WarmParent {
   /** How long the parent took to start and import its stack, and how many modules it then held (doctor, bench). */
   startedMs = 0;
   modules = 0;
-  readonly #fences: { result: Fence; stdout: Fence; stderr: Fence };
+  readonly #sets: readonly [PipeSet, PipeSet];
   #control = "";
   #ready: Ready | undefined;
   #readyWaiters: ((r: Ready | undefined) => void)[] = [];
@@ -101,14 +110,17 @@ export class WarmParent {
     this.jail = jail;
     this.proxy = proxy;
     this.options = options;
-    this.#fences = { result: new Fence(), stdout: new Fence(), stderr: new Fence() };
+    const set = (): PipeSet => ({ result: new Fence(), stdout: new Fence(), stderr: new Fence() });
+    this.#sets = [set(), set()];
     this.#wire();
   }
 
   /** Starts a parent and waits until it has imported its stack and made its first child. */
   static async start(options: WarmParentOptions): Promise<WarmParent> {
     const t0 = performance.now();
-    const limits = { ...options.limits, memoryMb: options.limits.memoryMb + PARENT_MEMORY_MB };
+    // Two children may be alive at once (one torn down while the next runs), each capped by its own
+    // cgroup pair at the run's memory: the jail's cap holds both and the parent.
+    const limits = { ...options.limits, memoryMb: 2 * options.limits.memoryMb + PARENT_MEMORY_MB };
     const spec = nativeJailSpec(options.layout, options.seal, limits, options.library);
     let net: NetDir | undefined;
     if (options.network) {
@@ -119,7 +131,8 @@ export class WarmParent {
     spec.roBinds = [...(spec.roBinds ?? []), { host: PARENT.host, jail: PARENT.jail }];
     spec.seccompProfile = PYTHON_NATIVE_PARENT;
     spec.capAdd = ["CAP_SYS_ADMIN", "CAP_NET_ADMIN"];
-    spec.extraPipes = 4; // 4 result, 5 stdout, 6 stderr (shared by the children, fenced), 7 control
+    // 4 result, 5 stdout, 6 stderr (even children's, fenced), 7 control, 8–10 the odd children's
+    spec.extraPipes = 7;
     spec.pidsMax = CHILD_PIDS + 16;
     // The parent runs no guest code and lives across runs: each child sets its own CPU limit.
     if (spec.rlimits) delete spec.rlimits.cpuSeconds;
@@ -196,10 +209,16 @@ export class WarmParent {
   }
 
   #wire(): void {
-    const [result, stdout, stderr, control] = this.jail.pipes as [Duplex, Duplex, Duplex, Duplex];
-    result.on("data", (c: Buffer) => this.#fences.result.push(c));
-    stdout.on("data", (c: Buffer) => this.#fences.stdout.push(c));
-    stderr.on("data", (c: Buffer) => this.#fences.stderr.push(c));
+    const pipes = this.jail.pipes as Duplex[];
+    const control = pipes[3]!;
+    for (const [set, at] of [
+      [this.#sets[0], 0],
+      [this.#sets[1], 4],
+    ] as const) {
+      pipes[at]!.on("data", (c: Buffer) => set.result.push(c));
+      pipes[at + 1]!.on("data", (c: Buffer) => set.stdout.push(c));
+      pipes[at + 2]!.on("data", (c: Buffer) => set.stderr.push(c));
+    }
     const log = (c: Buffer) => {
       this.#log = (this.#log + c.toString("utf8")).slice(-4000);
     };
@@ -261,12 +280,15 @@ export class WarmParent {
     this.retire();
   }
 
-  /** Moves the child (its pid in the jail's pid namespace) into a cgroup pair of its own. */
-  #adopt(jailPid: number): JailCgroup | undefined {
+  /**
+   * Moves the child (its pid in the parent's PID namespace) into a cgroup pair of its own. PID
+   * namespaces, outermost first: the host's, the jail's, the parent's (it is pid 1 there), the child's.
+   */
+  #adopt(parentNsPid: number): JailCgroup | undefined {
     const host = this.jail.hostPids().find((pid) => {
       try {
         const ns = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]?.split(/\s+/);
-        return ns?.length === 3 && Number(ns[1]) === jailPid;
+        return ns?.length === 4 && Number(ns[2]) === parentNsPid;
       } catch {
         return false;
       }
@@ -281,13 +303,13 @@ export class WarmParent {
     return cg;
   }
 
-  /** The parent's own resident memory (the process at pid 2 of its jail), or undefined when unreadable. */
+  /** The parent's own resident memory (pid 1 of its own namespace, inside the jail's), or undefined when unreadable. */
   rssBytes(): number | undefined {
     for (const pid of this.jail.hostPids()) {
       try {
         const status = readFileSync(`/proc/${pid}/status`, "utf8");
         const ns = /^NSpid:\s+(.*)$/m.exec(status)?.[1]?.split(/\s+/);
-        if (ns?.length !== 2 || ns[1] !== "2") continue;
+        if (ns?.length !== 3 || ns[2] !== "1") continue;
         const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
         return kb ? Number(kb) * 1024 : undefined;
       } catch {
@@ -298,7 +320,7 @@ export class WarmParent {
   }
 
   get alive(): boolean {
-    return !this.#dead && !this.#retired;
+    return !this.#dead && !this.#retired && !this.#retiring;
   }
 
   /** A child is waiting for its request now (the bench and tests watch the refill). */
@@ -357,11 +379,15 @@ export class WarmParent {
    * the child is gone (stateless) or the turn is over (session).
    */
   async run(run: ChildRun): Promise<ChildEnd> {
-    // The last child must be gone and accounted for before the next one is given a request.
-    if (this.#settling) await this.#settling;
-    this.#settling = undefined;
     const ready = await this.#nextChild();
     if (!ready) return this.#lost();
+    // The last child on this child's pipe set must be gone and accounted for before this one is given
+    // a request (the parent makes it only after, too). The one on the other set may still be torn
+    // down meanwhile: it is SIGKILLed, in namespaces of its own, on pipes of its own. With a network,
+    // both: the proxy is one per parent and takes whichever run is attached (see #settledAll).
+    if (this.proxy) await this.#settledAll();
+    else await this.#settling[setOf(ready.id)];
+    if (!this.alive) return this.#lost();
     this.#current = ready;
     if (run.session) this.#sessionId = ready.id;
     ready.cgroup?.setLimits(run.limits.memoryMb * 1024 * 1024, CHILD_PIDS);
@@ -387,44 +413,45 @@ export class WarmParent {
       return await this.#serveRefd(ready, request, run, session);
     } finally {
       this.#park(true);
+      if (this.#retiring) this.retire();
     }
   }
 
   async #serveRefd(ready: Ready, request: Record<string, unknown>, run: ChildRun, session: boolean): Promise<ChildEnd> {
     const chunks: Buffer[] = [];
     const overflow = false;
-    this.#fences.result.sink = run.onResult;
-    this.#fences.stdout.sink = run.onStdout;
-    this.#fences.stderr.sink = run.onStderr;
+    const fences = this.#sets[setOf(ready.id)];
+    fences.result.sink = run.onResult;
+    fences.stdout.sink = run.onStdout;
+    fences.stderr.sink = run.onStderr;
     // The run's own fence (the child writes it after its result): the run is answered then, without
     // waiting for the child's teardown. The parent's fence after the child's end is what the next
-    // child waits for (#settling).
+    // child on its pipe set waits for (#settling).
     const token = randomBytes(16).toString("hex");
     const line = JSON.stringify({ ...request, fence: token });
     this.jail.child.stdin.write(`${ready.id} ${session ? "s" : "r"} ${line}\n`);
     const exit = this.#exitOf(ready.id);
-    const fenced = (t: string) =>
-      Promise.all([this.#fences.result.until(t), this.#fences.stdout.until(t), this.#fences.stderr.until(t)]);
+    const fenced = (t: string) => Promise.all([fences.result.until(t), fences.stdout.until(t), fences.stderr.until(t)]);
     const first = await Promise.race([fenced(token).then(() => "turn" as const), exit]);
     const ended = first === "turn" ? undefined : first;
     const stats = () => ready.cgroup?.stats() ?? { oomKilled: false };
     const peakOf = (st: { peakMemoryBytes?: number }) =>
       st.peakMemoryBytes !== undefined ? { peakMemoryBytes: st.peakMemoryBytes } : {};
     if (first === "turn") {
-      for (const f of Object.values(this.#fences)) f.sink = undefined;
+      for (const f of [fences.result, fences.stdout, fences.stderr]) f.sink = undefined;
       const text = Buffer.concat(chunks).toString("utf8");
       const exit0 = { code: 0, signal: null, timedOut: false, oomKilled: false, ...peakOf(stats()) };
       if (session) return { result: text, resultOverflow: overflow, turn: true, exit: exit0 };
       // Answered: the child is done with this run; end it now, and settle it before the next child.
       this.killChild();
-      this.#settling = this.#afterChild(ready, exit, session);
+      this.#settling[setOf(ready.id)] = this.#afterChild(ready, exit, session);
       return { result: text, resultOverflow: overflow, turn: false, exit: exit0 };
     }
     // The child is gone: its bytes (and its own fence, if it wrote one) end at the parent's fence,
     // which the sinks still wait for. (Its cgroup pair's figures first: the pair is removed after.)
     const st = stats();
     await this.#afterChild(ready, Promise.resolve(ended!), session);
-    for (const f of Object.values(this.#fences)) {
+    for (const f of [fences.result, fences.stdout, fences.stderr]) {
       f.forget(token);
       f.sink = undefined;
     }
@@ -441,8 +468,17 @@ export class WarmParent {
     return { result: text, resultOverflow: overflow, turn: false, exit: exitInfo };
   }
 
-  /** The previous child's end being settled (the next child serves only after it). */
-  #settling: Promise<void> | undefined;
+  /** Per pipe set, the end of the last child there being settled (the next one there serves only after it). */
+  readonly #settling: [Promise<void>, Promise<void>] = [Promise.resolve(), Promise.resolve()];
+
+  /**
+   * Both sets settled: every child before this one gone. A parent with a network serves so: its
+   * proxy takes whichever run is attached, and a request the last child left in the proxy's
+   * backlog must meet no run's grants, not the next run's.
+   */
+  #settledAll(): Promise<unknown> {
+    return Promise.all(this.#settling);
+  }
 
   /**
    * After a child: its parent's fence through the pipes (every byte of it accounted for), its cgroup
@@ -451,16 +487,17 @@ export class WarmParent {
    */
   async #afterChild(ready: Ready, exit: Promise<Exited>, session: boolean): Promise<void> {
     const ended = await exit;
+    const fences = this.#sets[setOf(ready.id)];
     if (ended.token)
       await this.#settle(
         Promise.all([
-          this.#fences.result.until(ended.token),
-          this.#fences.stdout.until(ended.token),
-          this.#fences.stderr.until(ended.token),
+          fences.result.until(ended.token),
+          fences.stdout.until(ended.token),
+          fences.stderr.until(ended.token),
         ]),
       );
     if (this.#current === ready) this.#current = undefined;
-    if (ready.cgroup && ready.cgroup.pids().length > 0) this.retire();
+    if (ready.cgroup && ready.cgroup.pids().length > 0) this.#retireWhenIdle();
     ready.cgroup?.remove().catch(() => undefined);
     if (session) this.retire();
   }
@@ -473,7 +510,19 @@ export class WarmParent {
     });
     const r = await Promise.race([fenced, late]);
     clearTimeout(timer);
-    if (r === "late") this.retire();
+    if (r === "late") this.#retireWhenIdle();
+  }
+
+  /** Set when this parent must go but a child on the other set serves a run now: it goes after that run. */
+  #retiring = false;
+
+  /**
+   * A parent found wrong after a child (a process left, a fence that never came) serves no other
+   * run; the run being served on the other set now (another tenant's, innocent) is answered first.
+   */
+  #retireWhenIdle(): void {
+    if (this.#current) this.#retiring = true;
+    else this.retire();
   }
 
   #lost(): ChildEnd {
