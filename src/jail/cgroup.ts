@@ -9,6 +9,7 @@
 
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { rmdir, writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CgroupSupport } from "./host.ts";
 
@@ -36,6 +37,8 @@ export class JailCgroup {
   /** Nested pairs made by `child` and not yet removed (rmdir of this pair waits for them). */
   readonly #children = new Set<JailCgroup>();
   #parent: JailCgroup | undefined;
+  /** What `setLimits` last wrote (a warm child's run usually asks for what its pair already has). */
+  #limits: { memoryBytes: number; pidsMax: number } | undefined;
 
   private constructor(memoryDir: string | undefined, pidsDir: string | undefined) {
     if (memoryDir) this.memoryDir = memoryDir;
@@ -98,6 +101,8 @@ export class JailCgroup {
 
   /** Sets the memory cap (and mem+swap) and pids.max of this pair. */
   setLimits(memoryBytes: number, pidsMax: number): void {
+    if (this.#limits?.memoryBytes === memoryBytes && this.#limits.pidsMax === pidsMax) return;
+    this.#limits = undefined;
     if (this.memoryDir) {
       // Raising the plain limit above mem+swap fails, and lowering mem+swap below it too: order by direction.
       const current = Number(readFileSync(`${this.memoryDir}/memory.limit_in_bytes`, "utf8").trim());
@@ -113,11 +118,21 @@ export class JailCgroup {
       if (memoryBytes <= current) writeSwap();
     }
     if (this.pidsDir) writeFileSync(`${this.pidsDir}/pids.max`, String(pidsMax));
+    this.#limits = { memoryBytes, pidsMax };
   }
 
   /** Moves a process (host pid) into this pair. */
   adopt(pid: number): void {
     for (const file of this.procsFiles) writeFileSync(file, String(pid));
+  }
+
+  /**
+   * `adopt` off the event loop: a write to `cgroup.procs` waits for the kernel to migrate the process
+   * (an RCU grace period on cgroup v1: up to a millisecond or more), which must not hold up every
+   * other run this process serves. Rejects as `adopt` throws (the process is gone, say).
+   */
+  async adoptAsync(pid: number): Promise<void> {
+    for (const file of this.procsFiles) await writeFile(file, String(pid));
   }
 
   /** `cgroup.procs` files the pre-exec shell writes its pid into. */
@@ -179,10 +194,21 @@ export class JailCgroup {
       this.killAll();
       await pause(i);
     }
+    // Off the event loop: removing a memory cgroup takes the kernel about half a millisecond, and a
+    // warm parent removes a pair per run.
     for (const dir of [this.memoryDir, this.pidsDir]) {
       if (!dir) continue;
-      for (let i = 0; i < 120 && !tryRmdir(dir); i++) await pause(i);
+      for (let i = 0; i < 120 && !(await tryRmdirAsync(dir)); i++) await pause(i);
     }
+  }
+}
+
+async function tryRmdirAsync(dir: string): Promise<boolean> {
+  try {
+    await rmdir(dir);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT";
   }
 }
 

@@ -74,6 +74,8 @@ export interface ChildRun {
 interface Ready {
   id: number;
   cgroup: JailCgroup | undefined;
+  /** Settles once the child is in its cgroup pair (or is known gone): a run awaits it before its request. */
+  adopted: Promise<void>;
 }
 
 /** One set of the pipes children write on (parent.py's PIPE_SETS): child n writes on set n % 2. */
@@ -262,7 +264,7 @@ export class WarmParent {
     let m = /^ready (\d{1,9}) (\d{1,9})$/.exec(line);
     if (m) {
       const id = Number(m[1]);
-      const ready: Ready = { id, cgroup: this.#adopt(Number(m[2])) };
+      const ready: Ready = { id, ...this.#adopt(Number(m[2])) };
       const w = this.#readyWaiters.shift();
       if (w) w(ready);
       else this.#ready = ready;
@@ -284,24 +286,28 @@ export class WarmParent {
    * Moves the child (its pid in the parent's PID namespace) into a cgroup pair of its own. PID
    * namespaces, outermost first: the host's, the jail's, the parent's (it is pid 1 there), the child's.
    */
-  #adopt(parentNsPid: number): JailCgroup | undefined {
+  #adopt(parentNsPid: number): Pick<Ready, "cgroup" | "adopted"> {
     const host = this.jail.hostPids().find((pid) => {
+      if (this.#jailOwn.has(pid)) return false;
       try {
         const ns = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]?.split(/\s+/);
+        // bubblewrap, the waiter and the parent live as long as the jail: never a child, never read again.
+        if (ns && ns.length < 4) this.#jailOwn.add(pid);
         return ns?.length === 4 && Number(ns[2]) === parentNsPid;
       } catch {
         return false;
       }
     });
-    if (host === undefined) return undefined;
-    const cg = this.jail.childCgroup(this.options.limits.memoryMb * 1024 * 1024, CHILD_PIDS);
-    try {
-      cg?.adopt(host);
-    } catch {
-      // the child is gone already: its exit is on the way
-    }
-    return cg;
+    const none = { cgroup: undefined, adopted: Promise.resolve() };
+    if (host === undefined) return none;
+    const cgroup = this.jail.childCgroup(this.options.limits.memoryMb * 1024 * 1024, CHILD_PIDS);
+    if (!cgroup) return none;
+    // A rejection: the child is gone already, and its exit is on the way.
+    return { cgroup, adopted: cgroup.adoptAsync(host).catch(() => undefined) };
   }
+
+  /** The jail's own processes (not children), by host pid: #adopt skips them. */
+  readonly #jailOwn = new Set<number>();
 
   /** The parent's own resident memory (pid 1 of its own namespace, inside the jail's), or undefined when unreadable. */
   rssBytes(): number | undefined {
@@ -382,11 +388,12 @@ export class WarmParent {
     const ready = await this.#nextChild();
     if (!ready) return this.#lost();
     // The last child on this child's pipe set must be gone and accounted for before this one is given
-    // a request (the parent makes it only after, too). The one on the other set may still be torn
-    // down meanwhile: it is SIGKILLed, in namespaces of its own, on pipes of its own. With a network,
-    // both: the proxy is one per parent and takes whichever run is attached (see #settledAll).
+    // a request. The one on the other set may still be torn down meanwhile: it is SIGKILLed, in
+    // namespaces of its own, on pipes of its own. With a network, both: the proxy is one per parent
+    // and takes whichever run is attached (see #settledAll).
     if (this.proxy) await this.#settledAll();
     else await this.#settling[setOf(ready.id)];
+    await ready.adopted;
     if (!this.alive) return this.#lost();
     this.#current = ready;
     if (run.session) this.#sessionId = ready.id;
