@@ -117,6 +117,17 @@ time.sleep(0.8)
     assert.deepEqual(v, [true, []]);
   });
 
+  it("a random sequence: each child draws its own (random, numpy, os.urandom)", async () => {
+    // Every child starts from the parent's memory, generators included: without a fresh seed per
+    // child, run N+1 would draw exactly what run N drew, and could predict a sibling's numbers.
+    const code =
+      "import random, os, numpy as np\n" +
+      "[str(random.getrandbits(62)), str(np.random.randint(0, 2**62)), str(np.random.default_rng().integers(0, 2**62)), os.urandom(8).hex()]";
+    const draws: unknown[][] = [];
+    for (let i = 0; i < 3; i++) draws.push(value(await run(code)) as unknown[]);
+    for (let k = 0; k < 4; k++) assert.equal(new Set(draws.map((d) => d[k])).size, 3, JSON.stringify(draws));
+  });
+
   it("a thread that outlives its run", async () => {
     value(
       await run(`
