@@ -226,6 +226,33 @@ describe("wasmcell mcp --session", () => {
   });
 });
 
+describe("wasmcell mcp --session --engine native", () => {
+  test("a client's Python session is a live native child: a DataFrame read once answers the next call", async () => {
+    const client = new Client({ name: "wasmcell-test", version: "1.0.0" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [MAIN, "mcp", "--session", "--engine", "native", "--timeout-ms", "20000"],
+        stderr: "pipe",
+      }),
+    );
+    try {
+      const first = await callTool(client, {
+        language: "python",
+        code: "import pandas as pd, os\ndf = pd.DataFrame({'a': range(1, 41)})\npid = os.getpid()\nlen(df)",
+      });
+      assert.match(textOf(first), /value: 40/, textOf(first));
+      const next = await callTool(client, { language: "python", code: "int(df.a.sum()), os.getpid() == pid" });
+      assert.match(textOf(next), /value: \[820, true\]/, textOf(next));
+      // The same interpreter: pandas' own state, not a re-read, and no Pyodide (it has no pandas here).
+      const engine = await callTool(client, { language: "python", code: "import sys\nsys.executable" });
+      assert.match(textOf(engine), /python3/, textOf(engine));
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe("mcpServerFactory", () => {
   let sandbox: Sandbox;
   before(async () => {
