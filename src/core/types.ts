@@ -144,6 +144,27 @@ export interface Limits {
   maxDisplayBytes: number;
 }
 
+/** Every limit's name, once (trace attributes and the queue's wire schema take their enums from it). */
+export const LIMIT_NAMES = [
+  "timeoutMs",
+  "memoryMb",
+  "maxOutputBytes",
+  "maxResultBytes",
+  "maxStackKb",
+  "maxTimers",
+  "maxHostCalls",
+  "maxFiles",
+  "maxFileBytes",
+  "maxCodeBytes",
+  "maxResults",
+  "maxDisplayItemBytes",
+  "maxDisplayBytes",
+] as const satisfies readonly (keyof Limits)[];
+type UnlistedLimit = Exclude<keyof Limits, (typeof LIMIT_NAMES)[number]>;
+// A limit added to Limits and not to LIMIT_NAMES fails to compile here.
+const _everyLimitListed: [UnlistedLimit] extends [never] ? true : UnlistedLimit = true;
+void _everyLimitListed;
+
 /**
  * A function the host exposes to guest JavaScript under its name. Off by default: the guest sees only
  * the functions the caller names. Arguments arrive as plain data (decoded by the host from JSON the

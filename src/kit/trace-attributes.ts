@@ -14,6 +14,7 @@ import {
   ENGINES,
   ERROR_KINDS,
   LANGUAGES,
+  LIMIT_NAMES,
   type EngineName,
   type ErrorKind,
   type Language,
@@ -22,24 +23,6 @@ import {
 
 /** A host function's name as the application registered it (made only from the application's table). */
 export type HostFunctionName = string & { readonly __hostFunctionName: unique symbol };
-
-const LIMIT_NAMES = [
-  "timeoutMs",
-  "memoryMb",
-  "maxOutputBytes",
-  "maxResultBytes",
-  "maxStackKb",
-  "maxTimers",
-  "maxHostCalls",
-  "maxFiles",
-  "maxFileBytes",
-  "maxCodeBytes",
-  "maxResults",
-  "maxDisplayItemBytes",
-  "maxDisplayBytes",
-] as const satisfies readonly (keyof Limits)[];
-type UnlistedLimit = Exclude<keyof Limits, (typeof LIMIT_NAMES)[number]>;
-const _everyLimitListed: [UnlistedLimit] extends [never] ? true : UnlistedLimit = true;
 
 const DENIAL_REASONS = [
   "no-network",

@@ -10,14 +10,13 @@ import { decodeValue, encodeValue, ValueShapeError } from "../core/values.ts";
 import { InvalidOptionError, WASMCELL_ERROR_CODES, WasmcellError } from "../core/errors.ts";
 import { requestSchema } from "../options/request.ts";
 import { fail } from "../options/zod.ts";
-import { DEFAULT_LIMITS } from "../options/limits.ts";
 import {
   ENGINES,
   enginesFor,
   ERROR_KINDS,
   LANGUAGES,
+  LIMIT_NAMES,
   limitOf,
-  type Limits,
   type RunFailure,
   type RunRequest,
   type RunResult,
@@ -63,8 +62,6 @@ const wireRequestSchema = requestSchema
 
 const jobSchema = z.object({ v: z.literal(1), tenant: tenantSchema, request: wireRequestSchema }).strict();
 export type JobData = z.infer<typeof jobSchema>;
-
-const LIMIT_NAMES = Object.keys(DEFAULT_LIMITS) as [keyof Limits, ...(keyof Limits)[]];
 
 const guestErrorSchema = z
   .object({
