@@ -47,6 +47,17 @@ export async function runInParent(run: ParentRun): Promise<RunResult> {
     };
   };
   if (request.signal?.aborted) return { ...base(), ok: false, error: abortedError() };
+  if (run.session === "next" && !parent.capTurn(limits.memoryMb))
+    return {
+      ...base(),
+      ok: false,
+      error: {
+        kind: "memory",
+        name: "MemoryError",
+        message: `this session's process already holds more than this run's ${limits.memoryMb} MB (limits.memoryMb); the run did not start and the session is as it was`,
+        limit: "memoryMb",
+      },
+    };
 
   const deadline = new Deadline(limits.timeoutMs);
   let timedOut = false;

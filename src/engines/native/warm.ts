@@ -407,6 +407,22 @@ export class WarmParent {
     return this.#serve(ready, { ...run.request, setup, session: run.session === true }, run, run.session === true);
   }
 
+  /**
+   * A session's next turn holds to its own `memoryMb`: its child's cgroup pair gets the turn's cap.
+   * False when the kernel refused it: the child already holds more than that (the session is left as
+   * it was). The address-space rlimit stays the first turn's (a process may only lower it).
+   */
+  capTurn(memoryMb: number): boolean {
+    const cg = this.#current?.cgroup;
+    if (!cg) return true;
+    try {
+      cg.setLimits(memoryMb * 1024 * 1024, CHILD_PIDS);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** A session's next turn, in the child its first run started. */
   turn(run: ChildRun): Promise<ChildEnd> {
     const id = this.#sessionId;

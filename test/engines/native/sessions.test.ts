@@ -62,4 +62,25 @@ describe("native sessions", () => {
     assert.match(!next.ok ? next.error.message : "", /process ended/);
     await session.close();
   });
+
+  it("each turn holds to its own memoryMb; a cap below what the session holds refuses the turn, state kept", async () => {
+    const session = await sandbox.session({ language: "python", engine: "native" });
+    // 40 MB held in a global, touched so it is resident.
+    const held = await session.run({
+      code: "import numpy as np\nkeep = np.ones(40 * 1024 * 1024 // 8)\nint(keep.sum())",
+    });
+    assert.equal(held.ok && held.value, (40 * 1024 * 1024) / 8, JSON.stringify(held));
+    // A turn capped below that is refused before it starts; the session is as it was.
+    const below = await session.run({ code: "1", limits: { memoryMb: 16 } });
+    assert.equal(!below.ok && below.error.kind, "memory", JSON.stringify(below));
+    assert.match(!below.ok ? below.error.message : "", /already holds more than this run's 16 MB/);
+    assert.equal((await session.run({ code: "int(keep.sum())" })).ok, true);
+    // A turn capped at 64 MB that grows past it is killed at its own cap, not the first turn's.
+    const grow = await session.run({
+      code: "more = np.ones(60 * 1024 * 1024 // 8)\nint(more.sum())",
+      limits: { memoryMb: 64 },
+    });
+    assert.equal(!grow.ok && grow.error.kind, "memory", JSON.stringify(!grow.ok && grow.error));
+    await session.close();
+  });
 });
