@@ -17,7 +17,7 @@
 // members here are just run slots) as the Pyodide engine. Without it, N concurrent runs would start N
 // jailed interpreters at once.
 
-import { Deadline, GRACE } from "../../kit/deadline.ts";
+import { Deadline } from "../../kit/deadline.ts";
 import { EngineLifecycle } from "../../kit/lifecycle.ts";
 import { EngineUnavailableError } from "../../core/errors.ts";
 import { aborted as abortedError, failedRun, outputLimit } from "../../kit/failures.ts";
@@ -26,22 +26,20 @@ import type { Duplex } from "node:stream";
 import { checkSeal, isExecutable, spawnJailed, type JailedProcess } from "../../jail/index.ts";
 import type { ResolvedOptions, ResolvedRequest } from "../../options/index.ts";
 import { WarmPool } from "../../pool/pool.ts";
-import type { Limits, OutputFile, RunResult } from "../../core/types.ts";
+import type { Limits, RunResult } from "../../core/types.ts";
 import type { Engine, EngineFactory } from "../engine.ts";
-import { exitError, type Observed } from "../lib/python/result.ts";
 import { leasedLibrary, type InstalledLibrary } from "../../library/library.ts";
 import { checkLibrary } from "../../library/verify.ts";
 import { pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
-import { BRIDGE, DISPLAY, DRIVER, HARNESS, nativeJailSpec, openNetDir, PROXY_SOCKET, withProxy } from "./jail.ts";
-import { ResultPipe } from "./result-pipe.ts";
-import { CappedOutput } from "./capped-output.ts";
+import { BRIDGE, DISPLAY, DRIVER, HARNESS, nativeJailSpec, openNetDir, withProxy } from "./jail.ts";
 import { WarmParent } from "./warm.ts";
 import { nativeBackend } from "./sessions.ts";
 import { SessionKeeper } from "../sessions/keeper.ts";
 import type { DataSession } from "../sessions/data-session.ts";
 import type { LiveState } from "../sessions/backend.ts";
 import { runInParent } from "./warm-run.ts";
+import { deadlineError, driverRequest, exitWithoutResult, runFrame, type RunFrame } from "./run-frame.ts";
 import { finish, parseResult } from "./result-line.ts";
 
 export { NATIVE_RUNTIME_FILES } from "./jail.ts";
@@ -275,32 +273,15 @@ export class NativeEngine implements Engine {
   /** `started`: when the engine took the run; queueing counts in wallMs, as on Pyodide. */
   async #run(request: ResolvedRequest, started: number): Promise<RunResult> {
     const { limits } = request;
-    const output = new CappedOutput(limits.maxOutputBytes, request.onOutput);
-    // Envelope + base64 files; anything longer is a guest writing junk to fd 4. Display items come
-    // before it on lines of their own, each parsed and counted as it arrives (result-pipe.ts).
-    const resultCap =
-      limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
-    const pipe = new ResultPipe(limits, request.onResult, resultCap);
-    const base = (wallMs: number, extra: { peakMemoryBytes?: number } = {}) => {
-      const text = output.finish();
-      return {
-        language: request.language,
-        stdout: text.stdout,
-        stderr: text.stderr,
-        outputTruncated: text.outputTruncated,
-        files: [] as OutputFile[],
-        results: [...pipe.display.items],
-        stats: { engine: "native" as const, wallMs, outputBytes: output.total, ...extra },
-      };
-    };
-    if (request.signal?.aborted) return { ...base(performance.now() - started), ok: false, error: abortedError() };
+    const frame = runFrame(request, started);
+    if (request.signal?.aborted) return { ...frame.base(), ok: false, error: abortedError() };
 
     // A pre-started process built for these limits, or a fresh one. Either way it has run nothing yet.
     const jail = this.#takeSpare(limits) ?? (await this.#spawn(limits));
     if (!this.warm) this.#refillSpare();
     if (request.signal?.aborted) {
       jail.kill();
-      return { ...base(performance.now() - started), ok: false, error: abortedError() };
+      return { ...frame.base(), ok: false, error: abortedError() };
     }
     const deadline = new Deadline(limits.timeoutMs);
     jail.setDeadline(deadline.left());
@@ -309,16 +290,7 @@ export class NativeEngine implements Engine {
     const network = proxy ? openRunNetwork(request, "native", { deadline }) : undefined;
     proxy?.attach({ network, engine: "native", emit: request.emit });
     try {
-      return await this.#runIn(
-        jail,
-        request,
-        started,
-        deadline,
-        output,
-        pipe,
-        base,
-        proxy !== undefined && network !== undefined,
-      );
+      return await this.#runIn(jail, request, deadline, frame, proxy !== undefined && network !== undefined);
     } finally {
       network?.close();
       proxy?.detach();
@@ -328,11 +300,8 @@ export class NativeEngine implements Engine {
   async #runIn(
     jail: JailedProcess,
     request: ResolvedRequest,
-    started: number,
     deadline: Deadline,
-    output: CappedOutput,
-    pipe: ResultPipe,
-    base: (wallMs: number, extra?: { peakMemoryBytes?: number }) => Omit<RunResult, "ok" | "value" | "error">,
+    { output, pipe, base }: RunFrame,
     withNetwork: boolean,
   ): Promise<RunResult> {
     const { limits } = request;
@@ -360,28 +329,8 @@ export class NativeEngine implements Engine {
     const guestDone = Promise.all([ended(resultPipe), ended(guestStdout), ended(guestStderr)]);
     const jailStdioDone = Promise.all([ended(jail.child.stdout), ended(jail.child.stderr)]);
 
-    const files: Record<string, string> = {};
-    for (const [path, bytes] of request.files) files[path] = Buffer.from(bytes).toString("base64");
-    const earlyMs = Math.min(GRACE.nativeSoftEarlyMs, limits.timeoutMs * GRACE.nativeSoftEarlyShare);
-    // The host's own observation for the `timeout` kind: its clock had passed the soft deadline it
-    // armed the driver's alarm for. A guest's early `raise KeyboardInterrupt` stays a runtime error.
-    const observed = (): Observed => ({ interrupted: deadline.passed(-earlyMs), memoryCapHit: false });
-    jail.child.stdin.end(
-      JSON.stringify({
-        code: request.code,
-        maxResultBytes: limits.maxResultBytes,
-        files,
-        maxFiles: limits.maxFiles,
-        maxFileBytes: limits.maxFileBytes,
-        // The run's limits whole (the display module reads its caps from them).
-        limits,
-        // The driver's own alarm, a little before our SIGKILL, turns a Python loop into a clean
-        // `timeout` with a traceback; code stuck in C meets the SIGKILL. Absolute, so the
-        // interpreter's start-up counts against the deadline as it does for the SIGKILL.
-        softDeadline: deadline.wallClockAt(earlyMs) / 1000,
-        ...(withNetwork ? { proxySocket: PROXY_SOCKET } : {}),
-      }),
-    );
+    const { body, observed } = driverRequest(request, deadline, withNetwork);
+    jail.child.stdin.end(JSON.stringify(body));
 
     // The guest's pipes end when the driver exits: with a valid result line that is the end of the
     // run, and the jail (whose namespaces take ~15 ms to tear down) is left to finish on its own.
@@ -392,7 +341,7 @@ export class NativeEngine implements Engine {
       const stats = jail.memoryStats();
       jail.kill();
       const peak = stats.peakMemoryBytes ?? early.maxrss;
-      const result = base(performance.now() - started, peak !== undefined ? { peakMemoryBytes: peak } : {});
+      const result = base(peak !== undefined ? { peakMemoryBytes: peak } : {});
       return finish(result, early.result, pipe);
     }
 
@@ -402,21 +351,9 @@ export class NativeEngine implements Engine {
     await Promise.race([Promise.all([guestDone, jailStdioDone]), new Promise((r) => setTimeout(r, 1000).unref())]);
     request.signal?.removeEventListener("abort", onAbort);
 
-    const wallMs = performance.now() - started;
-    const result = base(wallMs, exit.peakMemoryBytes !== undefined ? { peakMemoryBytes: exit.peakMemoryBytes } : {});
+    const result = base(exit.peakMemoryBytes !== undefined ? { peakMemoryBytes: exit.peakMemoryBytes } : {});
     if (aborted) return { ...result, ok: false, error: abortedError() };
-    if (exit.timedOut)
-      return {
-        ...result,
-        ok: false,
-        error: exitError(exit, {
-          who: "the Python process",
-          deadlineKilled: true,
-          aborted: false,
-          timeoutMs: limits.timeoutMs,
-          memoryCap: "",
-        }),
-      };
+    if (exit.timedOut) return { ...result, ok: false, error: deadlineError(exit, request) };
     // The result line is capped at what an honest driver can send (the value's and the files' caps):
     // past it the guest wrote to fd 4 itself, and what it returned was over the result's cap.
     if (pipe.overflow) return { ...result, ok: false, error: outputLimit("maxResultBytes", limits.maxResultBytes) };
@@ -427,16 +364,7 @@ export class NativeEngine implements Engine {
         result.stats.peakMemoryBytes = late.maxrss;
       return finish(result, late.result, pipe);
     }
-    const tail = result.stderr.trim().split("\n").slice(-3).join("\n");
-    const error = exitError(exit, {
-      who: "the Python process",
-      deadlineKilled: exit.timedOut,
-      aborted: false,
-      timeoutMs: limits.timeoutMs,
-      memoryCap: `its ${limits.memoryMb} MB cap (limits.memoryMb, ${jail.memoryMechanism})`,
-      ...(tail ? { detail: tail } : {}),
-    });
-    return { ...result, ok: false, error };
+    return { ...result, ok: false, error: exitWithoutResult(exit, request, result.stderr, jail.memoryMechanism) };
   }
 
   /** Queued runs are tracked too: they get their slot and finish before the slots close. */

@@ -3,16 +3,13 @@
 // cold jail's is (result-line.ts); how the child ended is the host's own observation (its cgroup pair,
 // the parent's report of its status).
 
-import { Deadline, GRACE } from "../../kit/deadline.ts";
+import { Deadline } from "../../kit/deadline.ts";
 import { aborted as abortedError, outputLimit } from "../../kit/failures.ts";
-import type { OutputFile, RunResult } from "../../core/types.ts";
+import type { RunResult } from "../../core/types.ts";
 import type { ResolvedRequest } from "../../options/index.ts";
 import { openRunNetwork } from "../../network/open.ts";
-import { exitError, type Observed } from "../lib/python/result.ts";
-import { CappedOutput } from "./capped-output.ts";
-import { PROXY_SOCKET } from "./jail.ts";
 import { finish, parseResult } from "./result-line.ts";
-import { ResultPipe } from "./result-pipe.ts";
+import { deadlineError, driverRequest, exitWithoutResult, runFrame } from "./run-frame.ts";
 import type { ChildEnd, WarmParent } from "./warm.ts";
 
 export interface ParentRun {
@@ -28,24 +25,7 @@ export interface ParentRun {
 export async function runInParent(run: ParentRun): Promise<RunResult> {
   const { parent, request, started } = run;
   const { limits } = request;
-  const output = new CappedOutput(limits.maxOutputBytes, request.onOutput);
-  // Envelope + base64 files; anything longer is a guest writing junk to fd 4. Display items come
-  // before it on lines of their own, each parsed and counted as it arrives (result-pipe.ts).
-  const resultCap =
-    limits.maxResultBytes + Math.ceil((limits.maxFileBytes * 4) / 3) + limits.maxFiles * 1024 + 64 * 1024;
-  const pipe = new ResultPipe(limits, request.onResult, resultCap);
-  const base = (extra: { peakMemoryBytes?: number } = {}) => {
-    const text = output.finish();
-    return {
-      language: request.language,
-      stdout: text.stdout,
-      stderr: text.stderr,
-      outputTruncated: text.outputTruncated,
-      files: [] as OutputFile[],
-      results: [...pipe.display.items],
-      stats: { engine: "native" as const, wallMs: performance.now() - started, outputBytes: output.total, ...extra },
-    };
-  };
+  const { output, pipe, base } = runFrame(request, started);
   if (request.signal?.aborted) return { ...base(), ok: false, error: abortedError() };
   if (run.session === "next" && !parent.capTurn(limits.memoryMb))
     return {
@@ -74,22 +54,9 @@ export async function runInParent(run: ParentRun): Promise<RunResult> {
   const network = parent.proxy ? openRunNetwork(request, "native", { deadline }) : undefined;
   parent.proxy?.attach({ network, engine: "native", emit: request.emit });
 
-  const files: Record<string, string> = {};
-  for (const [path, bytes] of request.files) files[path] = Buffer.from(bytes).toString("base64");
-  const earlyMs = Math.min(GRACE.nativeSoftEarlyMs, limits.timeoutMs * GRACE.nativeSoftEarlyShare);
-  const observed = (): Observed => ({ interrupted: deadline.passed(-earlyMs), memoryCapHit: false });
+  const { body, observed } = driverRequest(request, deadline, parent.proxy !== undefined && network !== undefined);
   const childRun = {
-    request: {
-      code: request.code,
-      maxResultBytes: limits.maxResultBytes,
-      files,
-      maxFiles: limits.maxFiles,
-      maxFileBytes: limits.maxFileBytes,
-      // The run's limits whole (the display module reads its caps from them).
-      limits,
-      softDeadline: deadline.wallClockAt(earlyMs) / 1000,
-      ...(parent.proxy && network ? { proxySocket: PROXY_SOCKET } : {}),
-    },
+    request: body,
     limits,
     onResult: (c: Buffer) => pipe.push(c),
     onStdout: (c: Buffer) => output.push("stdout", c),
@@ -111,30 +78,11 @@ export async function runInParent(run: ParentRun): Promise<RunResult> {
   const result = base(peak !== undefined ? { peakMemoryBytes: peak } : {});
   if (line) return finish(result, line.result, pipe);
   if (aborted) return { ...result, ok: false, error: abortedError() };
-  if (timedOut)
-    return {
-      ...result,
-      ok: false,
-      error: exitError(end.exit, {
-        who: "the Python process",
-        deadlineKilled: true,
-        aborted: false,
-        timeoutMs: limits.timeoutMs,
-        memoryCap: "",
-      }),
-    };
+  if (timedOut) return { ...result, ok: false, error: deadlineError(end.exit, request) };
   if (pipe.overflow) return { ...result, ok: false, error: outputLimit("maxResultBytes", limits.maxResultBytes) };
-  const tail = result.stderr.trim().split("\n").slice(-3).join("\n");
   return {
     ...result,
     ok: false,
-    error: exitError(end.exit, {
-      who: "the Python process",
-      deadlineKilled: false,
-      aborted: false,
-      timeoutMs: limits.timeoutMs,
-      memoryCap: `its ${limits.memoryMb} MB cap (limits.memoryMb, ${parent.jail.memoryMechanism})`,
-      ...(tail ? { detail: tail } : {}),
-    }),
+    error: exitWithoutResult(end.exit, request, result.stderr, parent.jail.memoryMechanism),
   };
 }
