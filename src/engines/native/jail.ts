@@ -99,6 +99,10 @@ export function nativeJailSpec(
       MPLBACKEND: "module://wasmcell_display",
       MPLCONFIGDIR: "/tmp/.matplotlib",
       HOME: WORK_DIR,
+      // One BLAS thread: a run has the cores it shares with every other run, and OpenBLAS's idle
+      // workers spin on sched_yield between calls (a tenth of a data call's CPU in a child, measured),
+      // and a warm parent would otherwise hold threads its forked children do not have.
+      OPENBLAS_NUM_THREADS: "1",
       ...(library ? { WASMCELL_PACKAGES: PACKAGES_DIR } : {}),
     },
     rlimits: {
