@@ -36,10 +36,11 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 _here = os.path.dirname(os.path.abspath(__file__))
-# The harness's path is the first argument: in the jail it is bound beside this file; run unjailed
-# (seal.bubblewrap off) it is wherever the host has it, or a staged copy when a 0700 parent hides it
-# from the dropped uid. The source tree's ../python is the fallback for a driver started by hand.
-_harness_dirs = [os.path.dirname(sys.argv[1])] if len(sys.argv) > 1 else []
+# The harness's and the display module's paths are the arguments: in the jail they are bound beside
+# this file; run unjailed (seal.bubblewrap off) they are wherever the host has them, or staged copies
+# (each in a directory of its own) when a 0700 parent hides them from the dropped uid. The source
+# tree's ../python is the fallback for a driver started by hand.
+_harness_dirs = [os.path.dirname(a) for a in sys.argv[1:3]]
 sys.path[:0] = [*_harness_dirs, _here, os.path.join(os.path.dirname(_here), "python")]
 import harness  # noqa: E402
 import binascii  # noqa: E402

@@ -81,7 +81,14 @@ export function nativeJailSpec(
   const spec: JailSpec = {
     // -I: no user site, no PYTHON* variables, no script dir on sys.path; -u: unbuffered stdio, so
     // output written before a kill still reaches us.
-    ...pythonJailSpec(layout, ["-I", "-u", `${JAIL_DIR}/driver.py`, `${JAIL_DIR}/harness.py`], seal),
+    // The harness and the display module are arguments too: unjailed (seal.bubblewrap off) each may
+    // be a staged copy in a directory of its own (src/jail/stage.ts), and the driver puts their
+    // directories on sys.path.
+    ...pythonJailSpec(
+      layout,
+      ["-I", "-u", `${JAIL_DIR}/driver.py`, `${JAIL_DIR}/harness.py`, `${JAIL_DIR}/wasmcell_display.py`],
+      seal,
+    ),
     roBinds: [
       ...layout.binds,
       { host: DRIVER, jail: `${JAIL_DIR}/driver.py` },

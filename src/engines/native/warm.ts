@@ -129,7 +129,7 @@ export class WarmParent {
       net = await openNetDir(options.seal);
       withProxy(spec, net);
     }
-    spec.args = ["-I", "-u", PARENT.jail, spec.args![3]!];
+    spec.args = ["-I", "-u", PARENT.jail, ...spec.args!.slice(3)];
     spec.roBinds = [...(spec.roBinds ?? []), { host: PARENT.host, jail: PARENT.jail }];
     spec.seccompProfile = PYTHON_NATIVE_PARENT;
     spec.capAdd = ["CAP_SYS_ADMIN", "CAP_NET_ADMIN"];
