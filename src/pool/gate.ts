@@ -18,18 +18,25 @@ export class GateAbortedError extends Error {
   override name = "AbortError";
 }
 
+export interface GateOptions {
+  /** The error for a caller the full queue refuses (default: a QueueFullError naming the gate). */
+  full?: () => QueueFullError;
+}
+
 export class Gate {
   readonly #name: string;
   readonly #capacity: number;
   readonly #maxQueue: number;
+  readonly #full: (() => QueueFullError) | undefined;
   readonly #waiters: Waiter[] = [];
   #held = 0;
   #closed = false;
 
-  constructor(name: string, capacity: number, maxQueue: number) {
+  constructor(name: string, capacity: number, maxQueue: number, options: GateOptions = {}) {
     this.#name = name;
     this.#capacity = capacity;
     this.#maxQueue = maxQueue;
+    this.#full = options.full;
   }
 
   get stats(): { held: number; waiting: number } {
@@ -47,7 +54,8 @@ export class Gate {
     if (this.#closed) return Promise.reject(new ClosedError(this.#name));
     if (signal?.aborted) return Promise.reject(new GateAbortedError("aborted while waiting"));
     if (this.tryAcquire()) return Promise.resolve();
-    if (this.#waiters.length >= this.#maxQueue) return Promise.reject(new QueueFullError(this.#name, this.#maxQueue));
+    if (this.#waiters.length >= this.#maxQueue)
+      return Promise.reject(this.#full?.() ?? new QueueFullError(this.#name, this.#maxQueue));
     const waited = new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal, onAbort: undefined };
       if (signal) {

@@ -6,15 +6,8 @@
 // them at most `maxQueue` callers wait in FIFO order, then a `QueueFullError` that names the bound that
 // held them: the parked one when every parked place is taken, else the running one.
 
-import { ClosedError, QueueFullError } from "../core/errors.ts";
-import { GateAbortedError } from "./gate.ts";
-
-interface Waiter {
-  resolve(): void;
-  reject(error: unknown): void;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
-}
+import { QueueFullError } from "../core/errors.ts";
+import { Gate } from "./gate.ts";
 
 export interface ParkingBounds {
   /** Runs computing at once. */
@@ -25,55 +18,38 @@ export interface ParkingBounds {
   maxQueue: number;
 }
 
+/** A Gate of `running + parked` places that also counts which admitted runs are parked. */
 export class ParkingGate {
   readonly #name: string;
   readonly #bounds: ParkingBounds;
-  readonly #waiters: Waiter[] = [];
-  /** Admitted runs not yet ended (running, parked, or waiting for a thread). */
-  #held = 0;
+  /** Admitted runs not yet ended (running, parked, or waiting for a thread), and the queue behind them. */
+  readonly #gate: Gate;
   #parked = 0;
-  #closed = false;
 
   constructor(name: string, bounds: ParkingBounds) {
     this.#name = name;
     this.#bounds = bounds;
+    this.#gate = new Gate(name, bounds.running + bounds.parked, bounds.maxQueue, { full: () => this.#full() });
   }
 
   /** Admitted runs not parked (running or waiting for a thread), parked ones, callers not yet admitted. */
   get stats(): { running: number; parked: number; waiting: number } {
-    return { running: this.#held - this.#parked, parked: this.#parked, waiting: this.#waiters.length };
+    const { held, waiting } = this.#gate.stats;
+    return { running: held - this.#parked, parked: this.#parked, waiting };
   }
 
   /** True when the run was admitted at once; a caller can then skip the promise. */
   tryAcquire(): boolean {
-    if (this.#closed || this.#held >= this.#bounds.running + this.#bounds.parked || this.#waiters.length > 0)
-      return false;
-    this.#held++;
-    return true;
+    return this.#gate.tryAcquire();
   }
 
   acquire(signal?: AbortSignal): Promise<void> {
-    if (this.#closed) return Promise.reject(new ClosedError(this.#name));
-    if (signal?.aborted) return Promise.reject(new GateAbortedError("aborted while waiting"));
-    if (this.tryAcquire()) return Promise.resolve();
-    if (this.#waiters.length >= this.#bounds.maxQueue) return Promise.reject(this.#full());
-    return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined };
-      if (signal) {
-        waiter.onAbort = () => {
-          const i = this.#waiters.indexOf(waiter);
-          if (i >= 0) this.#waiters.splice(i, 1);
-          reject(new GateAbortedError("aborted while waiting"));
-        };
-        signal.addEventListener("abort", waiter.onAbort, { once: true });
-      }
-      this.#waiters.push(waiter);
-    });
+    return this.#gate.acquire(signal);
   }
 
   /** Which bound holds the queue: the parked one when every parked place is taken, else the running one. */
   #full(): QueueFullError {
-    const running = this.#held - this.#parked;
+    const running = this.#gate.stats.held - this.#parked;
     const bound =
       this.#parked >= this.#bounds.parked
         ? `every parked place is taken (javascript.maxParked, ${this.#bounds.parked}; ${running} more admitted runs are running or waiting for a thread)`
@@ -89,21 +65,11 @@ export class ParkingGate {
 
   /** An admitted run ends: its place goes to the first waiter. */
   release(): void {
-    const next = this.#waiters.shift();
-    if (next) {
-      if (next.onAbort) next.signal?.removeEventListener("abort", next.onAbort);
-      next.resolve();
-      return;
-    }
-    if (this.#held > 0) this.#held--;
+    this.#gate.release();
   }
 
   /** Refuses new callers and fails every waiter; holders keep their places until they release. */
   close(): void {
-    this.#closed = true;
-    for (const w of this.#waiters.splice(0)) {
-      if (w.onAbort) w.signal?.removeEventListener("abort", w.onAbort);
-      w.reject(new ClosedError(this.#name));
-    }
+    this.#gate.close();
   }
 }
