@@ -3,7 +3,7 @@
 // wc -l -w -m -c in any mix. Any other option, and reading standard input (there is none: a command
 // gets no input), is refused with exit 2 saying why.
 
-import { readArgument, unsupported } from "./command-args.ts";
+import { parseFlags, readArgument, unsupported } from "./command-args.ts";
 import type { CommandContext } from "./command-context.ts";
 
 type Builtin = (args: string[], ctx: CommandContext) => number;
@@ -115,21 +115,9 @@ function headOrTail(name: "head" | "tail"): Builtin {
 const WC_FLAGS = "lwmc";
 
 const wc: Builtin = (args, ctx) => {
-  const flags = new Set<string>();
-  let i = 0;
-  for (; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === "--") {
-      i++;
-      break;
-    }
-    if (!a.startsWith("-") || a === "-") break;
-    for (const f of a.slice(1)) {
-      if (!WC_FLAGS.includes(f)) return unsupported("wc", a, WC_FLAGS, ctx);
-      flags.add(f);
-    }
-  }
-  const files = args.slice(i);
+  const parsed = parseFlags("wc", args, WC_FLAGS, ctx);
+  if (!parsed) return 2;
+  const [flags, files] = parsed;
   if (files.length === 0 || files.includes("-")) return noInput("wc", ctx);
   // GNU's order, whatever order the flags came in; none means lines, words and bytes.
   const shown = [...WC_FLAGS].filter((f) => (flags.size === 0 ? f !== "m" : flags.has(f)));
