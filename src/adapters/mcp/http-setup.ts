@@ -1,10 +1,12 @@
-// What serveHttp builds from its options before it listens: the stored-sessions tables and the
-// JavaScript lane's width.
+// What serveHttp builds from its options before it listens: the options checked with their defaults,
+// the stored-sessions tables and the JavaScript lane's width.
 
 import { InvalidOptionError } from "../../core/errors.ts";
 import type { Sandbox } from "../../sandbox.ts";
 import { MemorySessionStore } from "../../stores/memory.ts";
 import type { SessionStore } from "../../stores/store.ts";
+import { DEFAULT_MCP_HTTP } from "./defaults.ts";
+import { checkBind } from "./guard.ts";
 import type { HttpServeOptions } from "./http-options.ts";
 import { SessionIds } from "./session-ids.ts";
 import { checkStoreKey, StoredSessions } from "./stored-sessions.ts";
@@ -16,6 +18,41 @@ type Resolved = HttpServeOptions & {
   sessionTtlMs: number;
   sessionQuotaBytes: number;
 };
+
+/** serveHttp's options with their defaults, each checked, and the bearer token's digest for the bind (guard.ts). */
+export function resolveHttpOptions(options: HttpServeOptions) {
+  if ((options as { gate?: unknown }).gate !== undefined)
+    throw new InvalidOptionError(
+      "gate",
+      "serveHttp queues every call through its own admission (maxInflight, maxInflightPerClient); a gate is for createMcpServer",
+    );
+  const o = { ...DEFAULT_MCP_HTTP, ...stripUndefined(options) };
+  const tokenDigest = checkBind(o.host, o.token);
+  if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)
+    throw new InvalidOptionError("port", "must be an integer from 0 to 65535");
+  for (const field of [
+    "maxSessions",
+    "sessionTtlMs",
+    "maxInflight",
+    "maxInflightPerClient",
+    "sessionLeaseMs",
+    "sessionWaitMs",
+    "sessionQuotaBytes",
+  ] as const) {
+    if (!Number.isSafeInteger(o[field]) || o[field] < 1)
+      throw new InvalidOptionError(field, "must be a positive integer");
+  }
+  if (o.stateless && o.session && !o.sessionStore)
+    throw new InvalidOptionError(
+      "stateless",
+      "session interpreters live in one process, so they cannot be stateless: give a sessionStore (any replica then serves any session), or run them stateful with sticky routing on Mcp-Session-Id",
+    );
+  return { o, tokenDigest };
+}
+
+function stripUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
 
 /** The stored-sessions table for serveHttp's options, after checking they fit together. */
 export function storedSessions(o: Resolved, store: SessionStore): StoredSessions {

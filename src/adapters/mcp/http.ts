@@ -12,16 +12,14 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isLegacyRequest } from "@modelcontextprotocol/server";
-import { InvalidOptionError } from "../../core/errors.ts";
-import { DEFAULT_MCP_HTTP } from "./defaults.ts";
 import { Admission, FairQueue, type Refusal } from "./admission.ts";
 import { BodyError, readJson } from "./body.ts";
-import { checkBind, checkRequest, isLoopbackHost } from "./guard.ts";
+import { checkRequest, isLoopbackHost } from "./guard.ts";
 import type { HttpContext } from "./http-context.ts";
 import { legacyRoutes } from "./http-legacy.ts";
 import { modernRoutes } from "./http-modern.ts";
 import { answer, header, isToolCall, messagesOf, text, type ReplyExtras } from "./http-reply.ts";
-import { handleSessions, javascriptSlots, storedSessions } from "./http-setup.ts";
+import { handleSessions, javascriptSlots, resolveHttpOptions, storedSessions } from "./http-setup.ts";
 import { Metrics } from "./metrics.ts";
 import { toWebRequest } from "./node-bridge.ts";
 import { mcpServerFactory, type CallGate } from "./server.ts";
@@ -48,32 +46,7 @@ export interface HttpMcpServer extends AsyncDisposable {
 
 /** Serves MCP over Streamable HTTP at `/mcp`, with /healthz, /readyz and /metrics beside it. */
 export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServer> {
-  if ((options as { gate?: unknown }).gate !== undefined)
-    throw new InvalidOptionError(
-      "gate",
-      "serveHttp queues every call through its own admission (maxInflight, maxInflightPerClient); a gate is for createMcpServer",
-    );
-  const o = { ...DEFAULT_MCP_HTTP, ...stripUndefined(options) };
-  const tokenDigest = checkBind(o.host, o.token);
-  if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)
-    throw new InvalidOptionError("port", "must be an integer from 0 to 65535");
-  for (const field of [
-    "maxSessions",
-    "sessionTtlMs",
-    "maxInflight",
-    "maxInflightPerClient",
-    "sessionLeaseMs",
-    "sessionWaitMs",
-    "sessionQuotaBytes",
-  ] as const) {
-    if (!Number.isSafeInteger(o[field]) || o[field] < 1)
-      throw new InvalidOptionError(field, "must be a positive integer");
-  }
-  if (o.stateless && o.session && !o.sessionStore)
-    throw new InvalidOptionError(
-      "stateless",
-      "session interpreters live in one process, so they cannot be stateless: give a sessionStore (any replica then serves any session), or run them stateful with sticky routing on Mcp-Session-Id",
-    );
+  const { o, tokenDigest } = resolveHttpOptions(options);
   const stored = o.sessionStore ? storedSessions(o, o.sessionStore) : undefined;
   // 2026-07-28 sessions are named by handles: in the store when there is one, else in this process.
   const handles = o.session ? (stored ?? handleSessions(o)) : undefined;
@@ -222,8 +195,4 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   };
   const shownHost = o.host.includes(":") ? `[${o.host}]` : o.host;
   return { url: `http://${shownHost}:${port}/mcp`, ready: warm, drain, close, [Symbol.asyncDispose]: close };
-}
-
-function stripUndefined<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
