@@ -4,12 +4,18 @@
 // never the freed one) is built in its place in idle time (WasmModule.#discard), so the next run finds it
 // warm.
 
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
+import type {
+  QuickJSContext,
+  QuickJSHandle,
+  QuickJSRuntime,
+  QuickJSWASMModule,
+  VmCallResult,
+} from "quickjs-emscripten-core";
 import { adoptValue, contextPointer, runtimePointer, trackedContexts } from "./internals.ts";
 import { refusedImportMessage } from "./classify.ts";
 import { describeHostError } from "../../../kit/failures.ts";
 import { runPollHook } from "./poll-hook.ts";
-import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
+import { SERVICE_CORE_FILENAME, SERVICE_CORE_SOURCE, SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
 
 /** What the interrupt handler asks of the run currently using a cell. */
 export interface ActiveRun {
@@ -50,6 +56,12 @@ const SERVICE_INTRINSICS = {
  */
 export interface CellModule {
   readonly quickjs: QuickJSWASMModule;
+  /**
+   * Whether its cells evaluate only the service realm's core when built and the rest on first need
+   * (service.ts). A session's cell evaluates the whole service at once: a snapshot records its entry
+   * points (state.ts), and a session's runtime is built once for many runs.
+   */
+  readonly lazyService: boolean;
   readonly alive: boolean;
   readonly retired: boolean;
   readonly poisonReason: string;
@@ -60,13 +72,19 @@ export interface CellModule {
   memoryBytes(): number;
   releaseCell(cell: Cell, reusable: boolean, cleanup?: () => void): void;
 }
-/** The wrappers of a runtime that already exists in a restored linear memory (see snapshot.ts). */
-export interface RestoredCell {
-  rt: QuickJSRuntime;
-  svc: QuickJSContext;
+/** The entry points of the whole service realm (service.ts, SERVICE_SOURCE). */
+export interface ServiceEntries {
   serialize: QuickJSHandle;
+  /** `serialize` without its fast path; absent in a restored session (it has no core to refuse first). */
+  walk?: QuickJSHandle;
   format: QuickJSHandle;
   errorInfo: QuickJSHandle;
+}
+
+/** The wrappers of a runtime that already exists in a restored linear memory (see snapshot.ts). */
+export interface RestoredCell extends ServiceEntries {
+  rt: QuickJSRuntime;
+  svc: QuickJSContext;
   baselineBytes: number;
 }
 
@@ -74,9 +92,12 @@ export class Cell {
   readonly wasm: CellModule;
   readonly rt: QuickJSRuntime;
   readonly svc: QuickJSContext;
-  readonly serialize: QuickJSHandle;
-  readonly format: QuickJSHandle;
-  readonly errorInfo: QuickJSHandle;
+  /** The service realm's core (service.ts, SERVICE_CORE_SOURCE), in a cell of a lazy-service module. */
+  readonly #plain: QuickJSHandle | undefined;
+  /** The whole service realm's entry points, once evaluated (at once, or on first need: `#service`). */
+  #entries: ServiceEntries | undefined;
+  /** Set while the rest of the service is evaluated: no interrupt reaches that fixed code of ours. */
+  #building = false;
   /** The run (or session run) the interrupt handler answers to; undefined between runs. */
   run: ActiveRun | undefined;
   /** The user context of the current run; its interrupt counter is shortened too. */
@@ -88,8 +109,11 @@ export class Cell {
   strayHandles = 0;
   /** The previous run's cleanup, if it has not run yet (see WasmModule.releaseCell). */
   pendingCleanup: (() => void) | undefined;
-  /** Memory QuickJS reports for the runtime with only the service realm in it. */
-  readonly baselineBytes: number;
+  /**
+   * Memory QuickJS reports for the runtime with only the service realm in it (grown by what the rest
+   * of the service took when it was evaluated later).
+   */
+  baselineBytes: number;
   #lastPoll = 0;
   #spare: QuickJSContext | undefined;
   #numbers = new Map<number, QuickJSHandle>();
@@ -112,26 +136,117 @@ export class Cell {
     }));
     if (restored) {
       this.svc = restored.svc;
-      this.serialize = restored.serialize;
-      this.format = restored.format;
-      this.errorInfo = restored.errorInfo;
+      this.#entries = { serialize: restored.serialize, format: restored.format, errorInfo: restored.errorInfo };
       this.baselineBytes = restored.baselineBytes;
       return;
     }
     // Only the intrinsics the service code uses: every object here is walked by each GC of the runtime.
     this.svc = this.rt.newContext({ intrinsics: SERVICE_INTRINSICS });
-    const result = this.svc.evalCode(SERVICE_SOURCE, SERVICE_FILENAME, 0);
-    if (result.error) {
-      const detail = this.svc.dump(result.error) as unknown;
-      result.error.dispose();
-      throw new Error(`wasmcell: the service realm failed to start: ${JSON.stringify(detail)}`);
+    if (wasm.lazyService) {
+      const result = this.svc.evalCode(SERVICE_CORE_SOURCE, SERVICE_CORE_FILENAME, 0);
+      if (result.error) throw this.#startFailed(result.error);
+      this.#plain = result.value;
+    } else {
+      const result = this.#evaluateService();
+      if ("error" in result) throw this.#startFailed(result.error);
+      this.#entries = result;
     }
-    const api = result.value;
-    this.serialize = this.svc.getProp(api, "serialize");
-    this.format = this.svc.getProp(api, "format");
-    this.errorInfo = this.svc.getProp(api, "errorInfo");
-    api.dispose();
     this.baselineBytes = this.memoryUsed();
+  }
+
+  #startFailed(error: QuickJSHandle): Error {
+    const detail = this.svc.dump(error) as unknown;
+    error.dispose();
+    return new Error(`wasmcell: the service realm failed to start: ${JSON.stringify(detail)}`);
+  }
+
+  /** Evaluates SERVICE_SOURCE in the service realm: its entry points, or the exception it threw. */
+  #evaluateService(): ServiceEntries | { error: QuickJSHandle } {
+    const result = this.svc.evalCode(SERVICE_SOURCE, SERVICE_FILENAME, 0);
+    if (result.error) return { error: result.error };
+    const api = result.value;
+    const entries = {
+      serialize: this.svc.getProp(api, "serialize"),
+      walk: this.svc.getProp(api, "walk"),
+      format: this.svc.getProp(api, "format"),
+      errorInfo: this.svc.getProp(api, "errorInfo"),
+    };
+    api.dispose();
+    return entries;
+  }
+
+  /**
+   * The whole service realm's entry points, evaluated now if this cell has only the core. That happens
+   * during a run (its result is not plain data, it logs, it threw), so it is done outside the run's
+   * limits: the memory cap is lifted and the interrupt handler answers "go on" while our fixed source
+   * is compiled and its top level runs (no guest code runs meanwhile, and it always ends), then the cap
+   * is put back. What it took is added to the baseline, so the run's peak does not count it. An
+   * exception (the guest's stack is so deep there is no room to compile) is returned, as the call that
+   * needed the service would have returned it; the next call tries again.
+   */
+  #service(): ServiceEntries | { error: QuickJSHandle } {
+    if (this.#entries) return this.#entries;
+    const memoryLimit = this.#memoryLimit;
+    const before = this.memoryUsed();
+    this.#building = true;
+    try {
+      this.setLimits(-1, undefined);
+      const result = this.#evaluateService();
+      if ("error" in result) return result;
+      this.#entries = result;
+      return result;
+    } finally {
+      this.#building = false;
+      if (memoryLimit !== -2) this.setLimits(memoryLimit, undefined);
+      if (this.#entries) this.baselineBytes += Math.max(0, this.memoryUsed() - before);
+    }
+  }
+
+  /** Whether the whole service realm has been evaluated in this runtime (for tests and diagnostics). */
+  get serviceEvaluated(): boolean {
+    return this.#entries !== undefined;
+  }
+
+  /** The whole service's entry points for a snapshot to record (a session's cell has them from the start). */
+  serviceEntries(): ServiceEntries {
+    const entries = this.#service();
+    if ("error" in entries) {
+      entries.error.dispose();
+      throw new Error("wasmcell: the service realm could not be evaluated");
+    }
+    return entries;
+  }
+
+  /**
+   * A guest value as the service's JSON text (service.ts): "=" and JSON for plain data, a tagged tree
+   * for the rest, null when over `maxBytes`; or the exception guest code threw while it was read. Plain
+   * data is said by the core alone; anything it refuses goes to the whole service's walker.
+   */
+  serialize(value: QuickJSHandle, maxBytes: number): VmCallResult<QuickJSHandle> {
+    const svc = this.svc;
+    if (this.#plain) {
+      const r = svc.callFunction(this.#plain, svc.undefined, value, this.numberHandle(maxBytes));
+      if (r.error || svc.typeof(r.value) !== "undefined") return r;
+      r.value.dispose();
+    }
+    const entries = this.#service();
+    if ("error" in entries) return entries;
+    const serializer = this.#plain ? entries.walk : entries.serialize;
+    return svc.callFunction(serializer ?? entries.serialize, svc.undefined, value, this.numberHandle(maxBytes));
+  }
+
+  /** Console arguments as one line of text (service.ts `format`), or what a guest getter threw. */
+  format(describe: QuickJSHandle | undefined, args: QuickJSHandle[]): VmCallResult<QuickJSHandle> {
+    const entries = this.#service();
+    if ("error" in entries) return entries;
+    return this.svc.callFunction(entries.format, this.svc.undefined, describe ?? this.svc.undefined, ...args);
+  }
+
+  /** An exception as the service's JSON description (service.ts `errorInfo`). */
+  errorInfo(exception: QuickJSHandle, internalErrorProto: QuickJSHandle): VmCallResult<QuickJSHandle> {
+    const entries = this.#service();
+    if ("error" in entries) return entries;
+    return this.svc.callFunction(entries.errorInfo, this.svc.undefined, exception, internalErrorProto);
   }
 
   /** Frees the cached number handles (before a snapshot: a cache, rebuilt on demand). */
@@ -171,11 +286,13 @@ export class Cell {
     } catch (error) {
       return `the runtime could not be inspected (${describeHostError(error)})`;
     }
-    if (!this.serialize.alive || !this.format.alive || !this.errorInfo.alive) return "the service realm is gone";
+    if (this.#plain?.alive === false || (this.#entries && !entriesAlive(this.#entries)))
+      return "the service realm is gone";
     return undefined;
   }
 
   #onPoll(): boolean {
+    if (this.#building) return false;
     const now = performance.now();
     const slow = now - this.#lastPoll > SLOW_WINDOW_MS;
     this.#lastPoll = now;
@@ -276,13 +393,17 @@ export class Cell {
       this.#spare?.dispose();
       this.#spare = undefined;
       this.#freeNumbers();
-      this.serialize.dispose();
-      this.format.dispose();
-      this.errorInfo.dispose();
+      this.#plain?.dispose();
+      if (this.#entries) for (const h of Object.values(this.#entries) as QuickJSHandle[]) h.dispose();
+      this.#entries = undefined;
       this.svc.dispose();
       this.rt.dispose();
     } catch (error) {
       this.wasm.poison(`freeing a runtime failed: ${describeHostError(error)}`);
     }
   }
+}
+
+function entriesAlive(e: ServiceEntries): boolean {
+  return e.serialize.alive && e.format.alive && e.errorInfo.alive && e.walk?.alive !== false;
 }

@@ -25,7 +25,7 @@ export function readValue(guest: Guest, h: QuickJSHandle, max: number): ReadResu
   if (type === "undefined") return { ok: true, value: undefined };
   if (type === "boolean") return { ok: true, value: ctx.dump(h) as boolean };
   if (type === "bigint") return { ok: true, value: ctx.getBigInt(h) };
-  const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, h, cell.numberHandle(max));
+  const r = cell.serialize(h, max);
   if (r.error) return { ok: false, exception: r.error };
   const text = cell.svc.typeof(r.value) === "string" ? cell.svc.getString(r.value) : undefined;
   r.value.dispose();
@@ -63,7 +63,7 @@ export function argumentsAsData(guest: Guest, args: QuickJSHandle[], maxBytes: n
   const { ctx, cell } = guest;
   const arr = ctx.newArray();
   args.forEach((a, i) => ctx.setProp(arr, i, a));
-  const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, arr, cell.numberHandle(maxBytes));
+  const r = cell.serialize(arr, maxBytes);
   arr.dispose();
   if (r.error) {
     r.error.dispose();
