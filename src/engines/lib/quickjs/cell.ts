@@ -91,12 +91,13 @@ export interface RestoredCell extends ServiceEntries {
 export class Cell {
   readonly wasm: CellModule;
   readonly rt: QuickJSRuntime;
-  readonly svc: QuickJSContext;
+  /** The service realm's context: made with the cell, or (lazy-service module) on first need. */
+  #svc: QuickJSContext | undefined;
   /** The service realm's core (service.ts, SERVICE_CORE_SOURCE), in a cell of a lazy-service module. */
-  readonly #plain: QuickJSHandle | undefined;
-  /** The whole service realm's entry points, once evaluated (at once, or on first need: `#service`). */
+  #plain: QuickJSHandle | undefined;
+  /** The whole service realm's entry points, once evaluated (at once, or on first need). */
   #entries: ServiceEntries | undefined;
-  /** Set while the rest of the service is evaluated: no interrupt reaches that fixed code of ours. */
+  /** Set while the service realm is built during a run: no interrupt reaches that fixed code of ours. */
   #building = false;
   /** The run (or session run) the interrupt handler answers to; undefined between runs. */
   run: ActiveRun | undefined;
@@ -110,10 +111,11 @@ export class Cell {
   /** The previous run's cleanup, if it has not run yet (see WasmModule.releaseCell). */
   pendingCleanup: (() => void) | undefined;
   /**
-   * Memory QuickJS reports for the runtime with only the service realm in it (grown by what the rest
-   * of the service took when it was evaluated later).
+   * Memory QuickJS reports for the runtime before a run: with its service realm in it, or (lazy-service
+   * module) with the first run's fresh context in it, measured as that is taken; grown by what parts
+   * of the service built later took. 0 until measured.
    */
-  baselineBytes: number;
+  baselineBytes = 0;
   #lastPoll = 0;
   #spare: QuickJSContext | undefined;
   #numbers = new Map<number, QuickJSHandle>();
@@ -135,76 +137,113 @@ export class Cell {
       error: new Error(this.run?.refuseImport(name) ?? refusedImportMessage(name.slice(0, 256))),
     }));
     if (restored) {
-      this.svc = restored.svc;
+      this.#svc = restored.svc;
       this.#entries = { serialize: restored.serialize, format: restored.format, errorInfo: restored.errorInfo };
       this.baselineBytes = restored.baselineBytes;
       return;
     }
-    // Only the intrinsics the service code uses: every object here is walked by each GC of the runtime.
-    this.svc = this.rt.newContext({ intrinsics: SERVICE_INTRINSICS });
-    if (wasm.lazyService) {
-      const result = this.svc.evalCode(SERVICE_CORE_SOURCE, SERVICE_CORE_FILENAME, 0);
-      if (result.error) throw this.#startFailed(result.error);
-      this.#plain = result.value;
-    } else {
-      const result = this.#evaluateService();
-      if ("error" in result) throw this.#startFailed(result.error);
-      this.#entries = result;
+    if (wasm.lazyService) return;
+    const svc = this.#newServiceContext();
+    const result = this.#evaluateService(svc);
+    if ("error" in result) {
+      const detail = svc.dump(result.error) as unknown;
+      result.error.dispose();
+      throw new Error(`wasmcell: the service realm failed to start: ${JSON.stringify(detail)}`);
     }
+    this.#entries = result;
     this.baselineBytes = this.memoryUsed();
   }
 
-  #startFailed(error: QuickJSHandle): Error {
-    const detail = this.svc.dump(error) as unknown;
-    error.dispose();
-    return new Error(`wasmcell: the service realm failed to start: ${JSON.stringify(detail)}`);
+  /**
+   * The service realm's context, made now if it was not (a lazy-service cell makes it when a run first
+   * needs the service, outside the run's limits: `#outsideLimits`).
+   */
+  get svc(): QuickJSContext {
+    return this.#svc ?? this.#outsideLimits(() => this.#newServiceContext());
+  }
+
+  #newServiceContext(): QuickJSContext {
+    // Only the intrinsics the service code uses: every object here is walked by each GC of the runtime.
+    const svc = this.rt.newContext({ intrinsics: SERVICE_INTRINSICS });
+    this.#svc = svc;
+    // Made during a run, it gets the run's short polling window at once (its code can run guest code).
+    this.wasm.setCounter(svc, FAST_TICKS);
+    return svc;
   }
 
   /** Evaluates SERVICE_SOURCE in the service realm: its entry points, or the exception it threw. */
-  #evaluateService(): ServiceEntries | { error: QuickJSHandle } {
-    const result = this.svc.evalCode(SERVICE_SOURCE, SERVICE_FILENAME, 0);
+  #evaluateService(svc: QuickJSContext): ServiceEntries | { error: QuickJSHandle } {
+    const result = svc.evalCode(SERVICE_SOURCE, SERVICE_FILENAME, 0);
     if (result.error) return { error: result.error };
     const api = result.value;
     const entries = {
-      serialize: this.svc.getProp(api, "serialize"),
-      walk: this.svc.getProp(api, "walk"),
-      format: this.svc.getProp(api, "format"),
-      errorInfo: this.svc.getProp(api, "errorInfo"),
+      serialize: svc.getProp(api, "serialize"),
+      walk: svc.getProp(api, "walk"),
+      format: svc.getProp(api, "format"),
+      errorInfo: svc.getProp(api, "errorInfo"),
     };
     api.dispose();
     return entries;
   }
 
   /**
-   * The whole service realm's entry points, evaluated now if this cell has only the core. That happens
-   * during a run (its result is not plain data, it logs, it threw), so it is done outside the run's
-   * limits: the memory cap is lifted and the interrupt handler answers "go on" while our fixed source
-   * is compiled and its top level runs (no guest code runs meanwhile, and it always ends), then the cap
-   * is put back. What it took is added to the baseline, so the run's peak does not count it. An
-   * exception (the guest's stack is so deep there is no room to compile) is returned, as the call that
-   * needed the service would have returned it; the next call tries again.
+   * Builds part of the service realm during a run (a lazy-service cell builds each part the first time
+   * one of its runs needs it: its context and core for a value to serialise, the rest for a value the
+   * core refuses, console output or an exception). That is done outside the run's limits: the memory
+   * cap is lifted and the interrupt handler answers "go on" while our fixed source is compiled and its
+   * top level runs (no guest code runs meanwhile, and it always ends), then the cap is put back. What
+   * it took is added to the baseline, so the run's peak does not count it.
    */
-  #service(): ServiceEntries | { error: QuickJSHandle } {
-    if (this.#entries) return this.#entries;
+  #outsideLimits<T>(build: () => T): T {
     const memoryLimit = this.#memoryLimit;
-    const before = this.memoryUsed();
     this.#building = true;
     try {
       this.setLimits(-1, undefined);
-      const result = this.#evaluateService();
-      if ("error" in result) return result;
-      this.#entries = result;
-      return result;
+      // Measured with the cap lifted: at the cap, even the measurement's one object could not be made.
+      const measure = this.baselineBytes > 0 ? (this.#svc ?? this.userCtx) : undefined;
+      const before = measure ? this.memoryUsed(measure) : NaN;
+      try {
+        return build();
+      } finally {
+        const grown = measure ? this.memoryUsed(measure) - before : NaN;
+        if (Number.isFinite(grown) && grown > 0) this.baselineBytes += grown;
+      }
     } finally {
       this.#building = false;
       if (memoryLimit !== -2) this.setLimits(memoryLimit, undefined);
-      if (this.#entries) this.baselineBytes += Math.max(0, this.memoryUsed() - before);
     }
   }
 
-  /** Whether the whole service realm has been evaluated in this runtime (for tests and diagnostics). */
-  get serviceEvaluated(): boolean {
-    return this.#entries !== undefined;
+  /**
+   * The core's `plain` (service.ts, SERVICE_CORE_SOURCE), evaluated now if it was not; or the
+   * exception its evaluation threw (the guest's stack so deep there is no room to compile), returned
+   * as the call that needed it would have returned it: the next call tries again.
+   */
+  #core(): QuickJSHandle | { error: QuickJSHandle } {
+    if (this.#plain) return this.#plain;
+    const svc = this.svc;
+    return this.#outsideLimits(() => {
+      const result = svc.evalCode(SERVICE_CORE_SOURCE, SERVICE_CORE_FILENAME, 0);
+      if (result.error) return { error: result.error };
+      this.#plain = result.value;
+      return result.value;
+    });
+  }
+
+  /** The whole service realm's entry points, evaluated now if they were not (as `#core`). */
+  #service(): ServiceEntries | { error: QuickJSHandle } {
+    if (this.#entries) return this.#entries;
+    const svc = this.svc;
+    return this.#outsideLimits(() => {
+      const result = this.#evaluateService(svc);
+      if (!("error" in result)) this.#entries = result;
+      return result;
+    });
+  }
+
+  /** Which parts of the service realm this runtime has built (for tests and diagnostics). */
+  get serviceBuilt(): { context: boolean; core: boolean; all: boolean } {
+    return { context: this.#svc !== undefined, core: this.#plain !== undefined, all: this.#entries !== undefined };
   }
 
   /** The whole service's entry points for a snapshot to record (a session's cell has them from the start). */
@@ -219,34 +258,40 @@ export class Cell {
 
   /**
    * A guest value as the service's JSON text (service.ts): "=" and JSON for plain data, a tagged tree
-   * for the rest, null when over `maxBytes`; or the exception guest code threw while it was read. Plain
-   * data is said by the core alone; anything it refuses goes to the whole service's walker.
+   * for the rest, null when over `maxBytes`; or the exception guest code threw while it was read. In a
+   * lazy-service cell without the rest, plain data is said by the core alone, and anything it refuses
+   * goes to the rest's walker (its getters then run twice, as with the rest's own fast path).
    */
   serialize(value: QuickJSHandle, maxBytes: number): VmCallResult<QuickJSHandle> {
-    const svc = this.svc;
-    if (this.#plain) {
-      const r = svc.callFunction(this.#plain, svc.undefined, value, this.numberHandle(maxBytes));
+    if (!this.#entries) {
+      const plain = this.#core();
+      if ("error" in plain) return plain;
+      const svc = this.svc;
+      const r = svc.callFunction(plain, svc.undefined, value, this.numberHandle(maxBytes));
       if (r.error || svc.typeof(r.value) !== "undefined") return r;
       r.value.dispose();
+      const entries = this.#service();
+      if ("error" in entries) return entries;
+      return svc.callFunction(entries.walk ?? entries.serialize, svc.undefined, value, this.numberHandle(maxBytes));
     }
-    const entries = this.#service();
-    if ("error" in entries) return entries;
-    const serializer = this.#plain ? entries.walk : entries.serialize;
-    return svc.callFunction(serializer ?? entries.serialize, svc.undefined, value, this.numberHandle(maxBytes));
+    const svc = this.svc;
+    return svc.callFunction(this.#entries.serialize, svc.undefined, value, this.numberHandle(maxBytes));
   }
 
   /** Console arguments as one line of text (service.ts `format`), or what a guest getter threw. */
   format(describe: QuickJSHandle | undefined, args: QuickJSHandle[]): VmCallResult<QuickJSHandle> {
     const entries = this.#service();
     if ("error" in entries) return entries;
-    return this.svc.callFunction(entries.format, this.svc.undefined, describe ?? this.svc.undefined, ...args);
+    const svc = this.svc;
+    return svc.callFunction(entries.format, svc.undefined, describe ?? svc.undefined, ...args);
   }
 
   /** An exception as the service's JSON description (service.ts `errorInfo`). */
   errorInfo(exception: QuickJSHandle, internalErrorProto: QuickJSHandle): VmCallResult<QuickJSHandle> {
     const entries = this.#service();
     if ("error" in entries) return entries;
-    return this.svc.callFunction(entries.errorInfo, this.svc.undefined, exception, internalErrorProto);
+    const svc = this.svc;
+    return svc.callFunction(entries.errorInfo, svc.undefined, exception, internalErrorProto);
   }
 
   /** Frees the cached number handles (before a snapshot: a cache, rebuilt on demand). */
@@ -281,12 +326,12 @@ export class Cell {
     try {
       if (this.rt.hasPendingJob()) return "a promise job is queued";
       const contexts = trackedContexts(this.rt);
-      const expected = 1 + (this.#spare?.alive ? 1 : 0);
+      const expected = (this.#svc ? 1 : 0) + (this.#spare?.alive ? 1 : 0);
       if (contexts !== expected) return `${contexts} contexts are alive (expected ${expected})`;
     } catch (error) {
       return `the runtime could not be inspected (${describeHostError(error)})`;
     }
-    if (this.#plain?.alive === false || (this.#entries && !entriesAlive(this.#entries)))
+    if (this.#svc?.alive === false || this.#plain?.alive === false || (this.#entries && !entriesAlive(this.#entries)))
       return "the service realm is gone";
     return undefined;
   }
@@ -297,7 +342,7 @@ export class Cell {
     const slow = now - this.#lastPoll > SLOW_WINDOW_MS;
     this.#lastPoll = now;
     const ticks = slow ? 1 : FAST_TICKS;
-    this.wasm.setCounter(this.svc, ticks);
+    if (this.#svc) this.wasm.setCounter(this.#svc, ticks);
     if (this.userCtx?.alive) this.wasm.setCounter(this.userCtx, ticks);
     const stop = this.run?.shouldInterrupt() ?? false;
     runPollHook(stop);
@@ -331,17 +376,20 @@ export class Cell {
   armCounter(ctx: QuickJSContext): void {
     this.#lastPoll = performance.now();
     this.wasm.setCounter(ctx, FAST_TICKS);
-    this.wasm.setCounter(this.svc, FAST_TICKS);
+    if (this.#svc) this.wasm.setCounter(this.#svc, FAST_TICKS);
   }
 
   /** Bytes QuickJS has allocated in this runtime (all contexts). Costs one small object in the service realm. */
-  memoryUsed(): number {
+  memoryUsed(via: QuickJSContext | undefined = this.#svc ?? this.userCtx): number {
+    // The answer is a new object in `via` whose own data property is read: no getter, no proxy, no
+    // prototype of the guest's is consulted (a run's own context may be the one used).
+    const ctx = via ?? this.svc;
     const ffi = this.wasm.quickjs.getFFI();
-    const ptr = ffi.QTS_RuntimeComputeMemoryUsage(runtimePointer(this.rt) as never, contextPointer(this.svc) as never);
-    const handle = adoptValue(this.svc, ptr);
+    const ptr = ffi.QTS_RuntimeComputeMemoryUsage(runtimePointer(this.rt) as never, contextPointer(ctx) as never);
+    const handle = adoptValue(ctx, ptr);
     try {
-      const used = this.svc.getProp(handle, "memory_used_size");
-      const n = this.svc.getNumber(used);
+      const used = ctx.getProp(handle, "memory_used_size");
+      const n = ctx.getNumber(used);
       used.dispose();
       return n;
     } finally {
@@ -370,6 +418,8 @@ export class Cell {
     this.#spare = undefined;
     const ctx = spare ?? this.rt.newContext();
     this.wasm.seedRandom(ctx);
+    // A lazy-service cell's baseline: the runtime with this fresh context in it, before any guest code.
+    if (this.baselineBytes === 0) this.baselineBytes = this.memoryUsed(ctx);
     return ctx;
   }
 
@@ -396,7 +446,7 @@ export class Cell {
       this.#plain?.dispose();
       if (this.#entries) for (const h of Object.values(this.#entries) as QuickJSHandle[]) h.dispose();
       this.#entries = undefined;
-      this.svc.dispose();
+      this.#svc?.dispose();
       this.rt.dispose();
     } catch (error) {
       this.wasm.poison(`freeing a runtime failed: ${describeHostError(error)}`);
