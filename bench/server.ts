@@ -19,7 +19,9 @@
 // its thread for its whole deadline, so the pool must hold the loops in flight plus room for benign
 // calls, and growing threads under load (a worker start is ~30 MB and tens of ms of CPU) was measured
 // to cost more than it gives. `WASMCELL_BENCH_JS_WORKERS` overrides the one-replica size;
-// `WASMCELL_BENCH_CLIENTS=50` and `WASMCELL_BENCH_REPLICAS=1` narrow the run to those rows.
+// `WASMCELL_BENCH_JS_WORKERS=default` passes no pool flags at all (every replica sized by the
+// library's defaults, as `wasmcell mcp --http` ships); `WASMCELL_BENCH_CLIENTS=50` and
+// `WASMCELL_BENCH_REPLICAS=1` narrow the run to those rows.
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import {
@@ -40,12 +42,15 @@ type Mix = "none" | "loop" | "sleep";
 const MIXES: Mix[] = ["none", "loop", "sleep"];
 const MIX_LABEL: Record<Mix, string> = { none: "none", loop: "1 in 5 loops", sleep: "1 in 5 sleeps" };
 const FLAGS = ["--stateless", "--timeout-ms", "300", "--max-inflight-per-client", "256"];
-const ONE_REPLICA_THREADS = Number(process.env.WASMCELL_BENCH_JS_WORKERS ?? 32);
+/** Threads per replica, or undefined: no pool flags (`WASMCELL_BENCH_JS_WORKERS=default`). */
+const DEFAULT_POOL = process.env.WASMCELL_BENCH_JS_WORKERS === "default";
+const ONE_REPLICA_THREADS = DEFAULT_POOL ? undefined : Number(process.env.WASMCELL_BENCH_JS_WORKERS ?? 32);
 /** Per replica of three: they share the same cores, so each needs fewer. */
-const THREE_REPLICA_THREADS = Math.ceil(ONE_REPLICA_THREADS / 2.5);
+const THREE_REPLICA_THREADS = ONE_REPLICA_THREADS === undefined ? undefined : Math.ceil(ONE_REPLICA_THREADS / 2.5);
 const CLIENTS = (process.env.WASMCELL_BENCH_CLIENTS ?? "1,10,50").split(",").map(Number);
 const REPLICAS = (process.env.WASMCELL_BENCH_REPLICAS ?? "1,3").split(",").map(Number);
-const pool = (n: number) => ["--js-workers", String(n), "--js-max-workers", String(n)];
+const pool = (n: number | undefined) =>
+  n === undefined ? [] : ["--js-workers", String(n), "--js-max-workers", String(n)];
 
 /** Resident memory of the replicas' processes, in bytes (0 where /proc cannot tell). */
 function rss(replicas: Replica[]): number {
@@ -140,7 +145,7 @@ async function stop(replicas: Replica[]): Promise<void> {
 
 export async function bench(): Promise<string> {
   const rows: Row[] = [];
-  const setups: [string, number, number][] = [];
+  const setups: [string, number, number | undefined][] = [];
   if (REPLICAS.includes(1)) setups.push(["1 replica", 1, ONE_REPLICA_THREADS]);
   if (REPLICAS.includes(3) && haproxyAvailable()) setups.push(["3 replicas + HAProxy", 3, THREE_REPLICA_THREADS]);
   for (const [setup, n, threads] of setups) {
@@ -168,7 +173,9 @@ export async function bench(): Promise<string> {
     "Hostile: one call in five is `while (true) {}`, or (the control) a guest sleeping on a timer; both end as `timeout`",
     "at 300 ms. p50/p99 are over the benign calls, hostile p50 over the others; “of benign-only” and “of control” are",
     "the row's calls/s over the same setup's benign-only and sleeping rows. Warmed before the first row. JavaScript",
-    `threads per replica: ${ONE_REPLICA_THREADS} (one replica), ${THREE_REPLICA_THREADS} (each of three). RSS: all replicas, after the row.`,
+    ONE_REPLICA_THREADS === undefined
+      ? "threads per replica: the library's defaults (no pool flags). RSS: all replicas, after the row."
+      : `threads per replica: ${ONE_REPLICA_THREADS} (one replica), ${THREE_REPLICA_THREADS} (each of three). RSS: all replicas, after the row.`,
     "",
     "| setup | clients | hostile | calls/s | of benign-only | of control | benign p50 ms | benign p99 ms | hostile p50 ms | errors | RSS MB | load avg |",
     "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",

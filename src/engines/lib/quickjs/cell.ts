@@ -4,12 +4,18 @@
 // never the freed one) is built in its place in idle time (WasmModule.#discard), so the next run finds it
 // warm.
 
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
+import type {
+  QuickJSContext,
+  QuickJSHandle,
+  QuickJSRuntime,
+  QuickJSWASMModule,
+  VmCallResult,
+} from "quickjs-emscripten-core";
 import { adoptValue, contextPointer, runtimePointer, trackedContexts } from "./internals.ts";
 import { refusedImportMessage } from "./classify.ts";
 import { describeHostError } from "../../../kit/failures.ts";
 import { runPollHook } from "./poll-hook.ts";
-import { SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
+import { SERVICE_CORE_FILENAME, SERVICE_CORE_SOURCE, SERVICE_FILENAME, SERVICE_SOURCE } from "./service.ts";
 
 /** What the interrupt handler asks of the run currently using a cell. */
 export interface ActiveRun {
@@ -50,6 +56,12 @@ const SERVICE_INTRINSICS = {
  */
 export interface CellModule {
   readonly quickjs: QuickJSWASMModule;
+  /**
+   * Whether its cells evaluate only the service realm's core when built and the rest on first need
+   * (service.ts). A session's cell evaluates the whole service at once: a snapshot records its entry
+   * points (state.ts), and a session's runtime is built once for many runs.
+   */
+  readonly lazyService: boolean;
   readonly alive: boolean;
   readonly retired: boolean;
   readonly poisonReason: string;
@@ -60,23 +72,33 @@ export interface CellModule {
   memoryBytes(): number;
   releaseCell(cell: Cell, reusable: boolean, cleanup?: () => void): void;
 }
-/** The wrappers of a runtime that already exists in a restored linear memory (see snapshot.ts). */
-export interface RestoredCell {
-  rt: QuickJSRuntime;
-  svc: QuickJSContext;
+/** The entry points of the whole service realm (service.ts, SERVICE_SOURCE). */
+export interface ServiceEntries {
   serialize: QuickJSHandle;
+  /** `serialize` without its fast path; absent in a restored session (it has no core to refuse first). */
+  walk?: QuickJSHandle;
   format: QuickJSHandle;
   errorInfo: QuickJSHandle;
+}
+
+/** The wrappers of a runtime that already exists in a restored linear memory (see snapshot.ts). */
+export interface RestoredCell extends ServiceEntries {
+  rt: QuickJSRuntime;
+  svc: QuickJSContext;
   baselineBytes: number;
 }
 
 export class Cell {
   readonly wasm: CellModule;
   readonly rt: QuickJSRuntime;
-  readonly svc: QuickJSContext;
-  readonly serialize: QuickJSHandle;
-  readonly format: QuickJSHandle;
-  readonly errorInfo: QuickJSHandle;
+  /** The service realm's context: made with the cell, or (lazy-service module) on first need. */
+  #svc: QuickJSContext | undefined;
+  /** The service realm's core (service.ts, SERVICE_CORE_SOURCE), in a cell of a lazy-service module. */
+  #plain: QuickJSHandle | undefined;
+  /** The whole service realm's entry points, once evaluated (at once, or on first need). */
+  #entries: ServiceEntries | undefined;
+  /** Set while the service realm is built during a run: no interrupt reaches that fixed code of ours. */
+  #building = false;
   /** The run (or session run) the interrupt handler answers to; undefined between runs. */
   run: ActiveRun | undefined;
   /** The user context of the current run; its interrupt counter is shortened too. */
@@ -88,8 +110,12 @@ export class Cell {
   strayHandles = 0;
   /** The previous run's cleanup, if it has not run yet (see WasmModule.releaseCell). */
   pendingCleanup: (() => void) | undefined;
-  /** Memory QuickJS reports for the runtime with only the service realm in it. */
-  readonly baselineBytes: number;
+  /**
+   * Memory QuickJS reports for the runtime before a run: with its service realm in it, or (lazy-service
+   * module) with the first run's fresh context in it, measured as that is taken; grown by what parts
+   * of the service built later took. 0 until measured.
+   */
+  baselineBytes = 0;
   #lastPoll = 0;
   #spare: QuickJSContext | undefined;
   #numbers = new Map<number, QuickJSHandle>();
@@ -111,27 +137,161 @@ export class Cell {
       error: new Error(this.run?.refuseImport(name) ?? refusedImportMessage(name.slice(0, 256))),
     }));
     if (restored) {
-      this.svc = restored.svc;
-      this.serialize = restored.serialize;
-      this.format = restored.format;
-      this.errorInfo = restored.errorInfo;
+      this.#svc = restored.svc;
+      this.#entries = { serialize: restored.serialize, format: restored.format, errorInfo: restored.errorInfo };
       this.baselineBytes = restored.baselineBytes;
       return;
     }
-    // Only the intrinsics the service code uses: every object here is walked by each GC of the runtime.
-    this.svc = this.rt.newContext({ intrinsics: SERVICE_INTRINSICS });
-    const result = this.svc.evalCode(SERVICE_SOURCE, SERVICE_FILENAME, 0);
-    if (result.error) {
-      const detail = this.svc.dump(result.error) as unknown;
+    if (wasm.lazyService) return;
+    const svc = this.#newServiceContext();
+    const result = this.#evaluateService(svc);
+    if ("error" in result) {
+      const detail = svc.dump(result.error) as unknown;
       result.error.dispose();
       throw new Error(`wasmcell: the service realm failed to start: ${JSON.stringify(detail)}`);
     }
-    const api = result.value;
-    this.serialize = this.svc.getProp(api, "serialize");
-    this.format = this.svc.getProp(api, "format");
-    this.errorInfo = this.svc.getProp(api, "errorInfo");
-    api.dispose();
+    this.#entries = result;
     this.baselineBytes = this.memoryUsed();
+  }
+
+  /**
+   * The service realm's context, made now if it was not (a lazy-service cell makes it when a run first
+   * needs the service, outside the run's limits: `#outsideLimits`).
+   */
+  get svc(): QuickJSContext {
+    return this.#svc ?? this.#outsideLimits(() => this.#newServiceContext());
+  }
+
+  #newServiceContext(): QuickJSContext {
+    // Only the intrinsics the service code uses: every object here is walked by each GC of the runtime.
+    const svc = this.rt.newContext({ intrinsics: SERVICE_INTRINSICS });
+    this.#svc = svc;
+    // Made during a run, it gets the run's short polling window at once (its code can run guest code).
+    this.wasm.setCounter(svc, FAST_TICKS);
+    return svc;
+  }
+
+  /** Evaluates SERVICE_SOURCE in the service realm: its entry points, or the exception it threw. */
+  #evaluateService(svc: QuickJSContext): ServiceEntries | { error: QuickJSHandle } {
+    const result = svc.evalCode(SERVICE_SOURCE, SERVICE_FILENAME, 0);
+    if (result.error) return { error: result.error };
+    const api = result.value;
+    const entries = {
+      serialize: svc.getProp(api, "serialize"),
+      walk: svc.getProp(api, "walk"),
+      format: svc.getProp(api, "format"),
+      errorInfo: svc.getProp(api, "errorInfo"),
+    };
+    api.dispose();
+    return entries;
+  }
+
+  /**
+   * Builds part of the service realm during a run (a lazy-service cell builds each part the first time
+   * one of its runs needs it: its context and core for a value to serialise, the rest for a value the
+   * core refuses, console output or an exception). That is done outside the run's limits: the memory
+   * cap is lifted and the interrupt handler answers "go on" while our fixed source is compiled and its
+   * top level runs (no guest code runs meanwhile, and it always ends), then the cap is put back. What
+   * it took is added to the baseline, so the run's peak does not count it.
+   */
+  #outsideLimits<T>(build: () => T): T {
+    const memoryLimit = this.#memoryLimit;
+    this.#building = true;
+    try {
+      this.setLimits(-1, undefined);
+      // Measured with the cap lifted: at the cap, even the measurement's one object could not be made.
+      const measure = this.baselineBytes > 0 ? (this.#svc ?? this.userCtx) : undefined;
+      const before = measure ? this.memoryUsed(measure) : NaN;
+      try {
+        return build();
+      } finally {
+        const grown = measure ? this.memoryUsed(measure) - before : NaN;
+        if (Number.isFinite(grown) && grown > 0) this.baselineBytes += grown;
+      }
+    } finally {
+      this.#building = false;
+      if (memoryLimit !== -2) this.setLimits(memoryLimit, undefined);
+    }
+  }
+
+  /**
+   * The core's `plain` (service.ts, SERVICE_CORE_SOURCE), evaluated now if it was not; or the
+   * exception its evaluation threw (the guest's stack so deep there is no room to compile), returned
+   * as the call that needed it would have returned it: the next call tries again.
+   */
+  #core(): QuickJSHandle | { error: QuickJSHandle } {
+    if (this.#plain) return this.#plain;
+    const svc = this.svc;
+    return this.#outsideLimits(() => {
+      const result = svc.evalCode(SERVICE_CORE_SOURCE, SERVICE_CORE_FILENAME, 0);
+      if (result.error) return { error: result.error };
+      this.#plain = result.value;
+      return result.value;
+    });
+  }
+
+  /** The whole service realm's entry points, evaluated now if they were not (as `#core`). */
+  #service(): ServiceEntries | { error: QuickJSHandle } {
+    if (this.#entries) return this.#entries;
+    const svc = this.svc;
+    return this.#outsideLimits(() => {
+      const result = this.#evaluateService(svc);
+      if (!("error" in result)) this.#entries = result;
+      return result;
+    });
+  }
+
+  /** Which parts of the service realm this runtime has built (for tests and diagnostics). */
+  get serviceBuilt(): { context: boolean; core: boolean; all: boolean } {
+    return { context: this.#svc !== undefined, core: this.#plain !== undefined, all: this.#entries !== undefined };
+  }
+
+  /** The whole service's entry points for a snapshot to record (a session's cell has them from the start). */
+  serviceEntries(): ServiceEntries {
+    const entries = this.#service();
+    if ("error" in entries) {
+      entries.error.dispose();
+      throw new Error("wasmcell: the service realm could not be evaluated");
+    }
+    return entries;
+  }
+
+  /**
+   * A guest value as the service's JSON text (service.ts): "=" and JSON for plain data, a tagged tree
+   * for the rest, null when over `maxBytes`; or the exception guest code threw while it was read. In a
+   * lazy-service cell without the rest, plain data is said by the core alone, and anything it refuses
+   * goes to the rest's walker (its getters then run twice, as with the rest's own fast path).
+   */
+  serialize(value: QuickJSHandle, maxBytes: number): VmCallResult<QuickJSHandle> {
+    if (!this.#entries) {
+      const plain = this.#core();
+      if ("error" in plain) return plain;
+      const svc = this.svc;
+      const r = svc.callFunction(plain, svc.undefined, value, this.numberHandle(maxBytes));
+      if (r.error || svc.typeof(r.value) !== "undefined") return r;
+      r.value.dispose();
+      const entries = this.#service();
+      if ("error" in entries) return entries;
+      return svc.callFunction(entries.walk ?? entries.serialize, svc.undefined, value, this.numberHandle(maxBytes));
+    }
+    const svc = this.svc;
+    return svc.callFunction(this.#entries.serialize, svc.undefined, value, this.numberHandle(maxBytes));
+  }
+
+  /** Console arguments as one line of text (service.ts `format`), or what a guest getter threw. */
+  format(describe: QuickJSHandle | undefined, args: QuickJSHandle[]): VmCallResult<QuickJSHandle> {
+    const entries = this.#service();
+    if ("error" in entries) return entries;
+    const svc = this.svc;
+    return svc.callFunction(entries.format, svc.undefined, describe ?? svc.undefined, ...args);
+  }
+
+  /** An exception as the service's JSON description (service.ts `errorInfo`). */
+  errorInfo(exception: QuickJSHandle, internalErrorProto: QuickJSHandle): VmCallResult<QuickJSHandle> {
+    const entries = this.#service();
+    if ("error" in entries) return entries;
+    const svc = this.svc;
+    return svc.callFunction(entries.errorInfo, svc.undefined, exception, internalErrorProto);
   }
 
   /** Frees the cached number handles (before a snapshot: a cache, rebuilt on demand). */
@@ -166,21 +326,23 @@ export class Cell {
     try {
       if (this.rt.hasPendingJob()) return "a promise job is queued";
       const contexts = trackedContexts(this.rt);
-      const expected = 1 + (this.#spare?.alive ? 1 : 0);
+      const expected = (this.#svc ? 1 : 0) + (this.#spare?.alive ? 1 : 0);
       if (contexts !== expected) return `${contexts} contexts are alive (expected ${expected})`;
     } catch (error) {
       return `the runtime could not be inspected (${describeHostError(error)})`;
     }
-    if (!this.serialize.alive || !this.format.alive || !this.errorInfo.alive) return "the service realm is gone";
+    if (this.#svc?.alive === false || this.#plain?.alive === false || (this.#entries && !entriesAlive(this.#entries)))
+      return "the service realm is gone";
     return undefined;
   }
 
   #onPoll(): boolean {
+    if (this.#building) return false;
     const now = performance.now();
     const slow = now - this.#lastPoll > SLOW_WINDOW_MS;
     this.#lastPoll = now;
     const ticks = slow ? 1 : FAST_TICKS;
-    this.wasm.setCounter(this.svc, ticks);
+    if (this.#svc) this.wasm.setCounter(this.#svc, ticks);
     if (this.userCtx?.alive) this.wasm.setCounter(this.userCtx, ticks);
     const stop = this.run?.shouldInterrupt() ?? false;
     runPollHook(stop);
@@ -214,17 +376,20 @@ export class Cell {
   armCounter(ctx: QuickJSContext): void {
     this.#lastPoll = performance.now();
     this.wasm.setCounter(ctx, FAST_TICKS);
-    this.wasm.setCounter(this.svc, FAST_TICKS);
+    if (this.#svc) this.wasm.setCounter(this.#svc, FAST_TICKS);
   }
 
   /** Bytes QuickJS has allocated in this runtime (all contexts). Costs one small object in the service realm. */
-  memoryUsed(): number {
+  memoryUsed(via: QuickJSContext | undefined = this.#svc ?? this.userCtx): number {
+    // The answer is a new object in `via` whose own data property is read: no getter, no proxy, no
+    // prototype of the guest's is consulted (a run's own context may be the one used).
+    const ctx = via ?? this.svc;
     const ffi = this.wasm.quickjs.getFFI();
-    const ptr = ffi.QTS_RuntimeComputeMemoryUsage(runtimePointer(this.rt) as never, contextPointer(this.svc) as never);
-    const handle = adoptValue(this.svc, ptr);
+    const ptr = ffi.QTS_RuntimeComputeMemoryUsage(runtimePointer(this.rt) as never, contextPointer(ctx) as never);
+    const handle = adoptValue(ctx, ptr);
     try {
-      const used = this.svc.getProp(handle, "memory_used_size");
-      const n = this.svc.getNumber(used);
+      const used = ctx.getProp(handle, "memory_used_size");
+      const n = ctx.getNumber(used);
       used.dispose();
       return n;
     } finally {
@@ -253,6 +418,8 @@ export class Cell {
     this.#spare = undefined;
     const ctx = spare ?? this.rt.newContext();
     this.wasm.seedRandom(ctx);
+    // A lazy-service cell's baseline: the runtime with this fresh context in it, before any guest code.
+    if (this.baselineBytes === 0) this.baselineBytes = this.memoryUsed(ctx);
     return ctx;
   }
 
@@ -276,13 +443,17 @@ export class Cell {
       this.#spare?.dispose();
       this.#spare = undefined;
       this.#freeNumbers();
-      this.serialize.dispose();
-      this.format.dispose();
-      this.errorInfo.dispose();
-      this.svc.dispose();
+      this.#plain?.dispose();
+      if (this.#entries) for (const h of Object.values(this.#entries) as QuickJSHandle[]) h.dispose();
+      this.#entries = undefined;
+      this.#svc?.dispose();
       this.rt.dispose();
     } catch (error) {
       this.wasm.poison(`freeing a runtime failed: ${describeHostError(error)}`);
     }
   }
+}
+
+function entriesAlive(e: ServiceEntries): boolean {
+  return e.serialize.alive && e.format.alive && e.errorInfo.alive && e.walk?.alive !== false;
 }

@@ -45,6 +45,8 @@ export class WasmModule {
   readonly counterOffset: number;
   /** Byte offset of `random_state` inside JSContext (findRandomState): every context is reseeded. */
   readonly randomOffset: number;
+  /** Whether its cells evaluate the service realm's core only, the rest on first need (cell.ts). */
+  readonly lazyService: boolean;
   alive = true;
   /** A retired module serves the cells it has but no new runs; it is dropped when they finish. */
   retired = false;
@@ -74,9 +76,11 @@ export class WasmModule {
     quickjs: QuickJSWASMModule,
     onUnusable: (module: WasmModule) => void,
     wanted: () => boolean,
-    layout?: ContextLayout,
+    layout: ContextLayout | undefined,
+    lazyService: boolean,
   ) {
     this.quickjs = quickjs;
+    this.lazyService = lazyService;
     this.#onUnusable = onUnusable;
     this.#wanted = wanted;
     // getWasmMemory() re-runs the variant's init hook on every call: fetch the Memory object once.
@@ -105,16 +109,21 @@ export class WasmModule {
     return { counterOffset: this.counterOffset, randomOffset: this.randomOffset };
   }
 
+  /**
+   * `lazyService`: its cells evaluate only the service realm's core when built (the stateless pool's
+   * modules); without it, the whole service (a session's module: its snapshot records the service).
+   */
   static async create(
     onUnusable: (module: WasmModule) => void,
     wanted: () => boolean,
     wasmModule?: WasmModuleSource,
     layout?: ContextLayout,
+    lazyService = false,
   ): Promise<WasmModule> {
     // Emscripten prints aborts ("Aborted(Assertion failed …)") to the host's stderr; the same text is
     // in the error the abort throws, which is what poisons the module and names the reason.
     const variant = await quickjsVariant(wasmModule, { printErr: () => undefined, print: () => undefined });
-    return new WasmModule(await newQuickJSWASMModuleFromVariant(variant), onUnusable, wanted, layout);
+    return new WasmModule(await newQuickJSWASMModuleFromVariant(variant), onUnusable, wanted, layout, lazyService);
   }
 
   /** The linear memory as 32-bit words (a new view after every growth). */
@@ -379,6 +388,8 @@ export class ModulePool {
       (module) => this.#onUnusable(module),
       () => !this.#closing,
       this.wasmModule,
+      undefined,
+      true,
     );
   }
 

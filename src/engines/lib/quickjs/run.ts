@@ -435,10 +435,14 @@ export class Run implements GuestRunHooks {
     // Room to inspect: after an out-of-memory the exception may not be readable within the cap, and
     // after an interrupt the deadline has passed. Guest getters on the error run under this grace.
     cell.setLimits((limits.memoryMb + 16) * MB, undefined);
+    // QuickJS throws null when it cannot allocate even the error. Whether the allocator is at the cap is
+    // read now, before anything else allocates: the first allocation after an out-of-memory may collect
+    // the garbage that filled the cap (reading the exception can compile the rest of the service realm).
+    const allocatorNearCap = this.#guest.ctx.sameValue(exc, this.#guest.ctx.null) && this.#nearMemoryLimit();
     this.#graceUntil = performance.now() + INSPECT_GRACE_MS;
     let text: string | undefined;
     try {
-      const r = cell.svc.callFunction(cell.errorInfo, cell.svc.undefined, exc, internalErrorProto);
+      const r = cell.errorInfo(exc, internalErrorProto);
       if (r.error) r.error.dispose();
       else {
         text = cell.svc.typeof(r.value) === "string" ? cell.svc.getString(r.value) : undefined;
@@ -453,7 +457,7 @@ export class Run implements GuestRunHooks {
     const info = parseErrorInfo(text);
     const observed = {
       interrupt: this.#interruptKind,
-      allocatorNearCap: info.isNull && this.#nearMemoryLimit(),
+      allocatorNearCap: info.isNull && allocatorNearCap,
       refusedImports: this.#refusedImports,
     };
     const error = classify(info, observed, { limits, filename: this.#src.filename, code: this.#src.code, phase });
@@ -491,7 +495,7 @@ export class Run implements GuestRunHooks {
     this.#callback(() => {
       const { cell } = this.#guest;
       const inspector = runtimeInspector(this.#guest); // Blob/File: shown with size and type, as Node does
-      const r = cell.svc.callFunction(cell.format, cell.svc.undefined, inspector ?? cell.svc.undefined, ...args);
+      const r = cell.format(inspector, args);
       inspector?.dispose();
       if (r.error) {
         // A guest getter or proxy threw while being formatted: rethrow it into the guest.

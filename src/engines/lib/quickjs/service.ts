@@ -1,7 +1,13 @@
 // The service realm: guest-side JavaScript that serialises results and formats console output.
 //
-// It is evaluated once per pooled QuickJS runtime, in its own context (a separate realm), never in the
-// user's context. User code cannot name, reach or tamper with it: no object of this realm is ever
+// It is evaluated in its own context (a separate realm) of each QuickJS runtime, never in the user's
+// context. A stateless run's runtime evaluates only SERVICE_CORE_SOURCE when it is built: compiling the
+// whole of SERVICE_SOURCE takes about 2 ms of CPU in QuickJS, most of what building a runtime costs, and
+// a run parked on a host call holds a runtime of its own (so 1,000 parked runs build 1,000). The core
+// says plain data exactly; the rest is compiled into the same realm the first time a run of that
+// runtime needs it (a value the core refuses, console output, an exception: cell.ts, `#service`).
+// Compiling it later is as safe as compiling it first: what makes the service trustworthy is the realm,
+// not the moment (next paragraph), and guest code never runs in it. User code cannot name, reach or tamper with it: no object of this realm is ever
 // handed to user code (the host calls these functions with user values as arguments and gets strings
 // back). That is stronger than capturing intrinsics in a prelude: the serialiser's `Object.keys`,
 // `JSON.stringify`, `Map.prototype.forEach`, … are the pristine ones of a realm no guest code runs in.
@@ -27,7 +33,33 @@
  */
 export const ERROR_FIELD_CAPS = { name: 256, message: 8192, stack: 16384 } as const;
 
-/** The source of the service realm. Evaluates to `{ serialize, format, errorInfo }`. */
+/**
+ * JSON.stringify's replacer for the fast path, shared by SERVICE_SOURCE and SERVICE_CORE_SOURCE (one
+ * text, so the two say plain data identically). It needs `objToString`, `isArray` and `isView` in scope.
+ */
+const PLAIN_ONLY = String.raw`function NotPlain() {}
+var NOT_PLAIN = new NotPlain();
+
+// JSON.stringify's replacer: called with each value after toJSON. A value that is not what the holder
+// holds was produced by toJSON (a Date, a custom toJSON): refused, so the walker keeps its meaning.
+function plainOnly(key, v) {
+  var t = typeof v;
+  if (t === "number") {
+    if (v !== v || v === Infinity || v === -Infinity || (v === 0 && 1 / v < 0)) throw NOT_PLAIN;
+  } else if (t === "object" && v !== null) {
+    var tag = objToString.call(v);
+    if (tag === "[object Array]" ? !isArray(v) : tag !== "[object Object]" || isView(v)) throw NOT_PLAIN;
+  } else if (t !== "string" && t !== "boolean" && v !== null) throw NOT_PLAIN;
+  var held = this[key];
+  if (held !== v && held === held) throw NOT_PLAIN;
+  return v;
+}`;
+
+/**
+ * The source of the service realm. Evaluates to `{ serialize, walk, format, errorInfo }`: `walk` is
+ * `serialize` without its fast path, for a value the core already refused (its getters and `toJSON`
+ * then run twice, as they do when the fast path here refuses, not three times).
+ */
 export const SERVICE_SOURCE = String.raw`(function () {
 "use strict";
 var O = Object, keys = O.keys, gopd = O.getOwnPropertyDescriptor, getProto = O.getPrototypeOf;
@@ -88,6 +120,11 @@ function serialize(value, maxBytes) {
     if (json.length > maxBytes) throw new LimitError();
     return "=" + json;
   }
+  return walk(value, maxBytes);
+}
+
+// The tagging walker alone: for a value the fast path (here or the core's) refused.
+function walk(value, maxBytes) {
   var budget = { left: maxBytes };
   var tree = enc(value, "", [], budget);
   var text = stringify(tree);
@@ -95,23 +132,7 @@ function serialize(value, maxBytes) {
   return text;
 }
 
-function NotPlain() {}
-var NOT_PLAIN = new NotPlain();
-
-// JSON.stringify's replacer: called with each value after toJSON. A value that is not what the holder
-// holds was produced by toJSON (a Date, a custom toJSON): refused, so the walker keeps its meaning.
-function plainOnly(key, v) {
-  var t = typeof v;
-  if (t === "number") {
-    if (v !== v || v === Infinity || v === -Infinity || (v === 0 && 1 / v < 0)) throw NOT_PLAIN;
-  } else if (t === "object" && v !== null) {
-    var tag = objToString.call(v);
-    if (tag === "[object Array]" ? !isArray(v) : tag !== "[object Object]" || isView(v)) throw NOT_PLAIN;
-  } else if (t !== "string" && t !== "boolean" && v !== null) throw NOT_PLAIN;
-  var held = this[key];
-  if (held !== v && held === held) throw NOT_PLAIN;
-  return v;
-}
+${PLAIN_ONLY}
 
 function spend(budget, n) { budget.left -= n; if (budget.left < 0) throw new LimitError(); }
 
@@ -388,6 +409,8 @@ function errorInfo(e, internalProto) {
 
 return { serialize: function (v, max) {
   try { return serialize(v, max); } catch (e) { if (e instanceof LimitError) return null; throw e; }
+}, walk: function (v, max) {
+  try { return walk(v, max); } catch (e) { if (e instanceof LimitError) return null; throw e; }
 }, format: function (describe) {
   // describe: the user realm's Blob describer for this call, or undefined (restored around nested calls:
   // a guest getter may log while a value is being formatted).
@@ -399,3 +422,26 @@ return { serialize: function (v, max) {
 
 /** The file name service frames carry in QuickJS stacks; user-facing stacks drop them. */
 export const SERVICE_FILENAME = "wasmcell:service";
+
+/**
+ * The service realm's core, evaluated when a stateless run's runtime is built (a tenth of the cost of
+ * SERVICE_SOURCE). Evaluates to `plain(value, maxBytes)`: SERVICE_SOURCE's fast path on its own, with
+ * the same replacer, so plain data is said exactly as `serialize` says it ("=" and JSON), `null` when
+ * that text is over `maxBytes`; `undefined` when the value is not plain data (or a getter threw), which
+ * the host then hands to the full service's `walk`.
+ */
+export const SERVICE_CORE_SOURCE = String.raw`(function () {
+"use strict";
+var stringify = JSON.stringify, objToString = Object.prototype.toString;
+var isArray = Array.isArray, isView = ArrayBuffer.isView;
+${PLAIN_ONLY}
+return function plain(value, maxBytes) {
+  var json;
+  try { json = stringify(value, plainOnly); } catch (e) { return undefined; }
+  if (typeof json !== "string") return undefined;
+  return json.length > maxBytes ? null : "=" + json;
+};
+})()`;
+
+/** The file name the core's frames carry (dropped from user-facing stacks like SERVICE_FILENAME's). */
+export const SERVICE_CORE_FILENAME = "wasmcell:service-core";

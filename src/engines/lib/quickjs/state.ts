@@ -92,6 +92,7 @@ export function captureSession(guest: Guest): { inventory: Inventory; memory: Ui
     hostRefs.push([id, key!]);
   }
   const kept = guest.kept;
+  const service = cell.serviceEntries();
   const ptr = (h: { value: unknown } | undefined): number => (h === undefined ? 0 : (h.value as number));
   const memory = new Uint8Array(wasm.memory.buffer);
   return {
@@ -102,9 +103,9 @@ export function captureSession(guest: Guest): { inventory: Inventory; memory: Ui
       rt: runtimePointer(cell.rt),
       svc: contextPointer(cell.svc),
       ctx: contextPointer(guest.ctx),
-      serialize: ptr(cell.serialize),
-      format_: ptr(cell.format),
-      errorInfo: ptr(cell.errorInfo),
+      serialize: ptr(service.serialize),
+      format_: ptr(service.format),
+      errorInfo: ptr(service.errorInfo),
       baselineBytes: cell.baselineBytes,
       guest: {
         installed: { ...guest.installed },
@@ -291,7 +292,8 @@ export function restoreSession(
 function prove(cell: Cell, guest: Guest): void {
   if (cell.run || cell.userCtx || cell.pendingCleanup || cell.strayHandles > 0) throw new Error("a run is attached");
   if (trackedContexts(cell.rt) !== 2) throw new Error("the restored runtime does not hold exactly its two contexts");
-  if (!cell.serialize.alive || !cell.format.alive || !cell.errorInfo.alive)
+  const service = cell.serviceEntries();
+  if (!service.serialize.alive || !service.format.alive || !service.errorInfo.alive)
     throw new Error("the service realm is gone");
   const svc = cell.svc;
   const probe = svc.newObject();
@@ -301,11 +303,11 @@ function prove(cell: Cell, guest: Guest): void {
     svc.setProp(list, 0, svc.true);
     svc.setProp(list, 1, svc.null);
     svc.setProp(probe, "b", list);
-    const r = svc.callFunction(cell.serialize, svc.undefined, probe, cell.numberHandle(1000));
+    const r = svc.callFunction(service.serialize, svc.undefined, probe, cell.numberHandle(1000));
     const out = r.error ? undefined : svc.getString(r.value);
     (r.error ?? r.value).dispose();
     if (out !== '={"a":1,"b":[true,null]}') throw new Error("the service realm does not answer its probe");
-    const u = svc.callFunction(cell.serialize, svc.undefined, svc.undefined, cell.numberHandle(1000));
+    const u = svc.callFunction(service.serialize, svc.undefined, svc.undefined, cell.numberHandle(1000));
     const uOut = u.error ? undefined : svc.getString(u.value);
     (u.error ?? u.value).dispose();
     if (uOut !== '["u"]') throw new Error("the service realm does not answer its probe");

@@ -12,7 +12,7 @@ export function readGuestString(ctx: QuickJSContext, cell: Cell, h: QuickJSHandl
   const length = ctx.getNumber(lengthHandle);
   lengthHandle.dispose();
   if (length === s.length) return s;
-  const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, h, cell.numberHandle(maxBytes));
+  const r = cell.serialize(h, maxBytes);
   if (r.error) {
     r.error.dispose();
     throw new TypeError(`a string argument is longer than ${maxBytes} bytes`);

@@ -2,7 +2,7 @@
 // value to JSON text (service.ts), the host rebuilds plain data (decode.ts). In: host data becomes JSON
 // text, parsed by the user realm's own JSON.parse captured before user code ran.
 
-import type { QuickJSHandle } from "quickjs-emscripten-core";
+import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { decodeValue } from "./decode.ts";
 import type { Guest } from "./guest.ts";
 import { describeHostError } from "../../../kit/failures.ts";
@@ -25,7 +25,7 @@ export function readValue(guest: Guest, h: QuickJSHandle, max: number): ReadResu
   if (type === "undefined") return { ok: true, value: undefined };
   if (type === "boolean") return { ok: true, value: ctx.dump(h) as boolean };
   if (type === "bigint") return { ok: true, value: ctx.getBigInt(h) };
-  const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, h, cell.numberHandle(max));
+  const r = cell.serialize(h, max);
   if (r.error) return { ok: false, exception: r.error };
   const text = cell.svc.typeof(r.value) === "string" ? cell.svc.getString(r.value) : undefined;
   r.value.dispose();
@@ -61,9 +61,11 @@ export function toGuest(guest: Guest, value: unknown, max: number): QuickJSHandl
  */
 export function argumentsAsData(guest: Guest, args: QuickJSHandle[], maxBytes: number): unknown[] | string {
   const { ctx, cell } = guest;
+  const direct = plainPrimitives(ctx, args, maxBytes);
+  if (direct !== undefined) return direct;
   const arr = ctx.newArray();
   args.forEach((a, i) => ctx.setProp(arr, i, a));
-  const r = cell.svc.callFunction(cell.serialize, cell.svc.undefined, arr, cell.numberHandle(maxBytes));
+  const r = cell.serialize(arr, maxBytes);
   arr.dispose();
   if (r.error) {
     r.error.dispose();
@@ -71,6 +73,30 @@ export function argumentsAsData(guest: Guest, args: QuickJSHandle[], maxBytes: n
   }
   const text = cell.svc.typeof(r.value) === "string" ? cell.svc.getString(r.value) : undefined;
   r.value.dispose();
-  if (text === undefined) return `its arguments are larger than ${maxBytes} bytes (limits.maxResultBytes)`;
+  if (text === undefined) return tooLarge(maxBytes);
   return decodeValue(text) as unknown[];
 }
+
+/**
+ * No arguments, or only finite numbers other than -0, booleans and null: read on the host, with the
+ * same answer and the same size check as the service's fast path (the JSON text of the array), so a
+ * call such as `sleep(1000)` needs no service realm in its runtime. Anything else: undefined.
+ */
+function plainPrimitives(ctx: QuickJSContext, args: QuickJSHandle[], maxBytes: number): unknown[] | string | undefined {
+  const out: unknown[] = [];
+  for (const a of args) {
+    const type = ctx.typeof(a);
+    if (type === "number") {
+      const n = ctx.getNumber(a);
+      if (!Number.isFinite(n) || Object.is(n, -0)) return undefined;
+      out.push(n);
+    } else if (type === "boolean") out.push(ctx.dump(a) as boolean);
+    else if (type === "object" && ctx.sameValue(a, ctx.null)) out.push(null);
+    else return undefined;
+  }
+  if (JSON.stringify(out).length > maxBytes) return tooLarge(maxBytes);
+  return out;
+}
+
+const tooLarge = (maxBytes: number): string =>
+  `its arguments are larger than ${maxBytes} bytes (limits.maxResultBytes)`;
