@@ -33,6 +33,7 @@ open("env.txt", "w").write(repr(dict(os.environ)))
         HOME: "/tmp/work",
         MPLBACKEND: "module://wasmcell_display",
         MPLCONFIGDIR: "/tmp/.matplotlib",
+        OPENBLAS_NUM_THREADS: "1",
         PWD: "/tmp/work",
       },
       proc_self: "FileNotFoundError:ENOENT",
