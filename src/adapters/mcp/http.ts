@@ -74,6 +74,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   });
   let draining = false;
   let ready = false;
+  /** Why the last warm-up failed (it is tried again): /readyz says so instead of a bare "warming". */
+  let warmFailure: string | undefined;
 
   const refuse = (res: ServerResponse, refusal: Refusal, id: unknown = null) => {
     metrics.refused(refusal.reason);
@@ -117,7 +119,17 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path === "/healthz") return text(res, draining ? 503 : 200, draining ? "draining\n" : "ok\n");
     if (path === "/readyz")
-      return text(res, ready && !draining ? 200 : 503, draining ? "draining\n" : ready ? "ready\n" : "warming\n");
+      return text(
+        res,
+        ready && !draining ? 200 : 503,
+        draining
+          ? "draining\n"
+          : ready
+            ? "ready\n"
+            : warmFailure
+              ? `warming: the last try failed (${warmFailure}); trying again\n`
+              : "warming\n",
+      );
     if (path !== "/mcp" && path !== "/metrics") return reply(res, 404, "not found: the MCP endpoint is /mcp");
     const denied = checkRequest(req, { loopback, tokenDigest });
     if (denied) {
@@ -161,11 +173,26 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
     http.listen(o.port, o.host, () => resolve());
   });
   const port = (http.address() as AddressInfo).port;
-  // Warm the JavaScript engine (and Python, if the sandbox prewarms it) before /readyz says so.
+  // Warm the JavaScript engine (and Python, if the sandbox prewarms it) before /readyz says so. A
+  // warm-up that fails (an engine that could not start on a loaded machine) is tried again, 1 s after
+  // the first failure and up to 30 s apart, until it works or the server closes; /readyz says why
+  // meanwhile. Before, one failure left /readyz at 503 for good, and said nothing.
+  let closing = false;
   const warm = (async () => {
-    await o.sandbox.run({ language: "javascript", code: "1" });
-    await o.sandbox.warm();
-    ready = true;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await o.sandbox.run({ language: "javascript", code: "1" });
+        await o.sandbox.warm();
+        ready = true;
+        warmFailure = undefined;
+        return;
+      } catch (error) {
+        warmFailure = (error instanceof Error ? error.message : String(error)).slice(0, 300);
+        if (closing) throw error;
+        await new Promise((r) => setTimeout(r, Math.min(30_000, 1000 * 2 ** attempt)).unref());
+        if (closing) throw error;
+      }
+    }
   })();
   warm.catch(() => undefined);
 
@@ -173,6 +200,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpMcpServe
   const close = () =>
     (closed ??= (async () => {
       draining = true;
+      closing = true;
       unsubscribe?.();
       await sessions.closeAll();
       await modern.close();

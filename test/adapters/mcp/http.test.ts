@@ -209,6 +209,33 @@ describe("serveHttp", () => {
     await assert.rejects(serveHttp({ sandbox, stateless: true, session: true }), /sticky routing/);
   });
 
+  test("a warm-up that fails is tried again; /readyz says why until it works", async (t) => {
+    // The engine could not start (as on a machine too loaded to start a worker in time): once.
+    const warm = sandbox.warm.bind(sandbox);
+    let failures = 0;
+    t.mock.method(sandbox, "warm", async () => {
+      if (failures++ === 0) throw new Error("engine could not start: worker start timed out");
+      return warm();
+    });
+    await using server = await serveHttp({ sandbox });
+    const readyz = `${server.url.replace("/mcp", "")}/readyz`;
+    let first = await fetch(readyz);
+    for (let i = 0; i < 50 && (await first.clone().text()) === "warming\n"; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      first = await fetch(readyz);
+    }
+    assert.equal(first.status, 503);
+    assert.match(
+      await first.text(),
+      /^warming: the last try failed \(engine could not start: worker start timed out\); trying again$/m,
+    );
+    await server.ready;
+    const after = await fetch(readyz);
+    assert.equal(after.status, 200);
+    assert.equal(await after.text(), "ready\n");
+    assert.equal(failures, 2);
+  });
+
   test("/healthz, /readyz once warm, /metrics in Prometheus text format", async () => {
     await using server = await serveHttp({ sandbox, events });
     await server.ready;
