@@ -73,6 +73,7 @@ export { compileProfile, disassemble, encodeFilter, type SeccompProfile } from "
 export {
   jailArgv,
   seccompFilter,
+  SIGNALS_BY_NUMBER,
   spawnJailed,
   type JailExit,
   type JailRlimits,

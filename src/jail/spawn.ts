@@ -151,7 +151,8 @@ export interface JailedProcess extends AsyncDisposable {
   childCgroup(memoryBytes: number, pidsMax: number): JailCgroup | undefined;
 }
 
-const SIGNALS_BY_NUMBER: Record<number, NodeJS.Signals> = {
+/** The signals a jailed process is expected to die of, by number (an exit status of 128 + n names one). */
+export const SIGNALS_BY_NUMBER: Readonly<Record<number, NodeJS.Signals>> = {
   6: "SIGABRT",
   9: "SIGKILL",
   11: "SIGSEGV",

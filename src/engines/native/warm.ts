@@ -20,6 +20,7 @@ import {
   PYTHON_NATIVE_CHILD_NET,
   PYTHON_NATIVE_PARENT,
   seccompFilter,
+  SIGNALS_BY_NUMBER,
   spawnJailed,
   type JailCgroup,
   type JailExit,
@@ -482,7 +483,7 @@ export class WarmParent {
     const status = ended?.status ?? -1;
     const exitInfo: JailExit = {
       code: status >= 0 && status < 128 ? status : null,
-      signal: status >= 128 ? (SIGNALS[status - 128] ?? null) : null,
+      signal: status >= 128 ? (SIGNALS_BY_NUMBER[status - 128] ?? null) : null,
       timedOut: false,
       oomKilled: st.oomKilled,
       ...peakOf(st),
@@ -563,13 +564,3 @@ export class WarmParent {
     await this.jail.exited;
   }
 }
-
-const SIGNALS: Record<number, NodeJS.Signals> = {
-  6: "SIGABRT",
-  9: "SIGKILL",
-  11: "SIGSEGV",
-  15: "SIGTERM",
-  24: "SIGXCPU",
-  25: "SIGXFSZ",
-  31: "SIGSYS",
-};
