@@ -386,6 +386,15 @@ export class WarmParent {
    * the child is gone (stateless) or the turn is over (session).
    */
   async run(run: ChildRun): Promise<ChildEnd> {
+    this.#inRuns++;
+    try {
+      return await this.#run(run);
+    } finally {
+      this.#leaveRun();
+    }
+  }
+
+  async #run(run: ChildRun): Promise<ChildEnd> {
     const ready = await this.#nextChild();
     if (!ready) return this.#lost();
     // The last child on this child's pipe set must be gone and accounted for before this one is given
@@ -395,7 +404,9 @@ export class WarmParent {
     if (this.proxy) await this.#settledAll();
     else await this.#settling[setOf(ready.id)];
     await ready.adopted;
-    if (!this.alive) return this.#lost();
+    // A parent found wrong meanwhile (#retireWhenIdle) still serves this run, already admitted, on
+    // its own pipe set; one that is gone cannot.
+    if (this.#dead || this.#retired) return this.#lost();
     this.#current = ready;
     if (run.session) this.#sessionId = ready.id;
     ready.cgroup?.setLimits(run.limits.memoryMb * 1024 * 1024, CHILD_PIDS);
@@ -425,10 +436,23 @@ export class WarmParent {
   }
 
   /** A session's next turn, in the child its first run started. */
-  turn(run: ChildRun): Promise<ChildEnd> {
+  async turn(run: ChildRun): Promise<ChildEnd> {
     const id = this.#sessionId;
-    if (id === undefined || !this.alive) return Promise.resolve(this.#lost());
-    return this.#serve(this.#current!, run.request, run, true);
+    if (id === undefined || !this.alive) return this.#lost();
+    this.#inRuns++;
+    try {
+      return await this.#serve(this.#current!, run.request, run, true);
+    } finally {
+      this.#leaveRun();
+    }
+  }
+
+  /** Runs (or turns) between their start and their answer: a retirement waits for them. */
+  #inRuns = 0;
+
+  #leaveRun(): void {
+    this.#inRuns--;
+    if (this.#retiring && this.#inRuns === 0) this.retire();
   }
 
   async #serve(ready: Ready, request: Record<string, unknown>, run: ChildRun, session: boolean): Promise<ChildEnd> {
@@ -437,7 +461,6 @@ export class WarmParent {
       return await this.#serveRefd(ready, request, run, session);
     } finally {
       this.#park(true);
-      if (this.#retiring) this.retire();
     }
   }
 
@@ -541,11 +564,12 @@ export class WarmParent {
   #retiring = false;
 
   /**
-   * A parent found wrong after a child (a process left, a fence that never came) serves no other
-   * run; the run being served on the other set now (another tenant's, innocent) is answered first.
+   * A parent found wrong after a child (a process left, a fence that never came) takes no other
+   * run; a run already in it (another tenant's, innocent, on the other pipe set) is answered first,
+   * from the moment it asked for its child, not only once it holds it.
    */
   #retireWhenIdle(): void {
-    if (this.#current) this.#retiring = true;
+    if (this.#inRuns > 0) this.#retiring = true;
     else this.retire();
   }
 
