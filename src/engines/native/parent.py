@@ -348,7 +348,11 @@ def _fork_into_pid_ns():
     if _own_pid_ns is None:
         _own_pid_ns = os.pidfd_open(os.getpid())
     _check(_libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except BaseException:  # no child (pids.max, say): back to our own namespace for the next try
+        _check(_libc.setns(_own_pid_ns, CLONE_NEWPID), "setns(CLONE_NEWPID)")
+        raise
     if pid != 0:
         _check(_libc.setns(_own_pid_ns, CLONE_NEWPID), "setns(CLONE_NEWPID)")
     return pid
