@@ -14,6 +14,7 @@ describe("native", () => {
   "unshare_net": raw(272, 0x40000000),
   "unshare_mount": raw(272, 0x00020000),
   "setns": raw(308, 0, 0),
+  "setns_newpid": raw(308, 0, 0x20000000),
   "clone_thread_newuser": raw(56, 0x3d0f00 | 0x10000000, 0, 0, 0, 0),
   "clone_newpid_newns": raw(56, 0x20000000 | 0x00020000 | 17, 0, 0, 0, 0),
   "mount": raw(165, 0, 0, 0, 0, 0),
@@ -28,6 +29,8 @@ describe("native", () => {
       unshare_net: "EPERM",
       unshare_mount: "EPERM",
       setns: "EPERM",
+      // The warm parent's filter allows setns to a PID namespace (back to its own after each fork).
+      setns_newpid: "EPERM",
       clone_thread_newuser: "EPERM",
       // What the warm parent's own filter allows (it clones each child into new namespaces): the
       // child's filter, stacked on it, must not.
