@@ -410,6 +410,7 @@ def main():
 
     if config.get("network"):
         import bridge  # noqa: F401
+    import random  # noqa: F401  (each child reseeds it in its setup: imported here, not once per child)
 
     _preload(list(config.get("preload") or []))
     import gc
