@@ -45,3 +45,17 @@ def probe(fn):
         code = getattr(e, "errno", None)
         return type(e).__name__ + (":" + errno.errorcode.get(code, str(code)) if code else "")
 `;
+
+/**
+ * The two warm parents a stateless native run may be a child of (src/engines/native/route.ts): a
+ * run that imports only the standard library goes to the light one, one that imports the stack to
+ * the stack's. Sibling threats run on both: `route` turns a test's code into code for that parent.
+ */
+export const NATIVE_PARENTS = [
+  { name: "light parent", light: true, route: (code: string) => code },
+  {
+    name: "stack parent",
+    light: false,
+    route: (code: string) => `import numpy  # a run that imports the stack is a child of the stack's parent\n${code}`,
+  },
+] as const;

@@ -34,6 +34,8 @@ import { pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { BRIDGE, DISPLAY, DRIVER, HARNESS, nativeJailSpec, openNetDir, withProxy } from "./jail.ts";
 import { WarmParent } from "./warm.ts";
+import { LightParents } from "./light.ts";
+import { needsStack } from "./route.ts";
 import { nativeBackend } from "./sessions.ts";
 import { SessionKeeper } from "../sessions/keeper.ts";
 import type { DataSession } from "../sessions/data-session.ts";
@@ -65,8 +67,13 @@ export const createEngine: EngineFactory = async (options) => {
   // The library is checked against setup's record before any jail binds it (IntegrityError naming the file).
   if (engine.library) await checkLibrary(engine.library, "native", options.emit);
   // The slots are free to make: have them all ready, so the first runs take one at once.
-  await engine.slots.prewarm();
-  await engine.slots.whenFull();
+  try {
+    await Promise.all([engine.slots.prewarm().then(() => engine.slots.whenFull()), engine.light?.fill()]);
+  } catch (error) {
+    // A parent that cannot start is the engine's error; the ones that did start go with it.
+    await engine.destroy();
+    throw error;
+  }
   engine.prestart();
   return engine;
 };
@@ -90,6 +97,11 @@ export class NativeEngine implements Engine {
    */
   readonly #parents = new Set<WarmParent>();
   readonly warm: boolean;
+  /**
+   * Light parents (light.ts), for stateless runs that import only the standard library (route.ts):
+   * with `python.lightParent` and a `python.preload` to leave out, on the warm path only.
+   */
+  readonly light: LightParents | undefined;
   /** Native sessions (sessions.ts): each a warm parent taken out of the pool, serving one live child. */
   readonly keeper: SessionKeeper<LiveState>;
 
@@ -101,6 +113,10 @@ export class NativeEngine implements Engine {
     this.#layout = layout;
     this.library = options.python.packages ? leasedLibrary() : undefined;
     this.warm = options.seal.bubblewrap;
+    this.light =
+      this.warm && options.python.lightParent && options.python.preload.length > 0
+        ? new LightParents(options.python.pool, () => this.startParent([]))
+        : undefined;
     this.slots = new WarmPool<object>({
       name: "native python",
       size: options.python.pool,
@@ -131,21 +147,38 @@ export class NativeEngine implements Engine {
     return this.#life.run(() => this.keeper.open());
   }
 
-  /** The live warm parents' jail pids (tests and the bench check a run left its parent alive). */
+  /** The live warm parents' jail pids, the stack's then the light ones (tests check a run left its parent alive). */
   get parentPids(): number[] {
+    return [...this.stackParentPids, ...(this.light?.pids ?? [])];
+  }
+
+  /** The live stack parents' jail pids (python.preload imported): slots and sessions'. */
+  get stackParentPids(): number[] {
     return [...this.#parents].filter((p) => p.alive).map((p) => p.jail.pid);
   }
 
-  /** A warm parent for the sandbox's default limits (a slot, or a session's own). */
-  async startParent(): Promise<WarmParent> {
+  /**
+   * Whether a stateless run with this code and these files goes to a light parent (route.ts), when
+   * one is free: the bench and the tests check the route they measure.
+   */
+  routesLight(request: Pick<ResolvedRequest, "code" | "files">): boolean {
+    return this.light !== undefined && !needsStack(request, this.light.stdlib, this.#options.python.preload);
+  }
+
+  /**
+   * A warm parent for the sandbox's default limits (a slot, or a session's own); `preload` given: a
+   * light one (light.ts), which the light parents hold, not the slots.
+   */
+  async startParent(preload?: readonly string[]): Promise<WarmParent> {
     const parent = await WarmParent.start({
       layout: this.#layout,
       seal: this.#options.seal,
       limits: this.#options.limits,
       library: this.library,
-      preload: this.#options.python.preload,
+      preload: preload ?? this.#options.python.preload,
       network: this.#options.network !== undefined,
     });
+    if (preload) return parent;
     this.#parents.add(parent);
     parent.jail.exited.then(
       () => this.#parents.delete(parent),
@@ -258,7 +291,15 @@ export class NativeEngine implements Engine {
       throw error;
     }
     try {
-      if (slot instanceof WarmParent && slot.fits(request.limits)) return await this.#runWarm(slot, request, started);
+      if (slot instanceof WarmParent && slot.fits(request.limits)) {
+        const light = this.routesLight(request) ? this.light?.take() : undefined;
+        if (!light) return await this.#runWarm(slot, request, started);
+        try {
+          return await this.#runWarm(light, request, started);
+        } finally {
+          this.light!.give(light);
+        }
+      }
       return await this.#run(request, started);
     } finally {
       this.slots.release(slot, !(slot instanceof WarmParent) || slot.alive);
@@ -385,7 +426,7 @@ export class NativeEngine implements Engine {
   async #free(): Promise<void> {
     // Waiting runs fail with ClosedError; later runs too.
     await this.slots.destroy();
-    await Promise.allSettled([...this.#parents].map((p) => p.close()));
+    await Promise.allSettled([...[...this.#parents].map((p) => p.close()), this.light?.close()]);
     this.#spares.length = 0;
     for (const jail of this.#live) {
       // a parked spare's handles are unref'd: ref them again, or the host could exit before it is reaped

@@ -419,7 +419,10 @@ def main():
     # collections do not touch (and so do not copy) the pages they live on.
     gc.collect()
     gc.freeze()
-    _control("hello " + json.dumps({"pid": os.getpid(), "modules": len(sys.modules)}))
+    # The standard library's top-level names: the host sends a run that imports only these to a
+    # parent without the stack (src/engines/native/route.ts).
+    stdlib = sorted(sys.stdlib_module_names)
+    _control("hello " + json.dumps({"pid": os.getpid(), "modules": len(sys.modules), "stdlib": stdlib}))
 
     # The children alive (not yet reaped), by id: at most one waits for its request (made ahead, so
     # the next run finds it ready), one serves, one is being torn down. A child waiting for its

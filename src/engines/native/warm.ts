@@ -88,6 +88,27 @@ interface PipeSet {
 
 const setOf = (id: number): 0 | 1 => (id % 2) as 0 | 1;
 
+/** The parent's `hello`, once warm: how many modules it holds, and the standard library's names. */
+interface Hello {
+  modules: number;
+  stdlib: ReadonlySet<string>;
+}
+
+/** A hello line's JSON, bounded (at most 2,000 names, each a plain identifier), or undefined. */
+function parseHello(json: string): Hello | undefined {
+  let raw: { modules?: unknown; stdlib?: unknown };
+  try {
+    raw = JSON.parse(json) as typeof raw;
+  } catch {
+    return undefined;
+  }
+  const modules = Number(raw.modules);
+  const names = Array.isArray(raw.stdlib) ? (raw.stdlib as unknown[]) : undefined;
+  if (!Number.isSafeInteger(modules) || !names || names.length > 2000) return undefined;
+  if (!names.every((n) => typeof n === "string" && /^[A-Za-z_][A-Za-z0-9_]{0,99}$/.test(n))) return undefined;
+  return { modules, stdlib: new Set(names as string[]) };
+}
+
 type Exited = { status: number; token: string };
 
 export class WarmParent {
@@ -97,6 +118,8 @@ export class WarmParent {
   /** How long the parent took to start and import its stack, and how many modules it then held (doctor, bench). */
   startedMs = 0;
   modules = 0;
+  /** The interpreter's standard-library top-level module names, as the parent said in its hello (route.ts). */
+  stdlib: ReadonlySet<string> = new Set();
   readonly #sets: readonly [PipeSet, PipeSet];
   #control = "";
   #ready: Ready | undefined;
@@ -165,7 +188,7 @@ export class WarmParent {
       }) + "\n",
     );
     const parent = new WarmParent(jail, net?.proxy, options);
-    const hello = await new Promise<{ modules: number } | Error>((resolve) => {
+    const hello = await new Promise<Hello | Error>((resolve) => {
       const timer = setTimeout(() => resolve(new Error("it did not finish its imports in time")), START_TIMEOUT_MS);
       parent.#hello = (h) => {
         clearTimeout(timer);
@@ -190,11 +213,12 @@ export class WarmParent {
     }
     parent.startedMs = performance.now() - t0;
     parent.modules = hello.modules;
+    parent.stdlib = hello.stdlib;
     parent.#park(true);
     return parent;
   }
 
-  #hello: ((h: { modules: number } | Error) => void) | undefined;
+  #hello: ((h: Hello | Error) => void) | undefined;
 
   /**
    * An idle parent must not keep the host's event loop alive: a program that forgets `close()` still
@@ -229,8 +253,9 @@ export class WarmParent {
     this.jail.child.stderr.on("data", log);
     control.on("data", (c: Buffer) => {
       this.#control += c.toString("latin1");
-      // A line longer than any the parent writes is not the parent's: retire it.
-      if (this.#control.length > 4096) this.retire();
+      // A line longer than any the parent writes is not the parent's: retire it (its hello, the
+      // longest, is ~3.5 KB).
+      if (this.#control.length > 16_384) this.retire();
       let nl: number;
       while ((nl = this.#control.indexOf("\n")) >= 0) {
         const line = this.#control.slice(0, nl);
@@ -250,15 +275,7 @@ export class WarmParent {
   #onControl(line: string): void {
     const hello = /^hello (\{.*\})$/.exec(line);
     if (hello && this.#hello) {
-      let modules = NaN;
-      try {
-        modules = Number((JSON.parse(hello[1]!) as { modules?: unknown }).modules);
-      } catch {
-        // not the parent's line
-      }
-      this.#hello(
-        Number.isSafeInteger(modules) ? { modules } : new Error(`it said ${JSON.stringify(line.slice(0, 200))}`),
-      );
+      this.#hello(parseHello(hello[1]!) ?? new Error(`it said ${JSON.stringify(line.slice(0, 200))}`));
       this.#hello = undefined;
       return;
     }

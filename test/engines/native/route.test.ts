@@ -1,0 +1,114 @@
+// Which warm parent a stateless native run goes to (src/engines/native/route.ts): standard-library
+// imports only → the light parent; anything the scan cannot read as that → the stack's.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { importedModules, needsStack } from "../../../src/engines/native/route.ts";
+
+const STDLIB = new Set([
+  "os",
+  "sys",
+  "json",
+  "math",
+  "random",
+  "collections",
+  "datetime",
+  "urllib",
+  "__future__",
+  "time",
+]);
+const PRELOAD = ["numpy", "pandas", "matplotlib"];
+const stack = (code: string, files: Record<string, string> = {}) =>
+  needsStack(
+    { code, files: new Map(Object.entries(files).map(([k, v]) => [k, new TextEncoder().encode(v)])) },
+    STDLIB,
+    PRELOAD,
+  );
+
+describe("native route: the modules an import statement names", () => {
+  it("reads import and from-import statements, aliases, dotted names, lists and blocks", () => {
+    const code = [
+      "import os, sys as system",
+      "from collections import (",
+      "    Counter,",
+      "    deque)",
+      "import urllib.request",
+      "from datetime import datetime as dt",
+      "if True:",
+      "    import json",
+      "x = 1; import math",
+      "from __future__ import annotations",
+      "import \\",
+      "    time",
+    ].join("\n");
+    assert.deepEqual([...importedModules(code)!].sort(), [
+      "__future__",
+      "collections",
+      "datetime",
+      "json",
+      "math",
+      "os",
+      "sys",
+      "time",
+      "urllib",
+    ]);
+    assert.deepEqual([...importedModules("print(1)")!], []);
+    assert.deepEqual([...importedModules("import os\r\nimport json\r\n")!].sort(), ["json", "os"]);
+  });
+
+  it("gives up on an import it does not read", () => {
+    for (const code of [
+      "from . import x",
+      "from .mod import x",
+      "import os as",
+      "import (os)",
+      "print('import numpy')", // a word in a string: read as not a statement
+      "x = 1 if True else 2  # import pandas",
+      "import os.",
+    ])
+      assert.equal(importedModules(code), undefined, code);
+  });
+});
+
+describe("native route: light or stack", () => {
+  it("sends standard-library code to the light parent", () => {
+    assert.equal(stack("print(1)"), false);
+    assert.equal(stack("import json, math\njson.dumps({'pi': math.pi})"), false);
+    assert.equal(stack("from collections import Counter\nCounter('abca').most_common(1)"), false);
+    assert.equal(stack("x = 2 ** 10\nx", { "data.csv": "a,b\n1,2" }), false);
+  });
+
+  it("sends the stack, any other module and anything unread to the stack's parent", () => {
+    for (const code of [
+      "import numpy as np",
+      "import pandas",
+      "from matplotlib import pyplot as plt",
+      "import matplotlib.pyplot as plt",
+      "import requests", // not the standard library: a package (which may import the stack)
+      "import os\nimport scipy.stats",
+      "__import__('pandas')",
+      "import importlib\nimportlib.import_module('pandas')",
+      "exec('import pandas')",
+      "eval(\"__import__('pandas')\")",
+      "import runpy",
+      "from . import x",
+      "print('import')",
+    ])
+      assert.equal(stack(code), true, code);
+  });
+
+  it("sends a run with an importable input file to the stack's parent (a module of its own may import anything)", () => {
+    assert.equal(stack("import helper", { "helper.py": "import pandas" }), true);
+    assert.equal(stack("print(1)", { "pkg/__init__.py": "" }), true);
+    assert.equal(stack("print(1)", { "ext.so": "" }), true);
+  });
+
+  it("sends a preloaded standard-library module to the stack's parent (it has it imported)", () => {
+    assert.equal(needsStack({ code: "import json", files: new Map() }, STDLIB, ["json"]), true);
+    assert.equal(needsStack({ code: "import os.path", files: new Map() }, STDLIB, ["os.path"]), true);
+  });
+
+  it("sends everything but import-free code to the stack's parent before the standard library is known", () => {
+    assert.equal(needsStack({ code: "import json", files: new Map() }, new Set(), PRELOAD), true);
+    assert.equal(needsStack({ code: "1 + 1", files: new Map() }, new Set(), PRELOAD), false);
+  });
+});
