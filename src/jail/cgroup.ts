@@ -39,6 +39,8 @@ export class JailCgroup {
   #parent: JailCgroup | undefined;
   /** What `setLimits` last wrote (a warm child's run usually asks for what its pair already has). */
   #limits: { memoryBytes: number; pidsMax: number } | undefined;
+  /** `oom_kill` when this pair took its current process (`renew`): only kills after it are its. */
+  #oomBase = 0;
 
   private constructor(memoryDir: string | undefined, pidsDir: string | undefined) {
     if (memoryDir) this.memoryDir = memoryDir;
@@ -165,18 +167,41 @@ export class JailCgroup {
     }
   }
 
+  #read(file: string): string {
+    try {
+      return readFileSync(`${this.memoryDir}/${file}`, "utf8");
+    } catch {
+      return "";
+    }
+  }
+
+  #oomKills(): number {
+    return Number(/^oom_kill (\d+)/m.exec(this.#read("memory.oom_control"))?.[1] ?? 0);
+  }
+
+  /**
+   * Readies an empty nested pair (the caller proved no process is left in it) for its next process,
+   * instead of a new one: false when it still holds more than `maxChargedBytes` (pages its last
+   * process left charged to it, which would count against the next) or is gone; then the caller
+   * removes it. Otherwise its peak restarts from now and its OOM kills count from here.
+   */
+  renew(maxChargedBytes: number): boolean {
+    if (!this.memoryDir || this.#removed || !this.#parent) return false;
+    const usage = Number(this.#read("memory.usage_in_bytes").trim());
+    if (!(usage <= maxChargedBytes)) return false;
+    try {
+      writeFileSync(`${this.memoryDir}/memory.max_usage_in_bytes`, "0");
+    } catch {
+      return false;
+    }
+    this.#oomBase = this.#oomKills();
+    return true;
+  }
+
   stats(): CgroupStats {
     if (!this.memoryDir) return { oomKilled: false };
-    const read = (f: string) => {
-      try {
-        return readFileSync(`${this.memoryDir}/${f}`, "utf8");
-      } catch {
-        return "";
-      }
-    };
-    const peak = Number(read("memory.max_usage_in_bytes").trim());
-    const oom = /^oom_kill (\d+)/m.exec(read("memory.oom_control"));
-    const out: CgroupStats = { oomKilled: oom ? Number(oom[1]) > 0 : false };
+    const peak = Number(this.#read("memory.max_usage_in_bytes").trim());
+    const out: CgroupStats = { oomKilled: this.#oomKills() > this.#oomBase };
     if (Number.isFinite(peak) && peak > 0) out.peakMemoryBytes = peak;
     return out;
   }

@@ -1,7 +1,9 @@
 // Threat: a run on the native tier exhausts its memory to take the warm parent (and every later run)
 // down with it. Each child of the parent has a cgroup pair of its own nested in the jail's
 // (src/engines/native/warm.ts): its memory is counted for it alone, so the OOM killer picks inside
-// that pair, the child dies with kind `memory`, and the same parent serves the next run. On both
+// that pair, the child dies with kind `memory`, and the same parent serves the next run. A pair is
+// reused for a later child once proven empty: its peak and its OOM count restart, so a later run is
+// never blamed for what the killed one held. On both
 // parents a stateless run may have (src/engines/native/route.ts).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -40,6 +42,13 @@ for (const { name, light, route } of NATIVE_PARENTS)
         light ? "len(list(range(10)))" : "import pandas as pd\nlen(pd.DataFrame({'a': range(10)}))",
       );
       assert.equal(next.ok && next.value, 10, JSON.stringify(next));
+      // The runs after it, on both pipe sets (so one reuses the cgroup pair the killed child had):
+      // none is blamed for its memory, its peak or its kill.
+      for (let i = 0; i < 3; i++) {
+        const later = await run(route("sum(range(100))"));
+        assert.equal(later.ok && later.value, 4950, JSON.stringify(later));
+        assert.ok((later.stats.peakMemoryBytes ?? 0) < 64 * 1024 * 1024, `peak ${later.stats.peakMemoryBytes}`);
+      }
       assert.deepEqual(engine.parentPids, parent);
     });
 

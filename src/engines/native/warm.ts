@@ -39,6 +39,11 @@ const PARENT_MEMORY_MB = 512;
 const START_TIMEOUT_MS = 60_000;
 /** A child's pids.max (threads count): as a cold jail's. */
 const CHILD_PIDS = 32;
+/**
+ * A child's pair is reused for a later child only if what is still charged to it once the child is
+ * gone (page cache it first read) is at most this: that much would count against the next child.
+ */
+const REUSE_CHARGED_BYTES = 4 * 1024 * 1024;
 
 export interface WarmParentOptions {
   layout: PythonLayout;
@@ -318,11 +323,19 @@ export class WarmParent {
     });
     const none = { cgroup: undefined, adopted: Promise.resolve() };
     if (host === undefined) return none;
-    const cgroup = this.jail.childCgroup(this.options.limits.memoryMb * 1024 * 1024, CHILD_PIDS);
+    const cgroup =
+      this.#emptyCgroups.pop() ?? this.jail.childCgroup(this.options.limits.memoryMb * 1024 * 1024, CHILD_PIDS);
     if (!cgroup) return none;
     // A rejection: the child is gone already, and its exit is on the way.
     return { cgroup, adopted: cgroup.adoptAsync(host).catch(() => undefined) };
   }
+
+  /**
+   * Pairs an earlier child left, proven empty and renewed (#afterChild): the next child takes one
+   * instead of a new pair. Making and removing a memory cgroup pair per run cost the host ~1 ms of
+   * CPU and the kernel as much again; a parent has at most three children alive, so this stays small.
+   */
+  readonly #emptyCgroups: JailCgroup[] = [];
 
   /** The jail's own processes (not children), by host pid: #adopt skips them. */
   readonly #jailOwn = new Set<number>();
@@ -561,8 +574,13 @@ export class WarmParent {
         ]),
       );
     if (this.#current === ready) this.#current = undefined;
-    if (ready.cgroup && ready.cgroup.pids().length > 0) this.#retireWhenIdle();
-    ready.cgroup?.remove().catch(() => undefined);
+    const cgroup = ready.cgroup;
+    if (cgroup && cgroup.pids().length > 0) this.#retireWhenIdle();
+    else if (cgroup && this.alive && !session && cgroup.renew(REUSE_CHARGED_BYTES)) {
+      this.#emptyCgroups.push(cgroup);
+      return;
+    }
+    cgroup?.remove().catch(() => undefined);
     if (session) this.retire();
   }
 
