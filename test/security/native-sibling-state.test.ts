@@ -6,6 +6,7 @@
 // the same one (what run N did never reached it). On both parents a stateless run may have: the
 // light one (standard-library code) and the stack's (src/engines/native/route.ts).
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { createEngine, type NativeEngine } from "../../src/engines/native/index.ts";
 import { resolveOptions, resolveRequest } from "../../src/options/index.ts";
@@ -13,6 +14,24 @@ import type { RunResult } from "../../src/core/types.ts";
 import { NATIVE_PARENTS } from "../helpers/native.ts";
 
 const options = resolveOptions({ python: { engine: "native", pool: 1 } });
+
+/** The mount table of every warm parent (pid 1 of its own namespace inside its jail), from the host. */
+function parentMounts(): string[] {
+  const out: string[] = [];
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("parent.py")) continue;
+      const ns = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]?.split(/\s+/);
+      if (ns?.length !== 3 || ns[2] !== "1") continue;
+      // Mount ids and the parent's own pid differ per parent: keep where and what is mounted.
+      const table = readFileSync(`/proc/${pid}/mountinfo`, "utf8").trim().split("\n");
+      out.push(table.map((l) => l.split(" ").slice(3, 5).join(" ")).join("\n"));
+    } catch {
+      // gone
+    }
+  }
+  return out.sort();
+}
 let engine: NativeEngine;
 const value = (r: RunResult): unknown => {
   assert.ok(r.ok, JSON.stringify(!r.ok && r.error));
@@ -39,6 +58,13 @@ for (const { name, light, route } of NATIVE_PARENTS)
       // Every run above was served by the one parent it started with.
       assert.deepEqual(engine.parentPids, parent);
       await engine.close();
+    });
+
+    it("a mount: the scratch tmpfs a child mounts shows in no other mount namespace", async () => {
+      const before = parentMounts();
+      assert.equal(before.length, 2, "a stack parent and a light one");
+      value(await run("import os\nos.listdir('/tmp')"));
+      assert.deepEqual(parentMounts(), before);
     });
 
     it("a file (working directory, /tmp, a hidden name)", async () => {
