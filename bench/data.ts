@@ -153,6 +153,21 @@ export async function bench(): Promise<string> {
     const tp0 = performance.now();
     await Promise.all(Array.from({ length: calls }, () => native(DATA_CODE)));
     const perSecond = calls / ((performance.now() - tp0) / 1000);
+    // The same queue on two warm python3 processes (no jail, no fork, imports done): what this
+    // machine does with the same code and nothing of ours around it, in the same minute.
+    const second = await warmPython(dir);
+    const warmPerSecond = await (async () => {
+      const workers = [warm, second];
+      let left = calls;
+      const t = performance.now();
+      await Promise.all(
+        workers.map(async (w) => {
+          while (left-- > 0) await w.run(DATA_CODE);
+        }),
+      );
+      return calls / ((performance.now() - t) / 1000);
+    })();
+    second.close();
     // python.pool 2: two stack parents and two light ones, the light ones the smaller.
     const parents = parentRss().sort((a, b) => b - a);
 
@@ -181,7 +196,7 @@ export async function bench(): Promise<string> {
       `| \`print(1)\` back to back, p50 (p90) | ${ms(p50(print1.native))} (${ms(pct(print1.native, 90))}) | ${ms(p50(print1.warm))} | |`,
       `| the same, a child of the stack's parent (\`import numpy\` first), p50 (p90) | ${ms(p50(print1.stack))} (${ms(pct(print1.stack, 90))}) | | |`,
       `| \`print(1)\` one every 50 ms, p50 (p90) | ${ms(p50(spaced))} (${ms(pct(spaced, 90))}) | | |`,
-      `| data calls per second, \`python.pool\` 2, ${calls} queued | ${perSecond.toFixed(1)} | | |`,
+      `| data calls per second, \`python.pool\` 2, ${calls} queued (warm: two \`python3\` processes) | ${perSecond.toFixed(1)} | ${warmPerSecond.toFixed(1)} | ${(perSecond / warmPerSecond).toFixed(2)}× |`,
       `| memory a warm child adds beyond its parent (its own cgroup's peak), data call p50 / \`print(1)\` p50 | ${mb(p50(data.peak))} / ${mb(p50(print1.peak))} | | |`,
       `| a warm parent's own RSS (shared by its children, copy-on-write): stack's / light | ${parents.slice(0, 2).map(mb).join(", ") || "n/a"} / ${parents.slice(2).map(mb).join(", ") || "n/a"} | | |`,
       `| native session: \`len(df)\` per turn over 10 turns, p50 (p90) | ${ms(p50(turns))} (${ms(pct(turns, 90))}) | | |`,
