@@ -223,10 +223,22 @@ def _setup(config):
     if prepared.fprog is not None:  # no filter: seal.seccomp is off
         _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prepared.fprog), 0, 0), "seccomp")
     # Copy now, off the run's path, the pages a run's harness and result writing touch (their
-    # reference counts change, so the first touch copies them): our own code, no guest input.
+    # reference counts change, so the first touch copies them): our own code, no guest input. The
+    # same for the rest of a run's path: reading the request, the rlimits, the alarm, the display
+    # hook, the scan for the files a run wrote.
     import harness
+    import resource
+    import signal
+
+    import driver
 
     json.dumps(harness.run_envelope("None", None, {"maxResultBytes": 1024}))
+    json.loads('{"code": "", "setup": {"cpuSeconds": 1}, "files": {}, "limits": {}}')
+    resource.getrlimit(resource.RLIMIT_CPU)
+    signal.signal(signal.SIGALRM, signal.getsignal(signal.SIGALRM))
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    driver._start_display({})
+    driver._collect_outputs({}, 1, 1, os.getcwd())
 
 
 def _limit(setup):
