@@ -34,7 +34,7 @@ import { pythonLayout, type PythonLayout } from "./binds.ts";
 import { NATIVE_APT_HINT, NATIVE_PYTHON } from "./doctor.ts";
 import { BRIDGE, DISPLAY, DRIVER, HARNESS, nativeJailSpec, openNetDir, withProxy } from "./jail.ts";
 import { WarmParent } from "./warm.ts";
-import { LightParents } from "./light.ts";
+import { LIGHT_PRELOAD, LightParents } from "./light.ts";
 import { needsStack } from "./route.ts";
 import { nativeBackend } from "./sessions.ts";
 import { SessionKeeper } from "../sessions/keeper.ts";
@@ -115,7 +115,7 @@ export class NativeEngine implements Engine {
     this.warm = options.seal.bubblewrap;
     this.light =
       this.warm && options.python.lightParent && options.python.preload.length > 0
-        ? new LightParents(options.python.pool, () => this.startParent([]))
+        ? new LightParents(options.python.pool, () => this.startParent(LIGHT_PRELOAD))
         : undefined;
     this.slots = new WarmPool<object>({
       name: "native python",
@@ -162,7 +162,10 @@ export class NativeEngine implements Engine {
    * one is free: the bench and the tests check the route they measure.
    */
   routesLight(request: Pick<ResolvedRequest, "code" | "files">): boolean {
-    return this.light !== undefined && !needsStack(request, this.light.stdlib, this.#options.python.preload);
+    if (!this.light) return false;
+    const stack = [...this.#parents].find((p) => p.loaded.size > 0)?.loaded ?? new Set<string>();
+    const parents = { stdlib: this.light.stdlib, light: this.light.loaded, stack };
+    return !needsStack(request, parents, this.#options.python.preload);
   }
 
   /**

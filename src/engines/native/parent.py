@@ -434,10 +434,14 @@ def main():
     # collections do not touch (and so do not copy) the pages they live on.
     gc.collect()
     gc.freeze()
-    # The standard library's top-level names: the host sends a run that imports only these to a
-    # parent without the stack (src/engines/native/route.ts).
-    stdlib = sorted(sys.stdlib_module_names)
-    _control("hello " + json.dumps({"pid": os.getpid(), "modules": len(sys.modules), "stdlib": stdlib}))
+    # The standard library's top-level names and the modules this parent holds: the host sends a run
+    # that imports only the standard library to a parent without the stack, unless the stack's parent
+    # holds a module it imports that the light one does not (src/engines/native/route.ts).
+    hello = {"pid": os.getpid(), "modules": len(sys.modules), "stdlib": sorted(sys.stdlib_module_names)}
+    hello["loaded"] = sorted(
+        name for name in sys.modules if len(name) <= 200 and name.isascii() and all(p.isidentifier() for p in name.split("."))
+    )
+    _control("hello " + json.dumps(hello))
 
     # The children alive (not yet reaped), by id: at most one waits for its request (made ahead, so
     # the next run finds it ready), one serves, one is being torn down. A child waiting for its

@@ -93,25 +93,37 @@ interface PipeSet {
 
 const setOf = (id: number): 0 | 1 => (id % 2) as 0 | 1;
 
-/** The parent's `hello`, once warm: how many modules it holds, and the standard library's names. */
+/** The parent's `hello`, once warm: how many modules it holds, their names, and the standard library's. */
 interface Hello {
   modules: number;
   stdlib: ReadonlySet<string>;
+  loaded: ReadonlySet<string>;
 }
 
-/** A hello line's JSON, bounded (at most 2,000 names, each a plain identifier), or undefined. */
+/** A list of module names from a hello: at most `max`, each matching `shape`, or undefined. */
+function names(raw: unknown, max: number, shape: RegExp): ReadonlySet<string> | undefined {
+  if (!Array.isArray(raw) || raw.length > max) return undefined;
+  if (!raw.every((n) => typeof n === "string" && shape.test(n))) return undefined;
+  return new Set(raw as string[]);
+}
+
+/**
+ * A hello line's JSON, bounded, or undefined: the standard library's top-level names (at most
+ * 2,000, each a plain identifier) and the modules the parent holds (at most 5,000, each a dotted
+ * name of at most 200 characters).
+ */
 export function parseHello(json: string): Hello | undefined {
-  let raw: { modules?: unknown; stdlib?: unknown };
+  let raw: { modules?: unknown; stdlib?: unknown; loaded?: unknown };
   try {
     raw = JSON.parse(json) as typeof raw;
   } catch {
     return undefined;
   }
   const modules = Number(raw.modules);
-  const names = Array.isArray(raw.stdlib) ? (raw.stdlib as unknown[]) : undefined;
-  if (!Number.isSafeInteger(modules) || !names || names.length > 2000) return undefined;
-  if (!names.every((n) => typeof n === "string" && /^[A-Za-z_][A-Za-z0-9_]{0,99}$/.test(n))) return undefined;
-  return { modules, stdlib: new Set(names as string[]) };
+  const stdlib = names(raw.stdlib, 2000, /^[A-Za-z_][A-Za-z0-9_]{0,99}$/);
+  const loaded = names(raw.loaded, 5000, /^(?=.{1,200}$)[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/);
+  if (!Number.isSafeInteger(modules) || !stdlib || !loaded) return undefined;
+  return { modules, stdlib, loaded };
 }
 
 type Exited = { status: number; token: string };
@@ -125,6 +137,8 @@ export class WarmParent {
   modules = 0;
   /** The interpreter's standard-library top-level module names, as the parent said in its hello (route.ts). */
   stdlib: ReadonlySet<string> = new Set();
+  /** The modules the parent holds (its `sys.modules`), as it said in its hello (route.ts). */
+  loaded: ReadonlySet<string> = new Set();
   readonly #sets: readonly [PipeSet, PipeSet];
   #control = "";
   #ready: Ready | undefined;
@@ -219,6 +233,7 @@ export class WarmParent {
     parent.startedMs = performance.now() - t0;
     parent.modules = hello.modules;
     parent.stdlib = hello.stdlib;
+    parent.loaded = hello.loaded;
     parent.#park(true);
     return parent;
   }
@@ -259,8 +274,8 @@ export class WarmParent {
     control.on("data", (c: Buffer) => {
       this.#control += c.toString("latin1");
       // A line longer than any the parent writes is not the parent's: retire it (its hello, the
-      // longest, is ~3.5 KB).
-      if (this.#control.length > 16_384) this.retire();
+      // longest, is ~20 KB with the default stack: its module names).
+      if (this.#control.length > 256 * 1024) this.retire();
       let nl: number;
       while ((nl = this.#control.indexOf("\n")) >= 0) {
         const line = this.#control.slice(0, nl);

@@ -31,6 +31,12 @@ describe("native engine: light parents", () => {
     assert.equal(await run(HAS_STACK), false);
     assert.equal(await run(`import numpy\n${HAS_STACK}`), true);
     assert.equal(await run("import json, math\njson.dumps(round(math.pi, 2))"), "3.14");
+    // The light parent holds the standard library's everyday modules: its children import them free.
+    assert.deepEqual(await run("import sys\n[m in sys.modules for m in ('statistics', 'datetime', 'numpy')]"), [
+      true,
+      true,
+      false,
+    ]);
     // A run on one parent leaves the other as it was.
     const parents = engine.parentPids;
     for (let i = 0; i < 4; i++) await run(i % 2 ? "1 + 1" : "import pandas\nlen(pandas.DataFrame({'a': [1, 2]}))");

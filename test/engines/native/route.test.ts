@@ -1,8 +1,9 @@
 // Which warm parent a stateless native run goes to (src/engines/native/route.ts): standard-library
-// imports only → the light parent; anything the scan cannot read as that → the stack's.
+// imports only → the light parent, unless the stack's parent holds a module it imports that the
+// light one does not; anything the scan cannot read as that → the stack's.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { importedModules, needsStack } from "../../../src/engines/native/route.ts";
+import { importedModules, needsStack, type Parents } from "../../../src/engines/native/route.ts";
 
 const STDLIB = new Set([
   "os",
@@ -16,13 +17,15 @@ const STDLIB = new Set([
   "__future__",
   "time",
 ]);
+const PARENTS: Parents = {
+  stdlib: STDLIB,
+  light: new Set(["os", "sys", "json", "math", "random", "collections", "datetime", "urllib", "urllib.parse"]),
+  stack: new Set(["os", "sys", "json", "numpy", "urllib", "urllib.parse", "urllib.request"]),
+};
 const PRELOAD = ["numpy", "pandas", "matplotlib"];
-const stack = (code: string, files: Record<string, string> = {}) =>
-  needsStack(
-    { code, files: new Map(Object.entries(files).map(([k, v]) => [k, new TextEncoder().encode(v)])) },
-    STDLIB,
-    PRELOAD,
-  );
+const files = (f: Record<string, string>) =>
+  new Map(Object.entries(f).map(([k, v]) => [k, new TextEncoder().encode(v)]));
+const stack = (code: string, f: Record<string, string> = {}) => needsStack({ code, files: files(f) }, PARENTS, PRELOAD);
 
 describe("native route: the modules an import statement names", () => {
   it("reads import and from-import statements, aliases, dotted names, lists and blocks", () => {
@@ -42,17 +45,22 @@ describe("native route: the modules an import statement names", () => {
     ].join("\n");
     assert.deepEqual([...importedModules(code)!].sort(), [
       "__future__",
+      "__future__.annotations",
       "collections",
+      "collections.Counter",
+      "collections.deque",
       "datetime",
+      "datetime.datetime",
       "json",
       "math",
       "os",
       "sys",
       "time",
-      "urllib",
+      "urllib.request",
     ]);
     assert.deepEqual([...importedModules("print(1)")!], []);
     assert.deepEqual([...importedModules("import os\r\nimport json\r\n")!].sort(), ["json", "os"]);
+    assert.deepEqual([...importedModules("from os import *")!], ["os"]);
   });
 
   it("gives up on an import it does not read", () => {
@@ -70,11 +78,13 @@ describe("native route: the modules an import statement names", () => {
 });
 
 describe("native route: light or stack", () => {
-  it("sends standard-library code to the light parent", () => {
+  it("sends standard-library code the light parent holds, or neither holds, to the light parent", () => {
     assert.equal(stack("print(1)"), false);
     assert.equal(stack("import json, math\njson.dumps({'pi': math.pi})"), false);
     assert.equal(stack("from collections import Counter\nCounter('abca').most_common(1)"), false);
+    assert.equal(stack("import urllib.parse\nurllib.parse.quote('a b')"), false);
     assert.equal(stack("x = 2 ** 10\nx", { "data.csv": "a,b\n1,2" }), false);
+    assert.equal(stack("import time\ntime.time() > 0"), false, "in neither: both children would import it");
   });
 
   it("sends the stack, any other module and anything unread to the stack's parent", () => {
@@ -96,6 +106,13 @@ describe("native route: light or stack", () => {
       assert.equal(stack(code), true, code);
   });
 
+  it("sends a module the stack's parent holds and the light one does not to the stack's parent", () => {
+    assert.equal(stack("import urllib.request"), true);
+    assert.equal(stack("from urllib import request"), true, "a submodule named in a from-import");
+    assert.equal(stack("from urllib.request import urlopen"), true);
+    assert.equal(stack("from urllib import parse"), false);
+  });
+
   it("sends a run with an importable input file to the stack's parent (a module of its own may import anything)", () => {
     assert.equal(stack("import helper", { "helper.py": "import pandas" }), true);
     assert.equal(stack("print(1)", { "pkg/__init__.py": "" }), true);
@@ -103,12 +120,13 @@ describe("native route: light or stack", () => {
   });
 
   it("sends a preloaded standard-library module to the stack's parent (it has it imported)", () => {
-    assert.equal(needsStack({ code: "import json", files: new Map() }, STDLIB, ["json"]), true);
-    assert.equal(needsStack({ code: "import os.path", files: new Map() }, STDLIB, ["os.path"]), true);
+    assert.equal(needsStack({ code: "import json", files: new Map() }, PARENTS, ["json"]), true);
+    assert.equal(needsStack({ code: "import os.path", files: new Map() }, PARENTS, ["os.path"]), true);
   });
 
-  it("sends everything but import-free code to the stack's parent before the standard library is known", () => {
-    assert.equal(needsStack({ code: "import json", files: new Map() }, new Set(), PRELOAD), true);
-    assert.equal(needsStack({ code: "1 + 1", files: new Map() }, new Set(), PRELOAD), false);
+  it("sends everything but import-free code to the stack's parent before the parents are known", () => {
+    const none: Parents = { stdlib: new Set(), light: new Set(), stack: new Set() };
+    assert.equal(needsStack({ code: "import json", files: new Map() }, none, PRELOAD), true);
+    assert.equal(needsStack({ code: "1 + 1", files: new Map() }, none, PRELOAD), false);
   });
 });
