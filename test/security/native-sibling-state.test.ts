@@ -15,14 +15,29 @@ import { NATIVE_PARENTS } from "../helpers/native.ts";
 
 const options = resolveOptions({ python: { engine: "native", pool: 1 } });
 
-/** The mount table of every warm parent (pid 1 of its own namespace inside its jail), from the host. */
-function parentMounts(): string[] {
-  const out: string[] = [];
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+/**
+ * The mount table of each of this engine's warm parents (pid 1 of its own namespace inside the jail
+ * whose pid `engine.parentPids` gives), from the host. Other sandboxes on the machine are left out.
+ */
+function parentMounts(jails: readonly number[]): string[] {
+  const procs = new Map<number, { ppid: number; status: string }>();
+  for (const name of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("parent.py")) continue;
-      const ns = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]?.split(/\s+/);
-      if (ns?.length !== 3 || ns[2] !== "1") continue;
+      const status = readFileSync(`/proc/${name}/status`, "utf8");
+      procs.set(Number(name), { ppid: Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]), status });
+    } catch {
+      // gone
+    }
+  }
+  const inJail = (pid: number) => {
+    for (let at = pid, i = 0; i < 16 && at > 1; i++, at = procs.get(at)?.ppid ?? 0) if (jails.includes(at)) return true;
+    return false;
+  };
+  const out: string[] = [];
+  for (const [pid, { status }] of procs) {
+    const ns = /^NSpid:\s+(.*)$/m.exec(status)?.[1]?.split(/\s+/);
+    if (ns?.length !== 3 || ns[2] !== "1" || !inJail(pid)) continue;
+    try {
       // Mount ids and the parent's own pid differ per parent: keep where and what is mounted.
       const table = readFileSync(`/proc/${pid}/mountinfo`, "utf8").trim().split("\n");
       out.push(table.map((l) => l.split(" ").slice(3, 5).join(" ")).join("\n"));
@@ -61,10 +76,10 @@ for (const { name, light, route } of NATIVE_PARENTS)
     });
 
     it("a mount: the scratch tmpfs a child mounts shows in no other mount namespace", async () => {
-      const before = parentMounts();
+      const before = parentMounts(engine.parentPids);
       assert.equal(before.length, 2, "a stack parent and a light one");
       value(await run("import os\nos.listdir('/tmp')"));
-      assert.deepEqual(parentMounts(), before);
+      assert.deepEqual(parentMounts(engine.parentPids), before);
     });
 
     it("a file (working directory, /tmp, a hidden name)", async () => {
