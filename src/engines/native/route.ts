@@ -13,6 +13,15 @@
 // light child pays pandas' import, ~400 ms). So the scan is conservative the cheap way: whatever it
 // cannot read as a plain standard-library import sends the run to the stack's parent.
 
+/**
+ * Code longer than this is not scanned: it goes to the stack's parent. The scan runs on the host's
+ * event loop, on the guest's text, so it reads each character a bounded number of times (no
+ * statement's scan runs into another's: a megabyte of unclosed `from x import (` stalled the host for
+ * over a minute before); and for code this long the light fork's few milliseconds are nothing to its
+ * compile.
+ */
+export const MAX_SCANNED_CODE = 64 * 1024;
+
 /** A module name as an import statement writes it (dotted). */
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -33,15 +42,31 @@ const IMPORTABLE = /\.(py|pyc|pth|so)$|(^|\/)__init__\.py$/;
  * first; `from x import (a, b)` may span lines.
  */
 export function importedModules(code: string): Set<string> | undefined {
+  if (code.length > MAX_SCANNED_CODE) return undefined;
   const text = code.replace(/\\\r?\n/g, " ");
   const modules = new Set<string>();
   let statements = 0;
-  for (const m of text.matchAll(/(?:^|[;:\n])[ \t]*from[ \t]+(\S+)[ \t]+import\b[ \t]*(\([^)]*\)|[^\n;#]*)/g)) {
+  // A from-import's names run to the end of its line, or, parenthesised, to the next ")"; no statement
+  // may start inside an earlier one's list (Python allows none there), so the lists never overlap
+  // and no character is read twice however many statements there are.
+  let listEnd = 0;
+  for (const m of text.matchAll(/(?:^|[;:\n])[ \t]*from[ \t]+([^\s;#]+)[ \t]+import\b[ \t]*(\(?)/g)) {
+    if (m.index < listEnd) return undefined;
     statements++;
     const from = m[1]!;
     if (!NAME.test(from)) return undefined; // relative (`from . import x`) or not a name
     modules.add(from);
-    for (const item of m[2]!.replace(/^\(|\)$/g, "").split(",")) {
+    const start = m.index + m[0].length;
+    if (m[2]) {
+      listEnd = text.indexOf(")", start);
+      if (listEnd < 0) return undefined; // an unclosed list: not Python this scan reads
+    } else {
+      const line = /[^\n;#]*/y;
+      line.lastIndex = start;
+      line.exec(text);
+      listEnd = line.lastIndex;
+    }
+    for (const item of text.slice(start, listEnd).split(",")) {
       const name = item.trim().split(/\s+/)[0];
       if (name && IDENTIFIER.test(name)) modules.add(`${from}.${name}`);
     }

@@ -3,7 +3,7 @@
 // light one does not; anything the scan cannot read as that → the stack's.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { importedModules, needsStack, type Parents } from "../../../src/engines/native/route.ts";
+import { importedModules, MAX_SCANNED_CODE, needsStack, type Parents } from "../../../src/engines/native/route.ts";
 
 const STDLIB = new Set([
   "os",
@@ -74,6 +74,31 @@ describe("native route: the modules an import statement names", () => {
       "import os.",
     ])
       assert.equal(importedModules(code), undefined, code);
+  });
+});
+
+describe("native route: the guest's text is read once (the scan runs on the host's event loop)", () => {
+  it("leaves code over MAX_SCANNED_CODE unscanned: the stack's parent", () => {
+    const long = `${"x = 1\n".repeat(MAX_SCANNED_CODE / 6)}print(x)`;
+    assert.ok(long.length > MAX_SCANNED_CODE);
+    assert.equal(importedModules(long), undefined);
+    assert.equal(stack(long), true);
+  });
+
+  it("reads no statement inside another's list, and no list without its end", () => {
+    // The shapes that made each statement's scan run on to the end of the text (a megabyte of them
+    // held the host for over a minute): now each is refused at once.
+    assert.equal(importedModules("from x import (\n".repeat(1000)), undefined);
+    assert.equal(importedModules("from x import (a,\nfrom y import b)"), undefined);
+    assert.deepEqual([...importedModules(";from x".repeat(1000))!], [], "no import in it");
+    // and well-formed lists, one after another, are still read.
+    assert.deepEqual([...importedModules("from os import (path,\n sep)\nfrom json import (dumps)")!].sort(), [
+      "json",
+      "json.dumps",
+      "os",
+      "os.path",
+      "os.sep",
+    ]);
   });
 });
 
