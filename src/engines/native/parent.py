@@ -199,7 +199,7 @@ def _setup(config):
     # No --make-rprivate first: the jail's mounts are all private (bubblewrap makes them so), and this
     # mount namespace, owned by the parent's user namespace, is less privileged than the jail's it was
     # copied from, so even a shared mount there would be a slave here: what is mounted here propagates
-    # nowhere (test/security/native-sibling-state.test.ts reads every parent's mount table).
+    # nowhere (test/security/native-sibling-state.test.ts reads its parents' mount tables from the host).
     # Sized for the sandbox's default file caps (a run with larger ones gets a cold jail); the memory
     # cgroup counts its pages against the child either way.
     opts = ("size=%d,mode=0700" % int(config["scratchBytes"])).encode("ascii")
